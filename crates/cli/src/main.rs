@@ -1,0 +1,2 @@
+//! The mcp-recovery command line.
+fn main() {}

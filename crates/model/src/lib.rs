@@ -1,0 +1,51 @@
+//! Typed model of MCP tools and their recovery metadata.
+//!
+//! Two carriers declare how to undo a completed tool call:
+//!
+//! * SEP-3172 `annotations.recovery`, with OpenAPI runtime expressions
+//!   ([`RuntimeExpression`]) such as `$response.body#/transactionId`;
+//! * mcp-compensate `_meta["dev.chronomcp/compensate"]`, with a small JSONPath subset
+//!   ([`JsonPath`]) such as `$.output.structuredContent.transactionId`.
+//!
+//! Both normalize to one [`DeclaredRecovery`]. The crate does no I/O.
+//!
+//! ```
+//! use mcp_recovery_model::{Binding, RuntimeExpression, Tool};
+//!
+//! let tool: Tool = serde_json::from_str(r#"{
+//!     "name": "charge_payment",
+//!     "inputSchema": {"type": "object"},
+//!     "annotations": {"recovery": {
+//!         "strategy": "compensation",
+//!         "compensatingOperation": {
+//!             "operationId": "refund_payment",
+//!             "parameters": {"transactionId": "$response.body#/transactionId"}
+//!         }
+//!     }}
+//! }"#).unwrap();
+//! let declared = &tool.declared_recovery()[0];
+//! let compensation = declared.compensation.as_ref().unwrap();
+//! assert_eq!(compensation.tool, "refund_payment");
+//! let expected = RuntimeExpression::parse("$response.body#/transactionId").unwrap();
+//! assert_eq!(compensation.bindings[0].binding, Ok(Binding::Expression(expected)));
+//! ```
+
+mod binding;
+mod expression;
+mod jsonpath;
+mod pointer;
+mod recovery;
+mod tool;
+
+pub use binding::{Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern};
+pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
+pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
+pub use pointer::{JsonPointer, PointerError, array_index, escape_token};
+pub use recovery::{
+    COMPENSATION_STRATEGY, Carrier, CompensateCall, Compensate, CompensatingOperation,
+    Compensation, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,
+};
+pub use tool::{
+    COMPENSATE_META_KEY, Hint, Icon, IconTheme, TaskSupport, Tool, ToolAnnotations,
+    ToolExecution, ToolMeta, ToolsList,
+};

@@ -1,0 +1,1 @@
+//! Validation of tools/list documents.
