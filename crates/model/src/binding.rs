@@ -193,11 +193,11 @@ impl JsonSchema for Binding {
         "RecoveryBinding".into()
     }
 
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "description": "A parameter value: a runtime expression (a string starting with `$`), a template string with embedded `{$…}` expressions, or a constant of any other JSON type.",
             "anyOf": [
-                { "type": "string", "pattern": format!("^{}$", expression_pattern(false)) },
+                generator.subschema_for::<RuntimeExpression>(),
                 { "type": "string", "pattern": template_pattern() },
                 { "not": { "type": "string" } }
             ]
