@@ -1,0 +1,334 @@
+//! The Streamable HTTP transport: one POST per message; the answer comes back as a JSON body or
+//! as a `text/event-stream` that may carry server requests and notifications first.
+
+use std::io::{BufReader, Read};
+use std::time::Duration;
+
+use serde_json::Value;
+use ureq::Agent;
+use ureq::http::Response;
+
+use crate::jsonrpc::{Incoming, classify};
+use crate::sse::{Event, EventReader};
+use crate::text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
+use crate::{ClientError, Header, Options};
+
+/// Longest time `close` spends telling the server that the session ends.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A Streamable HTTP endpoint and the session held with it.
+pub(crate) struct HttpTransport {
+    agent: Agent,
+    url: String,
+    headers: Vec<Header>,
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    options: Options,
+    closed: bool,
+}
+
+enum Body {
+    Json(Vec<u8>),
+    Events(ureq::Body),
+    Empty,
+}
+
+impl HttpTransport {
+    /// Prepares requests to `url`; nothing is sent yet.
+    pub(crate) fn new(url: &str, headers: Vec<Header>, options: &Options) -> HttpTransport {
+        let agent: Agent = Agent::config_builder()
+            .timeout_global(Some(options.timeout))
+            // Statuses are answers to interpret, not transport failures.
+            .http_status_as_error(false)
+            // A redirect would re-send the body and drop credentials; report it instead.
+            .max_redirects(0)
+            .user_agent(concat!("mcp-recovery-client/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        HttpTransport {
+            agent,
+            url: url.to_string(),
+            headers,
+            session_id: None,
+            protocol_version: None,
+            options: options.clone(),
+            closed: false,
+        }
+    }
+
+    /// Sends the protocol version header on every later request.
+    pub(crate) fn set_protocol_version(&mut self, version: &str) {
+        self.protocol_version = Some(version.to_string());
+    }
+
+    /// Sends a notification (or a reply); the server answers 202 with no body.
+    pub(crate) fn send(&mut self, message: &Value, method: &str) -> Result<(), ClientError> {
+        self.post(message, method).map(drop)
+    }
+
+    /// Sends a request and returns the message that answers `id`.
+    pub(crate) fn round_trip(
+        &mut self,
+        message: &Value,
+        id: &Value,
+        method: &str,
+    ) -> Result<Value, ClientError> {
+        match self.post(message, method)? {
+            Body::Json(bytes) => self.answer_in_json(&bytes, id, method),
+            Body::Events(body) => self.answer_in_events(body, id, method),
+            Body::Empty => Err(protocol(
+                method,
+                "the server answered a request with no body".into(),
+            )),
+        }
+    }
+
+    fn post(&mut self, message: &Value, method: &str) -> Result<Body, ClientError> {
+        let mut request = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        if let Some(session) = &self.session_id {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        if let Some(version) = &self.protocol_version {
+            request = request.header("MCP-Protocol-Version", version);
+        }
+        for header in &self.headers {
+            request = request.header(header.name(), header.value());
+        }
+        let response = request
+            .send(message.to_string())
+            .map_err(|e| self.transport(method, e))?;
+        self.interpret(response, method)
+    }
+
+    fn interpret(
+        &mut self,
+        response: Response<ureq::Body>,
+        method: &str,
+    ) -> Result<Body, ClientError> {
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        if let Some(session) = header("mcp-session-id") {
+            self.session_id = Some(session);
+        }
+        let content_type = header("content-type")
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let location = header("location");
+        let body = response.into_body();
+        if !(200..300).contains(&status) {
+            let mut detail = match location {
+                Some(location) => format!("redirected to {}", excerpt(&location, EXCERPT_CHARS)),
+                None => self
+                    .read_capped(body, method)
+                    .map(|b| excerpt_bytes(&b, EXCERPT_CHARS))?,
+            };
+            if status == 404 && self.session_id.is_some() {
+                detail = format!("the session is unknown to the server {detail}")
+                    .trim()
+                    .to_string();
+            }
+            return Err(ClientError::HttpStatus {
+                method: method.to_string(),
+                status,
+                body: detail,
+            });
+        }
+        if status == 202 || status == 204 {
+            return Ok(Body::Empty);
+        }
+        match content_type.as_str() {
+            "application/json" => Ok(Body::Json(self.read_capped(body, method)?)),
+            "text/event-stream" => Ok(Body::Events(body)),
+            "" => {
+                let bytes = self.read_capped(body, method)?;
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    Ok(Body::Empty)
+                } else {
+                    Err(protocol(
+                        method,
+                        "the response has a body but no Content-Type".into(),
+                    ))
+                }
+            }
+            other => Err(protocol(
+                method,
+                format!(
+                    "the response's Content-Type is {}, not application/json or text/event-stream",
+                    excerpt(other, EXCERPT_CHARS)
+                ),
+            )),
+        }
+    }
+
+    fn read_capped(&self, body: ureq::Body, method: &str) -> Result<Vec<u8>, ClientError> {
+        let limit = self.options.max_message_bytes;
+        let mut bytes = Vec::new();
+        body.into_reader()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.transport(method, ureq::Error::from(e)))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(method, "the HTTP response body", limit));
+        }
+        Ok(bytes)
+    }
+
+    fn answer_in_json(
+        &mut self,
+        bytes: &[u8],
+        id: &Value,
+        method: &str,
+    ) -> Result<Value, ClientError> {
+        let message: Value = serde_json::from_slice(bytes).map_err(|_| {
+            let quoted = excerpt_bytes(bytes, EXCERPT_CHARS);
+            protocol(method, format!("the response body is not JSON: `{quoted}`"))
+        })?;
+        let messages = match message {
+            Value::Array(batch) => batch,
+            single => vec![single],
+        };
+        for message in messages {
+            match classify(message, id) {
+                Incoming::Answer(answer) => return Ok(answer),
+                Incoming::ServerRequest(reply) => self.send(&reply, method)?,
+                Incoming::Ignore => {}
+                Incoming::Invalid(why) => {
+                    return Err(protocol(
+                        method,
+                        format!("the response body is not JSON-RPC: {why}"),
+                    ));
+                }
+            }
+        }
+        Err(protocol(
+            method,
+            "the JSON response does not answer the request".into(),
+        ))
+    }
+
+    fn answer_in_events(
+        &mut self,
+        body: ureq::Body,
+        id: &Value,
+        method: &str,
+    ) -> Result<Value, ClientError> {
+        let limit = self.options.max_message_bytes;
+        let cap = usize::try_from(limit).unwrap_or(usize::MAX);
+        let mut events = EventReader::new(BufReader::new(body.into_reader()), cap);
+        loop {
+            let event = events
+                .next_event()
+                .map_err(|e| self.transport(method, ureq::Error::from(e)))?;
+            let data = match event {
+                Event::Message(data) => data,
+                Event::TooLarge => {
+                    return Err(too_large(method, "an event in the response stream", limit));
+                }
+                Event::End => {
+                    return Err(protocol(
+                        method,
+                        "the event stream ended before the response".into(),
+                    ));
+                }
+            };
+            if data.trim().is_empty() {
+                continue;
+            }
+            let message: Value = serde_json::from_str(&data).map_err(|_| {
+                let quoted = excerpt(&data, EXCERPT_CHARS);
+                protocol(method, format!("an event's data is not JSON: `{quoted}`"))
+            })?;
+            match classify(message, id) {
+                Incoming::Answer(answer) => return Ok(answer),
+                Incoming::ServerRequest(reply) => self.send(&reply, method)?,
+                Incoming::Ignore => {}
+                Incoming::Invalid(why) => {
+                    return Err(protocol(method, format!("an event is not JSON-RPC: {why}")));
+                }
+            }
+        }
+    }
+
+    fn transport(&self, method: &str, error: ureq::Error) -> ClientError {
+        let timed_out = match &error {
+            ureq::Error::Timeout(_) => true,
+            ureq::Error::Io(e) => e.kind() == std::io::ErrorKind::TimedOut,
+            _ => false,
+        };
+        if timed_out {
+            return ClientError::Timeout {
+                method: method.to_string(),
+                timeout: self.options.timeout,
+                stderr: StderrTail::default(),
+            };
+        }
+        ClientError::Http {
+            method: method.to_string(),
+            detail: error.to_string(),
+        }
+    }
+
+    /// Ends the session with a DELETE (servers may refuse with 405; either way it is over).
+    pub(crate) fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        let Some(session) = self.session_id.take() else {
+            return;
+        };
+        let mut request = self
+            .agent
+            .delete(&self.url)
+            .config()
+            .timeout_global(Some(self.options.timeout.min(CLOSE_TIMEOUT)))
+            .build()
+            .header("Mcp-Session-Id", &session);
+        if let Some(version) = &self.protocol_version {
+            request = request.header("MCP-Protocol-Version", version);
+        }
+        for header in &self.headers {
+            request = request.header(header.name(), header.value());
+        }
+        let _ = request.call();
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn protocol(method: &str, detail: String) -> ClientError {
+    ClientError::Protocol {
+        method: method.to_string(),
+        detail,
+        stderr: StderrTail::default(),
+    }
+}
+
+fn too_large(method: &str, what: &str, limit: u64) -> ClientError {
+    ClientError::TooLarge {
+        method: method.to_string(),
+        what: what.to_string(),
+        limit,
+        stderr: StderrTail::default(),
+    }
+}

@@ -1,0 +1,1 @@
+//! A checkout-workflow MCP server that declares recovery metadata.

@@ -1,0 +1,2 @@
+//! The demo server binary.
+fn main() {}
