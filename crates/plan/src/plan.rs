@@ -1,0 +1,396 @@
+//! Steps, plans and the rules that decide each step's status.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use jsonschema::Validator;
+use mcp_recovery_model::{COMPENSATE_META_KEY, Compensation, Hint, Reversibility, Tool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::resolve::{declarations_agree, resolve_arguments};
+use crate::trace::TracedCall;
+
+/// What an orchestrator should do about one completed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Run the step's compensating call.
+    Compensate,
+    /// Recovery is declared but cannot be carried out for this call; the reason says why.
+    Unavailable,
+    /// The call returned `isError: true`; there is nothing to undo.
+    Failed,
+    /// No result was recorded; the call may or may not have taken effect.
+    UnknownOutcome,
+    /// The tool changes nothing.
+    ReadOnly,
+    /// The tool declares that its effect cannot be undone.
+    Irreversible,
+    /// The tool declares no recovery (or is not in the tool list).
+    NotDeclared,
+}
+
+impl Status {
+    /// Every status, in the order the documentation lists them.
+    pub const ALL: [Status; 7] = [
+        Self::Compensate,
+        Self::Unavailable,
+        Self::Failed,
+        Self::UnknownOutcome,
+        Self::ReadOnly,
+        Self::Irreversible,
+        Self::NotDeclared,
+    ];
+
+    /// The JSON spelling (`unknown-outcome`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Compensate => "compensate",
+            Self::Unavailable => "unavailable",
+            Self::Failed => "failed",
+            Self::UnknownOutcome => "unknown-outcome",
+            Self::ReadOnly => "read-only",
+            Self::Irreversible => "irreversible",
+            Self::NotDeclared => "not-declared",
+        }
+    }
+
+    /// True when the step leaves an effect in place that nobody will undo automatically.
+    pub fn needs_attention(self) -> bool {
+        matches!(
+            self,
+            Self::Unavailable | Self::UnknownOutcome | Self::Irreversible | Self::NotDeclared
+        )
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool call to make.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedCall {
+    /// The tool to call.
+    pub name: String,
+    /// Its arguments, resolved and validated against the tool's `inputSchema`.
+    pub arguments: Map<String, Value>,
+}
+
+/// The verdict for one traced call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// The tool of the traced call.
+    pub tool: String,
+    /// What to do.
+    pub status: Status,
+    /// The compensating call, exactly when `status` is `compensate`.
+    pub call: Option<PlannedCall>,
+    /// Why, in words (names the parameter and binding when one cannot be resolved).
+    pub reason: String,
+}
+
+impl Step {
+    fn new(tool: &str, status: Status, reason: impl Into<String>) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            status,
+            call: None,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The compensation plan: one step per traced call, in execution order (reverse completion
+/// order, LIFO).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The steps, first to execute first.
+    pub steps: Vec<Step>,
+}
+
+/// Builds steps against one tool list, compiling each compensator's `inputSchema` once.
+///
+/// Precedence, first match wins:
+///
+/// 1. `result` is null → `unknown-outcome` (never compensated automatically);
+/// 2. `result.isError` is true → `failed` (nothing happened to undo);
+/// 3. the tool is not in the list → `not-declared`;
+/// 4. both carriers declared and they disagree → `unavailable` ("carriers disagree");
+/// 5. a declaration (either carrier) decides: `readonly` → `read-only`, `irreversible` →
+///    `irreversible`, `compensable` → `compensate` when every binding resolves and the arguments
+///    validate, else `unavailable`. An explicit declaration wins over `readOnlyHint`;
+/// 6. no declaration: `readOnlyHint: true` → `read-only`, otherwise `not-declared`.
+#[derive(Debug)]
+pub struct Planner<'t> {
+    tools: HashMap<&'t str, &'t Tool>,
+    validators: HashMap<String, Result<Validator, String>>,
+}
+
+impl<'t> Planner<'t> {
+    /// A planner for this tool list; when names repeat, the first tool wins.
+    pub fn new(tools: &'t [Tool]) -> Self {
+        let mut by_name = HashMap::new();
+        for tool in tools {
+            by_name.entry(tool.name.as_str()).or_insert(tool);
+        }
+        Self {
+            tools: by_name,
+            validators: HashMap::new(),
+        }
+    }
+
+    /// The plan for a whole trace (given in completion order).
+    pub fn build_plan(&mut self, trace: &[TracedCall]) -> Plan {
+        Plan {
+            steps: trace
+                .iter()
+                .rev()
+                .map(|call| self.resolve_step(call))
+                .collect(),
+        }
+    }
+
+    /// The step for one traced call.
+    pub fn resolve_step(&mut self, call: &TracedCall) -> Step {
+        let name = call.name.as_str();
+        if call.result.is_none() {
+            return Step::new(
+                name,
+                Status::UnknownOutcome,
+                "no result was recorded: the call may or may not have taken effect, so it is not compensated automatically",
+            );
+        }
+        if call.is_error() {
+            return Step::new(
+                name,
+                Status::Failed,
+                "the call returned isError: true; a failed call is not compensated",
+            );
+        }
+        let Some(tool) = self.tools.get(name).copied() else {
+            return Step::new(
+                name,
+                Status::NotDeclared,
+                format!("'{name}' is not in the tool list"),
+            );
+        };
+        let declared = tool.declared_recovery();
+        if let [first, second] = declared.as_slice()
+            && !declarations_agree(first, second)
+        {
+            return Step::new(
+                name,
+                Status::Unavailable,
+                format!(
+                    "carriers disagree: annotations.recovery and _meta[\"{COMPENSATE_META_KEY}\"] declare different recoveries"
+                ),
+            );
+        }
+        let Some(declaration) = declared.first() else {
+            if tool.hint(Hint::ReadOnly) == Some(true) {
+                return Step::new(
+                    name,
+                    Status::ReadOnly,
+                    "readOnlyHint is true: nothing to undo",
+                );
+            }
+            if let Some(recovery) = tool.sep_recovery() {
+                return Step::new(
+                    name,
+                    Status::NotDeclared,
+                    format!(
+                        "annotations.recovery uses strategy '{}', which orchestrators ignore",
+                        recovery.strategy
+                    ),
+                );
+            }
+            return Step::new(name, Status::NotDeclared, "the tool declares no recovery");
+        };
+        match (declaration.reversibility, &declaration.compensation) {
+            (Reversibility::Readonly, _) => {
+                Step::new(name, Status::ReadOnly, "declared readonly: nothing to undo")
+            }
+            (Reversibility::Irreversible, _) => Step::new(
+                name,
+                Status::Irreversible,
+                "declared irreversible: the effect cannot be undone",
+            ),
+            (Reversibility::Compensable, None) => Step::new(
+                name,
+                Status::Unavailable,
+                "declared compensable but names no compensating call",
+            ),
+            (Reversibility::Compensable, Some(compensation)) => {
+                self.compensate(name, compensation, call)
+            }
+        }
+    }
+
+    fn compensate(&mut self, name: &str, compensation: &Compensation, call: &TracedCall) -> Step {
+        let target = compensation.tool.as_str();
+        let Some(compensator) = self.tools.get(target).copied() else {
+            return Step::new(
+                name,
+                Status::Unavailable,
+                format!("the compensating tool '{target}' is not in the tool list"),
+            );
+        };
+        let arguments = match resolve_arguments(compensation, call) {
+            Ok(arguments) => arguments,
+            Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
+        };
+        let validator = self
+            .validators
+            .entry(target.to_owned())
+            .or_insert_with(|| compile(&compensator.input_schema));
+        let problems = match validator {
+            Err(message) => vec![format!("its inputSchema cannot be used: {message}")],
+            Ok(validator) => {
+                let instance = Value::Object(arguments.clone());
+                validator
+                    .iter_errors(&instance)
+                    .map(|error| {
+                        let at = error.instance_path().to_string();
+                        if at.is_empty() {
+                            error.to_string()
+                        } else {
+                            format!("at {at}: {error}")
+                        }
+                    })
+                    .collect()
+            }
+        };
+        if !problems.is_empty() {
+            return Step::new(
+                name,
+                Status::Unavailable,
+                format!(
+                    "the resolved arguments do not satisfy the inputSchema of '{target}': {}",
+                    problems.join("; ")
+                ),
+            );
+        }
+        Step {
+            tool: name.to_owned(),
+            status: Status::Compensate,
+            call: Some(PlannedCall {
+                name: target.to_owned(),
+                arguments,
+            }),
+            reason: format!("call '{target}' to undo '{name}'"),
+        }
+    }
+}
+
+/// A validator for an `inputSchema`: the draft comes from `$schema` (2020-12 when absent);
+/// remote references are never fetched, so a schema that needs one cannot be used.
+fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// The step for one traced call against a tool list (see [`Planner`] for the rules).
+pub fn resolve_step(tools: &[Tool], call: &TracedCall) -> Step {
+    Planner::new(tools).resolve_step(call)
+}
+
+/// The compensation plan for a trace given in completion order (see [`Planner`]).
+pub fn build_plan(tools: &[Tool], trace: &[TracedCall]) -> Plan {
+    Planner::new(tools).build_plan(trace)
+}
+
+impl Plan {
+    /// The calls to make, in order.
+    pub fn calls(&self) -> impl Iterator<Item = &PlannedCall> {
+        self.steps.iter().filter_map(|s| s.call.as_ref())
+    }
+
+    /// How many steps have each status, in [`Status::ALL`] order, leaving out zeros.
+    pub fn counts(&self) -> Vec<(Status, usize)> {
+        Status::ALL
+            .iter()
+            .map(|&status| {
+                (
+                    status,
+                    self.steps.iter().filter(|s| s.status == status).count(),
+                )
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// An aligned plain-text table: step number, tool, status, compensating call, reason.
+    pub fn render_table(&self) -> String {
+        self.render_table_with(|_, cell| cell.to_owned())
+    }
+
+    /// [`Plan::render_table`] with a styling hook for the (already padded) status cell, so a
+    /// terminal front end can color it without breaking the alignment.
+    pub fn render_table_with(&self, style_status: impl Fn(Status, &str) -> String) -> String {
+        if self.steps.is_empty() {
+            return "the trace has no calls: nothing to compensate\n".to_owned();
+        }
+        let rows: Vec<[String; 5]> = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let call = step.call.as_ref().map_or_else(
+                    || "-".to_owned(),
+                    |c| format!("{} {}", c.name, Value::Object(c.arguments.clone())),
+                );
+                [
+                    (i + 1).to_string(),
+                    one_line(&step.tool),
+                    step.status.to_string(),
+                    one_line(&call),
+                    one_line(&step.reason),
+                ]
+            })
+            .collect();
+        let header = ["#", "tool", "status", "compensating call", "reason"].map(str::to_owned);
+        let mut widths = [0usize; 5];
+        for row in std::iter::once(&header).chain(&rows) {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let mut line = |row: &[String; 5], status: Option<Status>| {
+            let mut text = String::new();
+            for (column, cell) in row.iter().enumerate() {
+                if column == 4 {
+                    text.push_str(cell);
+                    break;
+                }
+                let padded = format!(
+                    "{cell}{}  ",
+                    " ".repeat(widths[column] - cell.chars().count())
+                );
+                match (column, status) {
+                    (2, Some(status)) => text.push_str(&style_status(status, &padded)),
+                    _ => text.push_str(&padded),
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        };
+        line(&header, None);
+        for (row, step) in rows.iter().zip(&self.steps) {
+            line(row, Some(step.status));
+        }
+        out
+    }
+}
+
+/// Control characters from the trace or tool list never reach the terminal.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}

@@ -1,0 +1,233 @@
+//! Evaluating bindings against a recorded call (DESIGN §3.3, §3.5).
+
+use mcp_recovery_model::{
+    Binding, BodySide, DeclaredRecovery, RuntimeExpression, Source, TemplatePart, json_type_name,
+};
+use serde_json::{Map, Value};
+
+use crate::trace::TracedCall;
+
+/// Why one expression yields no value; the text completes "… bound to X: <why>".
+pub(crate) fn resolve_expression<'a>(
+    expression: &RuntimeExpression,
+    call: &'a TracedCall,
+    arguments: &'a Value,
+) -> Result<&'a Value, String> {
+    let (side, pointer) = match expression {
+        RuntimeExpression::Url | RuntimeExpression::Method | RuntimeExpression::StatusCode => {
+            return Err(format!(
+                "`{expression}` has no meaning in MCP (a tool call has no URL, method or status code)"
+            ));
+        }
+        RuntimeExpression::Request(Source::Body(_))
+        | RuntimeExpression::Response(Source::Body(_)) => match expression.body_target() {
+            Some(target) => target,
+            None => return Err(format!("`{expression}` selects no body")),
+        },
+        RuntimeExpression::Request(_) | RuntimeExpression::Response(_) => {
+            return Err(format!(
+                "`{expression}` has no meaning in MCP (a tool call has no headers, query or path parameters)"
+            ));
+        }
+    };
+    match side {
+        BodySide::Request => pointer
+            .evaluate(arguments)
+            .ok_or_else(|| format!("`{expression}` selects nothing in the call's arguments")),
+        BodySide::Response => {
+            let Some(content) = call.structured_content() else {
+                return Err(format!(
+                    "`{expression}` needs the result's structuredContent, which the call did not return (text content is never parsed)"
+                ));
+            };
+            pointer.evaluate(content).ok_or_else(|| {
+                format!("`{expression}` selects nothing in the result's structuredContent")
+            })
+        }
+    }
+}
+
+/// The value of one binding, or why it has none.
+pub(crate) fn resolve_binding(
+    binding: &Binding,
+    call: &TracedCall,
+    arguments: &Value,
+) -> Result<Value, String> {
+    match binding {
+        Binding::Constant(value) => Ok(value.clone()),
+        Binding::Expression(expression) => resolve_expression(expression, call, arguments).cloned(),
+        Binding::Template(template) => {
+            let mut text = String::new();
+            for part in &template.parts {
+                match part {
+                    TemplatePart::Literal(literal) => text.push_str(literal),
+                    TemplatePart::Expression(expression) => {
+                        match resolve_expression(expression, call, arguments)? {
+                            Value::String(s) => text.push_str(s),
+                            Value::Number(n) => text.push_str(&n.to_string()),
+                            Value::Bool(b) => text.push_str(if *b { "true" } else { "false" }),
+                            other => {
+                                return Err(format!(
+                                    "`{{{expression}}}` resolved to {}; a template inserts only strings, numbers and booleans",
+                                    json_type_name(other)
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(Value::String(text))
+        }
+    }
+}
+
+/// Every parameter resolved, or every reason one is not (never a partial call).
+pub(crate) fn resolve_arguments(
+    declared: &mcp_recovery_model::Compensation,
+    call: &TracedCall,
+) -> Result<Map<String, Value>, Vec<String>> {
+    let request = Value::Object(call.arguments.clone());
+    let mut arguments = Map::new();
+    let mut failures = Vec::new();
+    for parameter in &declared.bindings {
+        let outcome = match &parameter.binding {
+            Err(error) => Err(format!("malformed binding: {error}")),
+            Ok(binding) => resolve_binding(binding, call, &request),
+        };
+        match outcome {
+            Ok(value) => {
+                arguments.insert(parameter.parameter.clone(), value);
+            }
+            Err(why) => failures.push(format!(
+                "parameter '{}' bound to {}: {why}",
+                parameter.parameter, parameter.raw
+            )),
+        }
+    }
+    if failures.is_empty() {
+        Ok(arguments)
+    } else {
+        Err(failures)
+    }
+}
+
+/// True when two declarations mean the same compensation.
+///
+/// `$response.body` and `$response.body#` (what `$.output.structuredContent` maps to) both select
+/// the whole body, so expressions are compared by what they select, not by how they are spelled.
+pub(crate) fn declarations_agree(a: &DeclaredRecovery, b: &DeclaredRecovery) -> bool {
+    normalized(a).agrees_with(&normalized(b))
+}
+
+fn normalized(declared: &DeclaredRecovery) -> DeclaredRecovery {
+    let mut declared = declared.clone();
+    if let Some(compensation) = declared.compensation.as_mut() {
+        for parameter in &mut compensation.bindings {
+            if let Ok(Binding::Expression(expression)) = &parameter.binding
+                && let Some((side, pointer)) = expression.body_target()
+            {
+                parameter.binding = Ok(Binding::Expression(RuntimeExpression::body(side, pointer)));
+            }
+        }
+    }
+    declared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(arguments: Value, result: Value) -> TracedCall {
+        TracedCall::from_value(&json!({"name": "t", "arguments": arguments, "result": result}))
+            .unwrap()
+    }
+
+    fn resolve(binding: Value, call: &TracedCall) -> Result<Value, String> {
+        let binding = Binding::parse_sep(&binding).unwrap();
+        resolve_binding(&binding, call, &Value::Object(call.arguments.clone()))
+    }
+
+    #[test]
+    fn every_binding_form() {
+        let c = call(
+            json!({"a": {"b": 1}, "x/y": "slash", "m~n": "tilde"}),
+            json!({"content": [], "structuredContent": {"id": "T-1", "n": 7, "ok": true, "obj": {}, "nil": null}}),
+        );
+        let cases = [
+            (json!("$request.body#/a/b"), json!(1)),
+            (json!("$request.body#/x~1y"), json!("slash")),
+            (json!("$request.body#/m~0n"), json!("tilde")),
+            (
+                json!("$request.body"),
+                json!({"a": {"b": 1}, "x/y": "slash", "m~n": "tilde"}),
+            ),
+            (json!("$response.body#/id"), json!("T-1")),
+            (
+                json!("$response.body"),
+                json!({"id": "T-1", "n": 7, "ok": true, "obj": {}, "nil": null}),
+            ),
+            (json!("$response.body#/nil"), json!(null)),
+            (
+                json!("id={$response.body#/id}&n={$response.body#/n}&ok={$response.body#/ok}"),
+                json!("id=T-1&n=7&ok=true"),
+            ),
+            (json!("plain text"), json!("plain text")),
+            (json!(42), json!(42)),
+            (json!({"k": [1]}), json!({"k": [1]})),
+            (json!(null), json!(null)),
+        ];
+        for (binding, expected) in cases {
+            assert_eq!(resolve(binding.clone(), &c), Ok(expected), "{binding}");
+        }
+    }
+
+    #[test]
+    fn unresolvable_bindings_say_why() {
+        let c = call(
+            json!({}),
+            json!({"content": [{"type": "text", "text": "{\"id\": 1}"}]}),
+        );
+        let with_content = call(
+            json!({}),
+            json!({"structuredContent": {"obj": {"a": 1}, "nil": null}}),
+        );
+        let cases = [
+            (json!("$url"), &c, "no meaning in MCP"),
+            (json!("$method"), &c, "no meaning in MCP"),
+            (json!("$statusCode"), &c, "no meaning in MCP"),
+            (json!("$request.header.X-Id"), &c, "no headers"),
+            (json!("$response.query.id"), &c, "no headers"),
+            (json!("$request.path.id"), &c, "no headers"),
+            (
+                json!("$request.body#/missing"),
+                &c,
+                "nothing in the call's arguments",
+            ),
+            (
+                json!("$response.body#/id"),
+                &c,
+                "text content is never parsed",
+            ),
+            (
+                json!("$response.body#/id"),
+                &with_content,
+                "nothing in the result's structuredContent",
+            ),
+            (
+                json!("x-{$response.body#/obj}"),
+                &with_content,
+                "resolved to object",
+            ),
+            (
+                json!("x-{$response.body#/nil}"),
+                &with_content,
+                "resolved to null",
+            ),
+        ];
+        for (binding, call, needle) in cases {
+            let why = resolve(binding.clone(), call).unwrap_err();
+            assert!(why.contains(needle), "{binding}: {why}");
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The trace format: one completed tool call per line (JSON Lines), in completion order.
+//!
+//! ```text
+//! {"name": "charge_payment", "arguments": {"amount": 5}, "result": {"content": [], "structuredContent": {"transactionId": "T-1"}}}
+//! {"name": "ship_order", "arguments": {"orderId": "O-7"}, "result": null}
+//! ```
+//!
+//! * `name` (string, required) names the tool that was called.
+//! * `arguments` (object, optional) is what it was called with; absent means `{}`.
+//! * `result` (required) is the `CallToolResult` object the server returned, or `null` when the
+//!   outcome is unknown (the call timed out, the connection dropped, the orchestrator crashed).
+//!   Requiring the member makes "no result recorded" an explicit statement, never an accident.
+//!
+//! Other members are ignored, so a recorder may add timestamps or ids. Blank lines are skipped.
+
+use serde_json::{Map, Value};
+
+/// One completed call, as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracedCall {
+    /// The tool that was called.
+    pub name: String,
+    /// The arguments it was called with (`{}` when the trace omits them).
+    pub arguments: Map<String, Value>,
+    /// The `CallToolResult` object, or `None` when the outcome is unknown.
+    pub result: Option<Map<String, Value>>,
+}
+
+impl TracedCall {
+    /// A call with a known result.
+    pub fn new(
+        name: impl Into<String>,
+        arguments: Map<String, Value>,
+        result: Option<Map<String, Value>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            arguments,
+            result,
+        }
+    }
+
+    /// True when the server answered with `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.result
+            .as_ref()
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// The result's `structuredContent`, the only thing `$response.body` may read.
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.result.as_ref()?.get("structuredContent")
+    }
+
+    /// Reads one trace line that is already parsed as JSON.
+    pub fn from_value(value: &Value) -> Result<Self, TraceLineError> {
+        let Value::Object(line) = value else {
+            return Err(TraceLineError::NotAnObject {
+                found: mcp_recovery_model::json_type_name(value),
+            });
+        };
+        let name = match line.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            Some(other) => {
+                return Err(TraceLineError::NameNotAString {
+                    found: mcp_recovery_model::json_type_name(other),
+                });
+            }
+            None => return Err(TraceLineError::MissingName),
+        };
+        let arguments = match line.get("arguments") {
+            None => Map::new(),
+            Some(Value::Object(arguments)) => arguments.clone(),
+            Some(other) => {
+                return Err(TraceLineError::ArgumentsNotAnObject {
+                    found: mcp_recovery_model::json_type_name(other),
+                });
+            }
+        };
+        let result = match line.get("result") {
+            None => return Err(TraceLineError::MissingResult),
+            Some(Value::Null) => None,
+            Some(Value::Object(result)) => {
+                if let Some(flag) = result.get("isError")
+                    && !flag.is_boolean()
+                {
+                    return Err(TraceLineError::IsErrorNotABoolean {
+                        found: mcp_recovery_model::json_type_name(flag),
+                    });
+                }
+                Some(result.clone())
+            }
+            Some(other) => {
+                return Err(TraceLineError::ResultNotAnObject {
+                    found: mcp_recovery_model::json_type_name(other),
+                });
+            }
+        };
+        Ok(Self {
+            name,
+            arguments,
+            result,
+        })
+    }
+}
+
+/// What is wrong with one trace line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceLineError {
+    /// The line is not JSON.
+    #[error("not JSON: {message}")]
+    InvalidJson {
+        /// The parser's message.
+        message: String,
+    },
+    /// The line is JSON but not an object.
+    #[error("a trace line must be an object, found {found}")]
+    NotAnObject {
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// `name` is missing.
+    #[error("missing \"name\"")]
+    MissingName,
+    /// `name` is not a string.
+    #[error("\"name\" must be a string, found {found}")]
+    NameNotAString {
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// `arguments` is not an object.
+    #[error("\"arguments\" must be an object, found {found}")]
+    ArgumentsNotAnObject {
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// `result` is missing.
+    #[error("missing \"result\" (write null when the outcome is unknown)")]
+    MissingResult,
+    /// `result` is neither an object nor null.
+    #[error("\"result\" must be a CallToolResult object or null, found {found}")]
+    ResultNotAnObject {
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// `result.isError` is not a boolean.
+    #[error("\"result.isError\" must be a boolean, found {found}")]
+    IsErrorNotABoolean {
+        /// JSON type found.
+        found: &'static str,
+    },
+}
+
+/// A trace that cannot be read, with the 1-based line of the fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("trace line {line}: {error}")]
+pub struct TraceError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub error: TraceLineError,
+}
+
+/// Parses a JSON Lines trace; blank lines are skipped, the first bad line is an error.
+pub fn parse_trace(text: &str) -> Result<Vec<TracedCall>, TraceError> {
+    let mut calls = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        // A UTF-8 byte order mark may open the file; it is not part of the first line's JSON.
+        let line = if index == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fail = |error| TraceError {
+            line: index + 1,
+            error,
+        };
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            fail(TraceLineError::InvalidJson {
+                message: e.to_string(),
+            })
+        })?;
+        calls.push(TracedCall::from_value(&value).map_err(fail)?);
+    }
+    Ok(calls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_lines_skipping_blanks() {
+        let text = "\n{\"name\":\"a\",\"arguments\":{\"x\":1},\"result\":{\"content\":[]}}\n  \n{\"name\":\"b\",\"result\":null,\"at\":\"t\"}\r\n";
+        let calls = parse_trace(text).unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].arguments.get("x"), Some(&json!(1)));
+        assert!(calls[1].arguments.is_empty());
+        assert_eq!(calls[1].result, None);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases = [
+            ("{\"name\":\"a\",\"result\":null}\n{oops", 2, "not JSON"),
+            ("[1]", 1, "must be an object"),
+            ("{\"result\":null}", 1, "missing \"name\""),
+            (
+                "{\"name\":3,\"result\":null}",
+                1,
+                "\"name\" must be a string",
+            ),
+            (
+                "{\"name\":\"a\",\"arguments\":[],\"result\":null}",
+                1,
+                "\"arguments\"",
+            ),
+            ("\n\n{\"name\":\"a\"}", 3, "missing \"result\""),
+            ("{\"name\":\"a\",\"result\":\"ok\"}", 1, "CallToolResult"),
+            (
+                "{\"name\":\"a\",\"result\":{\"isError\":\"yes\"}}",
+                1,
+                "isError",
+            ),
+        ];
+        for (text, line, needle) in cases {
+            let error = parse_trace(text).unwrap_err();
+            assert_eq!(error.line, line, "{text}");
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&format!("trace line {line}: ")),
+                "{message}"
+            );
+            assert!(message.contains(needle), "{message}");
+        }
+    }
+
+    #[test]
+    fn is_error_and_structured_content() {
+        let call = TracedCall::from_value(&json!({
+            "name": "a",
+            "result": {"isError": true, "structuredContent": {"k": 1}}
+        }))
+        .unwrap();
+        assert!(call.is_error());
+        assert_eq!(call.structured_content(), Some(&json!({"k": 1})));
+    }
+}
