@@ -1,0 +1,312 @@
+//! What one file contributes to a census: counters that add up across files, plus a small
+//! per-server summary for the medians.
+
+use std::collections::BTreeMap;
+
+use mcp_recovery_model::{COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint};
+use mcp_recovery_validator::{Linter, Report, Severity};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::signature::{HintState, Signature};
+
+/// Why a file is not counted as a server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NotToolsReason {
+    /// The file could not be read.
+    Unreadable {
+        /// The I/O error.
+        message: String,
+    },
+    /// The file is larger than [`crate::CensusOptions::max_file_bytes`].
+    TooLarge {
+        /// Its size in bytes.
+        bytes: u64,
+    },
+    /// The bytes are not JSON.
+    InvalidJson {
+        /// serde_json's message, with line and column.
+        message: String,
+    },
+    /// A JSON-RPC error response.
+    JsonRpcError {
+        /// The error's `message`, when it has one.
+        message: String,
+    },
+    /// JSON of another shape.
+    OtherShape {
+        /// What the top level is.
+        found: String,
+    },
+}
+
+impl NotToolsReason {
+    /// One line for humans.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Unreadable { message } => format!("unreadable: {message}"),
+            Self::TooLarge { bytes } => format!("too large: {bytes} bytes"),
+            Self::InvalidJson { message } => format!("invalid JSON: {message}"),
+            Self::JsonRpcError { message } => format!("JSON-RPC error response: {message}"),
+            Self::OtherShape { found } => format!("not a tools list: {found}"),
+        }
+    }
+}
+
+/// Which recovery classes a tool declares, over both carriers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Classes {
+    compensable: bool,
+    irreversible: bool,
+    readonly: bool,
+}
+
+/// Counters that add up across files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub tools: u64,
+    pub non_object_entries: u64,
+    pub non_boolean_hints: u64,
+    pub signatures: [u64; Signature::COUNT],
+    pub read_only_destructive_set: u64,
+    pub recovery_sep3172: u64,
+    pub recovery_compensate: u64,
+    pub recovery_both: u64,
+    pub recovery_unknown_strategy: u64,
+    pub mutating: u64,
+    pub mutating_declared: u64,
+    pub mutating_compensable: u64,
+    pub mutating_irreversible: u64,
+    pub mutating_readonly: u64,
+    pub mutating_conflicting: u64,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Self {
+            tools: 0,
+            non_object_entries: 0,
+            non_boolean_hints: 0,
+            signatures: [0; Signature::COUNT],
+            read_only_destructive_set: 0,
+            recovery_sep3172: 0,
+            recovery_compensate: 0,
+            recovery_both: 0,
+            recovery_unknown_strategy: 0,
+            mutating: 0,
+            mutating_declared: 0,
+            mutating_compensable: 0,
+            mutating_irreversible: 0,
+            mutating_readonly: 0,
+            mutating_conflicting: 0,
+        }
+    }
+}
+
+impl Tally {
+    pub fn add(&mut self, other: &Tally) {
+        self.tools += other.tools;
+        self.non_object_entries += other.non_object_entries;
+        self.non_boolean_hints += other.non_boolean_hints;
+        for (a, b) in self.signatures.iter_mut().zip(other.signatures.iter()) {
+            *a += b;
+        }
+        self.read_only_destructive_set += other.read_only_destructive_set;
+        self.recovery_sep3172 += other.recovery_sep3172;
+        self.recovery_compensate += other.recovery_compensate;
+        self.recovery_both += other.recovery_both;
+        self.recovery_unknown_strategy += other.recovery_unknown_strategy;
+        self.mutating += other.mutating;
+        self.mutating_declared += other.mutating_declared;
+        self.mutating_compensable += other.mutating_compensable;
+        self.mutating_irreversible += other.mutating_irreversible;
+        self.mutating_readonly += other.mutating_readonly;
+        self.mutating_conflicting += other.mutating_conflicting;
+    }
+
+    fn add_tool(&mut self, tool: &serde_json::Map<String, Value>) {
+        let (signature, non_boolean) = Signature::of_tool(tool);
+        self.tools += 1;
+        self.non_boolean_hints += u64::from(non_boolean);
+        self.signatures[signature.index()] += 1;
+        let read_only = signature.state(Hint::ReadOnly) == HintState::True;
+        if read_only && signature.state(Hint::Destructive).is_set() {
+            self.read_only_destructive_set += 1;
+        }
+
+        let annotations = tool.get("annotations").and_then(Value::as_object);
+        let sep = annotations
+            .and_then(|a| a.get("recovery"))
+            .filter(|v| !v.is_null());
+        let compensate = tool
+            .get("_meta")
+            .and_then(Value::as_object)
+            .and_then(|m| m.get(COMPENSATE_META_KEY))
+            .filter(|v| !v.is_null());
+        match (sep.is_some(), compensate.is_some()) {
+            (true, true) => self.recovery_both += 1,
+            (true, false) => self.recovery_sep3172 += 1,
+            (false, true) => self.recovery_compensate += 1,
+            (false, false) => {}
+        }
+
+        let mut classes = Classes::default();
+        if let Some(sep) = sep {
+            match sep.get("strategy").and_then(Value::as_str) {
+                Some(COMPENSATION_STRATEGY) => classes.compensable = true,
+                _ => self.recovery_unknown_strategy += 1,
+            }
+        }
+        match compensate
+            .and_then(|c| c.get("reversibility"))
+            .and_then(Value::as_str)
+        {
+            Some("compensable") => classes.compensable = true,
+            Some("irreversible") => classes.irreversible = true,
+            Some("readonly") => classes.readonly = true,
+            _ => {}
+        }
+        if !read_only {
+            self.mutating += 1;
+            let declared = u8::from(classes.compensable)
+                + u8::from(classes.irreversible)
+                + u8::from(classes.readonly);
+            if declared > 0 {
+                self.mutating_declared += 1;
+            }
+            match (declared, classes) {
+                (0, _) => {}
+                (
+                    1,
+                    Classes {
+                        compensable: true, ..
+                    },
+                ) => self.mutating_compensable += 1,
+                (
+                    1,
+                    Classes {
+                        irreversible: true, ..
+                    },
+                ) => self.mutating_irreversible += 1,
+                (1, _) => self.mutating_readonly += 1,
+                _ => self.mutating_conflicting += 1,
+            }
+        }
+    }
+}
+
+/// Signature spread of one server, kept for the per-server medians.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ServerSummary {
+    pub tools: u64,
+    pub distinct_signatures: u32,
+    pub dominant: u64,
+    pub emits_hint: bool,
+}
+
+/// Lint findings of one file, by (code, severity).
+pub(crate) type LintCounts = BTreeMap<(&'static str, Severity), (&'static str, u64)>;
+
+/// Everything one file contributes.
+#[derive(Debug, Clone)]
+pub(crate) struct FileCensus {
+    pub path: String,
+    pub bytes: u64,
+    pub outcome: Result<(Tally, ServerSummary), NotToolsReason>,
+    pub lint: Option<LintCounts>,
+}
+
+fn lint_counts(report: &Report) -> LintCounts {
+    let mut counts = LintCounts::new();
+    for d in &report.diagnostics {
+        counts.entry((d.code, d.severity)).or_insert((d.name, 0)).1 += 1;
+    }
+    counts
+}
+
+/// Finds the tools array of an accepted document shape.
+pub(crate) fn tools_of(document: &Value) -> Result<&[Value], NotToolsReason> {
+    match document {
+        Value::Array(tools) => Ok(tools),
+        Value::Object(object) => {
+            if let Some(Value::Array(tools)) = object.get("result").and_then(|r| r.get("tools")) {
+                return Ok(tools);
+            }
+            if let Some(Value::Array(tools)) = object.get("tools") {
+                return Ok(tools);
+            }
+            if let Some(error) = object.get("error") {
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+                    .to_owned();
+                return Err(NotToolsReason::JsonRpcError { message });
+            }
+            let found = if object.contains_key("result") {
+                "an object whose `result` has no `tools` array"
+            } else {
+                "an object without a `tools` array"
+            };
+            Err(NotToolsReason::OtherShape {
+                found: found.to_owned(),
+            })
+        }
+        other => Err(NotToolsReason::OtherShape {
+            found: format!("a top-level {}", mcp_recovery_model::json_type_name(other)),
+        }),
+    }
+}
+
+/// Examines one parsed document.
+pub(crate) fn examine_document(document: &Value) -> Result<(Tally, ServerSummary), NotToolsReason> {
+    let tools = tools_of(document)?;
+    let mut tally = Tally::default();
+    for entry in tools {
+        match entry.as_object() {
+            Some(tool) => tally.add_tool(tool),
+            None => tally.non_object_entries += 1,
+        }
+    }
+    let summary = ServerSummary {
+        tools: tally.tools,
+        distinct_signatures: u32::try_from(tally.signatures.iter().filter(|&&n| n > 0).count())
+            .unwrap_or(u32::MAX),
+        dominant: tally.signatures.iter().copied().max().unwrap_or(0),
+        emits_hint: tally.tools > tally.signatures[Signature::NONE.index()],
+    };
+    Ok((tally, summary))
+}
+
+/// Examines the bytes of one file: parse once, count, and lint the parsed value.
+pub(crate) fn examine_bytes(path: String, bytes: &[u8], linter: Option<&Linter>) -> FileCensus {
+    let size = bytes.len() as u64;
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(document) => FileCensus {
+            path,
+            bytes: size,
+            outcome: examine_document(&document),
+            lint: linter.map(|l| lint_counts(&l.lint_value(&document))),
+        },
+        Err(error) => FileCensus {
+            path,
+            bytes: size,
+            outcome: Err(NotToolsReason::InvalidJson {
+                message: error.to_string(),
+            }),
+            // Only the source text can say where the JSON breaks (R001).
+            lint: linter.map(|l| lint_counts(&l.lint_source(bytes))),
+        },
+    }
+}
+
+/// A file that could not be read at all.
+pub(crate) fn unreadable(path: String, reason: NotToolsReason) -> FileCensus {
+    FileCensus {
+        path,
+        bytes: 0,
+        outcome: Err(reason),
+        lint: None,
+    }
+}
