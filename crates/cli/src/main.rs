@@ -1,2 +1,208 @@
-//! The mcp-recovery command line.
-fn main() {}
+//! The mcp-recovery command line: lint tools/list documents and live servers, list and explain
+//! rules, print the generated schemas.
+//!
+//! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
+//! one-line reason on stderr).
+
+mod cli;
+mod config;
+mod inputs;
+mod lint;
+mod live;
+mod position;
+mod render;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use mcp_recovery_validator::{DefaultLevel, find_rule, rules};
+
+use crate::cli::{Cli, Command, ExplainArgs, FetchArgs, SchemaArgs};
+
+/// Why a command could not run (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// A file or stdin could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The input as given.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A directory could not be walked.
+    #[error(transparent)]
+    Walk(#[from] inputs::WalkError),
+    /// The config file is unreadable or wrong.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    /// `--select`/`--ignore` name no rule.
+    #[error(transparent)]
+    UnknownRule(#[from] mcp_recovery_validator::UnknownRule),
+    /// The live server failed.
+    #[error("server {source_name}: {error}")]
+    Server {
+        /// The command line or URL.
+        source_name: String,
+        /// What went wrong.
+        error: live::ServerError,
+    },
+    /// Output could not be written.
+    #[error("cannot write output: {0}")]
+    Write(#[from] std::io::Error),
+    /// Anything else, already worded.
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on usage errors (and 0 for --help/--version), as the contract wants.
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Lint(args) => lint::run(&args),
+        Command::Rules => list_rules().map(|()| ExitCode::SUCCESS),
+        Command::Explain(args) => explain(&args).map(|()| ExitCode::SUCCESS),
+        Command::Schema(args) => schema(&args).map(|()| ExitCode::SUCCESS),
+        Command::Fetch(args) => fetch(&args).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            report_failure(&failure);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints `error: <reason>` on one line, then (for a config mistake) the excerpt of the file.
+fn report_failure(failure: &Failure) {
+    let mut stderr = std::io::stderr().lock();
+    let reason = failure.to_string().replace('\n', " ");
+    let _ = writeln!(stderr, "error: {reason}");
+    if let Failure::Config(config::ConfigError::Invalid {
+        path,
+        text,
+        message,
+        span: Some(span),
+    }) = failure
+    {
+        let excerpt = config::ConfigExcerpt {
+            path,
+            text,
+            message,
+            span: span.clone(),
+        };
+        let handler =
+            miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+                .with_width(100);
+        let mut text = String::new();
+        if handler.render_report(&mut text, &excerpt).is_ok() {
+            let _ = writeln!(stderr, "{}", text.trim_end());
+        }
+    }
+}
+
+fn level_name(level: DefaultLevel) -> &'static str {
+    match level {
+        DefaultLevel::On(severity) => severity.as_str(),
+        DefaultLevel::Off => "off",
+    }
+}
+
+/// `rules`: one line per rule, aligned.
+fn list_rules() -> Result<(), Failure> {
+    let catalog = rules();
+    let name_width = catalog.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let mut out = std::io::stdout().lock();
+    for rule in catalog {
+        writeln!(
+            out,
+            "{:<5}  {:<name_width$}  {:<7}  {}",
+            rule.code,
+            rule.name,
+            level_name(rule.default),
+            rule.summary
+        )?;
+    }
+    Ok(())
+}
+
+/// `explain CODE|NAME`: the rule's heading, default level and docs.
+fn explain(args: &ExplainArgs) -> Result<(), Failure> {
+    let rule = find_rule(&args.rule).ok_or_else(|| {
+        Failure::Usage(format!(
+            "unknown rule '{}' (run `mcp-recovery rules` for the catalog)",
+            args.rule
+        ))
+    })?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "# {} {}", rule.code, rule.name)?;
+    writeln!(out)?;
+    writeln!(out, "Default level: {}", level_name(rule.default))?;
+    writeln!(out)?;
+    writeln!(out, "{}", rule.summary)?;
+    let docs = rule.docs.trim();
+    if !docs.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{docs}")?;
+    }
+    Ok(())
+}
+
+/// `schema`: list, print one, or write all.
+fn schema(args: &SchemaArgs) -> Result<(), Failure> {
+    let schemas = mcp_recovery_schema::schemas();
+    let short = |file: &str| file.trim_end_matches(".schema.json").to_owned();
+    let mut out = std::io::stdout().lock();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|source| Failure::Read {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        for (file, value) in &schemas {
+            let path = dir.join(file);
+            let text = format!("{}\n", pretty(value)?);
+            std::fs::write(&path, text)
+                .map_err(|e| Failure::Usage(format!("cannot write {}: {e}", path.display())))?;
+            writeln!(out, "{}", path.display())?;
+        }
+        return Ok(());
+    }
+    let Some(name) = &args.name else {
+        for (file, _) in &schemas {
+            writeln!(out, "{file}")?;
+        }
+        return Ok(());
+    };
+    let (_, value) = schemas
+        .iter()
+        .find(|(file, _)| file == name || short(file) == *name)
+        .ok_or_else(|| {
+            let known: Vec<String> = schemas.iter().map(|(f, _)| short(f)).collect();
+            Failure::Usage(format!(
+                "unknown schema '{name}' (one of: {})",
+                known.join(", ")
+            ))
+        })?;
+    writeln!(out, "{}", pretty(value)?)?;
+    Ok(())
+}
+
+fn pretty(value: &serde_json::Value) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value).map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// `fetch`: the merged raw tools/list of a live server.
+fn fetch(args: &FetchArgs) -> Result<(), Failure> {
+    let Some(source_name) = live::source_name(&args.server) else {
+        return Err(Failure::Usage(
+            "fetch needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
+        ));
+    };
+    let value =
+        live::fetch(&args.server).map_err(|error| Failure::Server { source_name, error })?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", pretty(&value)?)?;
+    Ok(())
+}

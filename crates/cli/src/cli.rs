@@ -1,0 +1,141 @@
+//! Command-line arguments (the public contract of DESIGN §5).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Linter and toolkit for MCP tool recovery metadata (SEP-3172 and dev.chronomcp/compensate).
+#[derive(Debug, Parser)]
+#[command(name = "mcp-recovery", version, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lint tools/list documents (files, directories, stdin) or a live server.
+    ///
+    /// Exit status: 0 clean, 1 findings at the failing level (errors; warnings too under
+    /// `--deny warnings`; infos never), 2 the linter could not run.
+    Lint(LintArgs),
+    /// List the rule catalog: code, name, default level, summary.
+    Rules,
+    /// Print the documentation of one rule.
+    Explain(ExplainArgs),
+    /// Print one generated JSON Schema, or write all of them to a directory.
+    Schema(SchemaArgs),
+    /// Fetch the complete tools/list of a live server and print it as JSON.
+    Fetch(FetchArgs),
+}
+
+/// Output formats of `lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Diagnostics with source excerpts, for people.
+    Human,
+    /// One JSON object (stable, versioned).
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+/// What `--deny` can make fail a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Deny {
+    /// Warnings fail the run like errors.
+    Warnings,
+}
+
+/// Where a live server is reached.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Start the server as a child process speaking MCP over stdio: `--stdio -- CMD ARGS...`.
+    #[arg(long, requires = "command", conflicts_with = "url")]
+    pub stdio: bool,
+
+    /// Connect to a server over Streamable HTTP.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Extra HTTP header for `--url`, as 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "'K: V'", requires = "url")]
+    pub headers: Vec<String>,
+
+    /// Give up on the server after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+
+    /// The server command and its arguments (after `--`, with `--stdio`).
+    #[arg(last = true, value_name = "CMD", requires = "stdio")]
+    pub command: Vec<String>,
+}
+
+/// Arguments of `lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Files, directories (walked for *.json, .gitignore respected) or `-` for stdin.
+    /// Default: the current directory.
+    #[arg(value_name = "PATH", conflicts_with_all = ["stdio", "url"])]
+    pub paths: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Run only these rules (codes or names; repeatable or comma-separated). Replaces `select`
+    /// from the config file.
+    #[arg(long, value_name = "CODE|NAME", value_delimiter = ',')]
+    pub select: Vec<String>,
+
+    /// Never run these rules (codes or names; repeatable or comma-separated). Replaces `ignore`
+    /// from the config file.
+    #[arg(long, value_name = "CODE|NAME", value_delimiter = ',')]
+    pub ignore: Vec<String>,
+
+    /// Also fail the run on warnings.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub deny: Vec<Deny>,
+
+    /// Read settings from this file instead of the `mcp-recovery.toml` found upward from the
+    /// working directory.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A live server to lint instead of files.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Arguments of `explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Rule code (`R106`) or name (`unresolvable-pointer`).
+    #[arg(value_name = "CODE|NAME")]
+    pub rule: String,
+}
+
+/// Arguments of `schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write every schema into this directory (created if missing) instead of printing one.
+    #[arg(long, value_name = "DIR", conflicts_with = "name")]
+    pub out: Option<PathBuf>,
+
+    /// Schema to print, by file name (`tool.schema.json`) or short name (`tool`).
+    /// Without a name (and without `--out`), lists the available schemas.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// Arguments of `fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The server to fetch from.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}

@@ -1,0 +1,281 @@
+//! `mcp-recovery.toml`: found upward from the working directory, parsed with spans, then checked
+//! into [`Config`] so that every mistake points at its place in the file.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use mcp_recovery_validator::{Severity, find_rule};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// File name looked for in the working directory and its ancestors.
+pub const CONFIG_FILE: &str = "mcp-recovery.toml";
+
+/// Checked settings (empty when there is no config file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Rules to run (empty: the defaults).
+    pub select: Vec<String>,
+    /// Rules never to run.
+    pub ignore: Vec<String>,
+    /// Whether warnings fail the run.
+    pub deny_warnings: bool,
+    /// Severity overrides by code or name.
+    pub severity: BTreeMap<String, Severity>,
+}
+
+/// The file as written; `deny_unknown_fields` makes a misspelt key an error with a span.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    select: Vec<Spanned<String>>,
+    #[serde(default)]
+    ignore: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    severity: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file as shown to the user.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is read but wrong; `span` points into `text`.
+    #[error("{path}{}: {message}", location(text, span.as_ref()))]
+    Invalid {
+        /// The file as shown to the user.
+        path: String,
+        /// Its text, for the excerpt.
+        text: String,
+        /// What is wrong.
+        message: String,
+        /// Where, in bytes.
+        span: Option<Range<usize>>,
+    },
+}
+
+/// `:line:column` (1-based, columns in code points) of a span's start, or nothing.
+fn location(text: &str, span: Option<&Range<usize>>) -> String {
+    let Some(span) = span else {
+        return String::new();
+    };
+    let (line, column) = crate::position::line_column(text.as_bytes(), span.start);
+    format!(":{line}:{column}")
+}
+
+/// Finds `mcp-recovery.toml` in `start` or its nearest ancestor that has one.
+pub fn discover(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_FILE))
+        .find(|candidate| candidate.is_file())
+}
+
+/// How to show `path` to the user: relative to `cwd` when it lies in `cwd` or above it.
+pub fn display_path(path: &Path, cwd: &Path) -> String {
+    if let Ok(relative) = path.strip_prefix(cwd) {
+        return relative.display().to_string();
+    }
+    let Some(dir) = path.parent() else {
+        return path.display().to_string();
+    };
+    let mut ups = PathBuf::new();
+    for ancestor in cwd.ancestors() {
+        if ancestor == dir {
+            if let Some(name) = path.file_name() {
+                return ups.join(name).display().to_string();
+            }
+            break;
+        }
+        ups.push("..");
+    }
+    path.display().to_string()
+}
+
+/// Reads and checks the config file at `path` (shown to the user as `shown`).
+pub fn load(path: &Path, shown: &str) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: shown.to_owned(),
+        source,
+    })?;
+    parse(&text, shown)
+}
+
+/// Parses and checks config text.
+pub fn parse(text: &str, shown: &str) -> Result<Config, ConfigError> {
+    let invalid = |message: String, span: Option<Range<usize>>| ConfigError::Invalid {
+        path: shown.to_owned(),
+        text: text.to_owned(),
+        message,
+        span,
+    };
+    let raw: RawConfig = toml::from_str(text)
+        .map_err(|error| invalid(error.message().trim_end().to_owned(), error.span()))?;
+
+    let rule = |entry: &Spanned<String>| -> Result<String, ConfigError> {
+        match find_rule(entry.get_ref()) {
+            Some(_) => Ok(entry.get_ref().clone()),
+            None => Err(invalid(
+                format!(
+                    "unknown rule `{}` (run `mcp-recovery rules` for the catalog)",
+                    entry.get_ref()
+                ),
+                Some(entry.span()),
+            )),
+        }
+    };
+
+    let select = raw.select.iter().map(rule).collect::<Result<_, _>>()?;
+    let ignore = raw.ignore.iter().map(rule).collect::<Result<_, _>>()?;
+
+    let mut deny_warnings = false;
+    for entry in &raw.deny {
+        match entry.get_ref().as_str() {
+            "warnings" => deny_warnings = true,
+            other => {
+                return Err(invalid(
+                    format!("unknown deny level `{other}` (expected \"warnings\")"),
+                    Some(entry.span()),
+                ));
+            }
+        }
+    }
+
+    let mut severity = BTreeMap::new();
+    for (key, value) in &raw.severity {
+        let code = rule(key)?;
+        let level = match value.get_ref().as_str() {
+            "error" => Severity::Error,
+            "warning" => Severity::Warning,
+            "info" => Severity::Info,
+            other => {
+                return Err(invalid(
+                    format!(
+                        "unknown severity `{other}` (expected \"error\", \"warning\" or \"info\")"
+                    ),
+                    Some(value.span()),
+                ));
+            }
+        };
+        severity.insert(code, level);
+    }
+
+    Ok(Config {
+        select,
+        ignore,
+        deny_warnings,
+        severity,
+    })
+}
+
+/// The config error as a miette diagnostic, for the excerpt under the one-line reason.
+pub struct ConfigExcerpt<'a> {
+    /// The file as shown.
+    pub path: &'a str,
+    /// Its text.
+    pub text: &'a str,
+    /// What is wrong (label text).
+    pub message: &'a str,
+    /// Where.
+    pub span: Range<usize>,
+}
+
+impl std::fmt::Debug for ConfigExcerpt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfigExcerpt")
+            .field("path", &self.path)
+            .field("span", &self.span)
+            .finish()
+    }
+}
+
+impl std::fmt::Display for ConfigExcerpt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message)
+    }
+}
+
+impl std::error::Error for ConfigExcerpt<'_> {}
+
+impl miette::Diagnostic for ConfigExcerpt<'_> {
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.text as &dyn miette::SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        Some(Box::new(std::iter::once(miette::LabeledSpan::new(
+            Some("here".to_owned()),
+            self.span.start,
+            self.span.end.saturating_sub(self.span.start),
+        ))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_default() {
+        assert_eq!(parse("", "c.toml").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_has_span() {
+        let err = parse("deny = []\nselct = []\n", "c.toml").unwrap_err();
+        match err {
+            ConfigError::Invalid { message, span, .. } => {
+                assert!(message.contains("selct"), "{message}");
+                assert_eq!(span.map(|s| s.start), Some(10));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_code_points_at_entry() {
+        let text = "ignore = [\"R999\"]\n";
+        let err = parse(text, "c.toml").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "c.toml:1:11: unknown rule `R999` (run `mcp-recovery rules` for the catalog)"
+        );
+    }
+
+    #[test]
+    fn bad_deny_level() {
+        let err = parse("deny = [\"errors\"]", "c.toml").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("c.toml:1:9: unknown deny level"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn display_path_relative_upward() {
+        let cwd = Path::new("/a/b/c");
+        assert_eq!(
+            display_path(Path::new("/a/b/c/mcp-recovery.toml"), cwd),
+            "mcp-recovery.toml"
+        );
+        assert_eq!(
+            display_path(Path::new("/a/mcp-recovery.toml"), cwd),
+            "../../mcp-recovery.toml"
+        );
+        assert_eq!(
+            display_path(Path::new("/x/mcp-recovery.toml"), cwd),
+            "/x/mcp-recovery.toml"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! Which documents a `lint` run reads: files as given, directories walked for `*.json`, `-`.
+
+use std::path::{Path, PathBuf};
+
+/// One document to lint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Standard input (`-`).
+    Stdin,
+    /// A file, named as given or as found under a given directory.
+    File(PathBuf),
+}
+
+impl Input {
+    /// The name shown in output: the path as given, `-` for stdin.
+    pub fn display(&self) -> String {
+        match self {
+            Self::Stdin => "-".to_owned(),
+            Self::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// A directory that cannot be walked.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot walk {path}: {source}")]
+pub struct WalkError {
+    /// The directory as given.
+    pub path: String,
+    /// Why.
+    pub source: ignore::Error,
+}
+
+/// Expands the paths of the command line, in order; directories in sorted order.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, WalkError> {
+    let mut inputs = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+        } else if path.is_dir() {
+            walk(path, &mut inputs)?;
+        } else {
+            // Named files are linted whatever their extension or ignore status; a missing one
+            // fails when read.
+            inputs.push(Input::File(path.clone()));
+        }
+    }
+    Ok(inputs)
+}
+
+/// Adds the `*.json` files under `dir`, skipping what `.gitignore`/`.ignore` exclude and hidden
+/// entries. The `ignore` crate (ripgrep's walker) implements gitignore semantics in full —
+/// negations, anchoring, nested files, `.git/info/exclude` — which a hand-written filter would
+/// get subtly wrong.
+fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<(), WalkError> {
+    let error = |source| WalkError {
+        path: dir.display().to_string(),
+        source,
+    };
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(true)
+        // Honour .gitignore also outside a git checkout (an unpacked release, a temp dir).
+        .require_git(false)
+        // A user's global excludes must not change what CI lints.
+        .git_global(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(error)?;
+        let is_file = entry.file_type().is_some_and(|t| t.is_file());
+        let is_json = entry
+            .path()
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if is_file && is_json {
+            found.push(entry.into_path());
+        }
+    }
+    found.sort();
+    inputs.extend(found.into_iter().map(Input::File));
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! `lint`: settings (config file, then flags), inputs, the validator, a renderer, the exit code.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mcp_recovery_validator::{LintOptions, Linter, Report, Severity};
+
+use crate::Failure;
+use crate::cli::{Deny, Format, LintArgs};
+use crate::config::{self, Config};
+use crate::inputs::{self, Input};
+use crate::live;
+use crate::position::LineIndex;
+use crate::render::{self, Finding, Region, Style, Summary};
+
+/// Settings of one run after merging the config file and the flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Validator options.
+    pub options: LintOptions,
+    /// Whether warnings fail the run.
+    pub deny_warnings: bool,
+}
+
+/// Flags override the config: a list given on the command line replaces the config's list.
+pub fn merge(config: Config, args: &LintArgs) -> Settings {
+    let select = if args.select.is_empty() {
+        config.select
+    } else {
+        args.select.clone()
+    };
+    let ignore = if args.ignore.is_empty() {
+        config.ignore
+    } else {
+        args.ignore.clone()
+    };
+    Settings {
+        options: LintOptions {
+            select,
+            ignore,
+            severity: config.severity,
+        },
+        deny_warnings: config.deny_warnings || args.deny.contains(&Deny::Warnings),
+    }
+}
+
+/// Reads the config named by `--config`, or the one found upward from the working directory.
+fn load_config(args: &LintArgs) -> Result<Config, Failure> {
+    let cwd = std::env::current_dir().map_err(|source| Failure::Read {
+        path: ".".to_owned(),
+        source,
+    })?;
+    let path = match &args.config {
+        Some(path) => path.clone(),
+        None => match config::discover(&cwd) {
+            Some(path) => path,
+            None => return Ok(Config::default()),
+        },
+    };
+    let shown = if args.config.is_some() {
+        path.display().to_string()
+    } else {
+        config::display_path(&path, &cwd)
+    };
+    Ok(config::load(&path, &shown)?)
+}
+
+/// Runs `lint` and returns the exit code (0 clean, 1 findings at the failing level).
+pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
+    let settings = merge(load_config(args)?, args);
+    let linter = Linter::new(settings.options.clone())?;
+    let style = Style::detect();
+    let mut renderer = render::renderer(args.format, style);
+    let mut out = std::io::stdout().lock();
+    let mut summary = Summary::default();
+
+    if let Some(source_name) = live::source_name(&args.server) {
+        let document = live::fetch(&args.server).map_err(|error| Failure::Server {
+            source_name: source_name.clone(),
+            error,
+        })?;
+        let report = linter.lint_value(&document);
+        let findings = findings(&source_name, None, report.diagnostics);
+        summary.add(report.tools, &findings);
+        renderer.file(&mut out, &source_name, None, &findings)?;
+    } else {
+        let paths = if args.paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            args.paths.clone()
+        };
+        for input in inputs::collect(&paths)? {
+            let name = input.display();
+            let source = read(&input).map_err(|source| Failure::Read {
+                path: name.clone(),
+                source,
+            })?;
+            let Report { tools, diagnostics } = linter.lint_source(&source);
+            let findings = findings(&name, Some(&source), diagnostics);
+            summary.add(tools, &findings);
+            renderer.file(&mut out, &name, Some(&source), &findings)?;
+        }
+    }
+    renderer.finish(&mut out, &summary)?;
+    out.flush()?;
+    if args.format == Format::Github {
+        // Workflow commands own stdout; the summary goes to the log.
+        eprintln!("{}", summary.line());
+    }
+
+    let failing = [
+        (Severity::Error, summary.errors),
+        (Severity::Warning, summary.warnings),
+        (Severity::Info, summary.infos),
+    ]
+    .into_iter()
+    .any(|(severity, count)| count > 0 && fails(severity, settings.deny_warnings));
+    Ok(if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn read(input: &Input) -> std::io::Result<Vec<u8>> {
+    match input {
+        Input::Stdin => {
+            let mut buffer = Vec::new();
+            std::io::stdin().lock().read_to_end(&mut buffer)?;
+            Ok(buffer)
+        }
+        Input::File(path) => std::fs::read(path),
+    }
+}
+
+/// Attaches the file name and the region (computed while the text is at hand).
+fn findings(
+    file: &str,
+    source: Option<&[u8]>,
+    diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
+) -> Vec<Finding> {
+    let index = source
+        .filter(|_| diagnostics.iter().any(|d| d.span.is_some()))
+        .map(LineIndex::new);
+    diagnostics
+        .into_iter()
+        .map(|diagnostic| {
+            let region = match (source, &index, &diagnostic.span) {
+                (Some(text), Some(index), Some(span)) => Some(Region::of(span, text, index)),
+                _ => None,
+            };
+            Finding {
+                file: file.to_owned(),
+                diagnostic,
+                region,
+            }
+        })
+        .collect()
+}
+
+/// Whether findings of this severity fail a run.
+fn fails(severity: Severity, deny_warnings: bool) -> bool {
+    match severity {
+        Severity::Error => true,
+        Severity::Warning => deny_warnings,
+        Severity::Info => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn lint_args(argv: &[&str]) -> LintArgs {
+        let mut full = vec!["mcp-recovery", "lint"];
+        full.extend_from_slice(argv);
+        match crate::cli::Cli::parse_from(full).command {
+            crate::cli::Command::Lint(args) => args,
+            other => panic!("not lint: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_replace_config_lists() {
+        let config = Config {
+            select: vec!["R101".into()],
+            ignore: vec!["R114".into()],
+            deny_warnings: false,
+            severity: [("R108".to_owned(), Severity::Error)].into(),
+        };
+        let settings = merge(
+            config.clone(),
+            &lint_args(&["--select", "R102,R103", "--select", "R104"]),
+        );
+        assert_eq!(settings.options.select, ["R102", "R103", "R104"]);
+        assert_eq!(settings.options.ignore, ["R114"]);
+        assert_eq!(
+            settings.options.severity.get("R108"),
+            Some(&Severity::Error)
+        );
+        assert!(!settings.deny_warnings);
+        let settings = merge(
+            config,
+            &lint_args(&["--deny", "warnings", "--ignore", "R107"]),
+        );
+        assert_eq!(settings.options.select, ["R101"]);
+        assert_eq!(settings.options.ignore, ["R107"]);
+        assert!(settings.deny_warnings);
+    }
+
+    #[test]
+    fn failing_levels() {
+        assert!(fails(Severity::Error, false));
+        assert!(!fails(Severity::Warning, false));
+        assert!(fails(Severity::Warning, true));
+        assert!(!fails(Severity::Info, true));
+    }
+}

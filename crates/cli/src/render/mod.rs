@@ -1,0 +1,124 @@
+//! Output formats of `lint`, one file each. Every renderer sees the files in input order, then
+//! the summary; only the human renderer needs the source text, the others keep findings.
+
+mod github;
+mod human;
+mod json;
+mod sarif;
+
+use std::io::{self, Write};
+
+use mcp_recovery_validator::{Diagnostic, Severity, Span};
+
+use crate::cli::Format;
+use crate::position::LineIndex;
+
+pub use human::Style;
+
+/// A region of source text, 1-based; `end_column` is exclusive (the column after the last
+/// character), as in SARIF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    /// Line of the first character.
+    pub start_line: usize,
+    /// Column of the first character, in code points.
+    pub start_column: usize,
+    /// Line of the end.
+    pub end_line: usize,
+    /// Column after the last character, in code points.
+    pub end_column: usize,
+}
+
+impl Region {
+    /// The region of `span` in `text`, with the span's own start position.
+    pub fn of(span: &Span, text: &[u8], index: &LineIndex) -> Self {
+        let (end_line, end_column) = index.position(text, span.end.max(span.start));
+        Self {
+            start_line: span.line,
+            start_column: span.column,
+            end_line,
+            end_column,
+        }
+    }
+}
+
+/// One diagnostic with the file it was found in.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The file as given (`-` for stdin, the command line or URL for a live server).
+    pub file: String,
+    /// What the validator reported.
+    pub diagnostic: Diagnostic,
+    /// Where, when there is source text.
+    pub region: Option<Region>,
+}
+
+/// Totals of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Documents linted.
+    pub files: usize,
+    /// Tools in them.
+    pub tools: usize,
+    /// Diagnostics at error level.
+    pub errors: usize,
+    /// Diagnostics at warning level.
+    pub warnings: usize,
+    /// Diagnostics at info level.
+    pub infos: usize,
+}
+
+impl Summary {
+    /// Counts one linted document.
+    pub fn add(&mut self, tools: usize, findings: &[Finding]) {
+        self.files += 1;
+        self.tools += tools;
+        for finding in findings {
+            match finding.diagnostic.severity {
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+                Severity::Info => self.infos += 1,
+            }
+        }
+    }
+
+    /// The closing line of human output: `3 files, 12 tools: 1 error, 2 warnings, 0 infos`.
+    pub fn line(&self) -> String {
+        fn count(n: usize, one: &str, many: &str) -> String {
+            format!("{n} {}", if n == 1 { one } else { many })
+        }
+        format!(
+            "{}, {}: {}, {}, {}",
+            count(self.files, "file", "files"),
+            count(self.tools, "tool", "tools"),
+            count(self.errors, "error", "errors"),
+            count(self.warnings, "warning", "warnings"),
+            count(self.infos, "info", "infos"),
+        )
+    }
+}
+
+/// One output format.
+pub trait Renderer {
+    /// Called once per linted document, in input order.
+    fn file(
+        &mut self,
+        out: &mut dyn Write,
+        file: &str,
+        source: Option<&[u8]>,
+        findings: &[Finding],
+    ) -> io::Result<()>;
+
+    /// Called once after the last document.
+    fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()>;
+}
+
+/// The renderer of `format`.
+pub fn renderer(format: Format, style: Style) -> Box<dyn Renderer> {
+    match format {
+        Format::Human => Box::new(human::Human::new(style)),
+        Format::Json => Box::new(json::Json::default()),
+        Format::Sarif => Box::new(sarif::Sarif::default()),
+        Format::Github => Box::new(github::Github),
+    }
+}

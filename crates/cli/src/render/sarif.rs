@@ -1,0 +1,233 @@
+//! `--format sarif`: SARIF 2.1.0 (OASIS), one run, the rules that fired as `tool.driver.rules`,
+//! physical locations with code-point regions, the tool name and JSON pointer as a logical
+//! location. GitHub code scanning reads it as is.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+use mcp_recovery_validator::{DefaultLevel, Severity, find_rule};
+use serde_json::{Map, Value, json};
+
+use super::{Finding, Renderer, Summary};
+
+/// Schema of the OASIS standard (errata 01), the document we validate against.
+const SARIF_SCHEMA: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+/// Keeps every finding; prints the log at the end.
+#[derive(Debug)]
+pub struct Sarif {
+    findings: Vec<Finding>,
+    cwd: Option<PathBuf>,
+}
+
+impl Default for Sarif {
+    fn default() -> Self {
+        Self {
+            findings: Vec::new(),
+            // Absolute inputs under the working directory become relative URIs, which code
+            // scanning resolves against the checkout.
+            cwd: std::env::current_dir().ok(),
+        }
+    }
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+/// Percent-encodes everything but unreserved characters and `/`.
+fn encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The artifact URI of a file as given: relative paths stay relative (with `/`), absolute ones
+/// under the working directory are made relative, other absolute ones become `file://` URIs;
+/// URLs of live servers are kept.
+fn artifact_uri(file: &str, cwd: Option<&Path>) -> String {
+    if file.starts_with("http://") || file.starts_with("https://") {
+        return file.to_owned();
+    }
+    let path = Path::new(file);
+    let path = match cwd.and_then(|cwd| path.strip_prefix(cwd).ok()) {
+        Some(relative) => relative,
+        None => path,
+    };
+    let absolute = path.is_absolute();
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            Component::ParentDir => Some("..".to_owned()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    let joined = encode_path(&parts.join("/"));
+    if absolute {
+        format!("file:///{joined}")
+    } else {
+        joined
+    }
+}
+
+/// The rule descriptor of `code`, from the catalog (or from the diagnostic, for a code the
+/// catalog does not list).
+fn rule_descriptor(finding: &Finding) -> Value {
+    let d = &finding.diagnostic;
+    let mut rule = Map::new();
+    rule.insert("id".into(), json!(d.code));
+    rule.insert("name".into(), json!(d.name));
+    let (summary, docs, configuration) = match find_rule(d.code) {
+        Some(info) => {
+            let configuration = match info.default {
+                DefaultLevel::On(severity) => json!({ "level": level(severity) }),
+                DefaultLevel::Off => json!({ "level": "warning", "enabled": false }),
+            };
+            (info.summary, Some(info.docs), configuration)
+        }
+        None => (d.name, None, json!({ "level": level(d.severity) })),
+    };
+    rule.insert("shortDescription".into(), json!({ "text": summary }));
+    if let Some(docs) = docs.filter(|docs| !docs.is_empty()) {
+        rule.insert("help".into(), json!({ "text": docs, "markdown": docs }));
+    }
+    rule.insert("helpUri".into(), json!(d.url));
+    rule.insert("defaultConfiguration".into(), configuration);
+    Value::Object(rule)
+}
+
+fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>) -> Value {
+    let d = &finding.diagnostic;
+    let mut text = d.message.clone();
+    if let Some(help) = &d.help {
+        text.push_str("\nhelp: ");
+        text.push_str(help);
+    }
+    let mut physical = Map::new();
+    physical.insert(
+        "artifactLocation".into(),
+        json!({ "uri": artifact_uri(&finding.file, cwd) }),
+    );
+    if let Some(r) = finding.region {
+        physical.insert(
+            "region".into(),
+            json!({
+                "startLine": r.start_line,
+                "startColumn": r.start_column,
+                "endLine": r.end_line,
+                "endColumn": r.end_column,
+            }),
+        );
+    }
+    let mut location = Map::new();
+    location.insert("physicalLocation".into(), Value::Object(physical));
+    if d.tool.is_some() || !d.pointer.is_empty() {
+        let mut logical = Map::new();
+        if let Some(tool) = &d.tool {
+            logical.insert("name".into(), json!(tool));
+        }
+        logical.insert("fullyQualifiedName".into(), json!(d.pointer));
+        logical.insert("kind".into(), json!("object"));
+        location.insert("logicalLocations".into(), json!([logical]));
+    }
+    json!({
+        "ruleId": d.code,
+        "ruleIndex": rule_index,
+        "level": level(d.severity),
+        "message": { "text": text },
+        "locations": [location],
+    })
+}
+
+impl Renderer for Sarif {
+    fn file(
+        &mut self,
+        _out: &mut dyn Write,
+        _file: &str,
+        _source: Option<&[u8]>,
+        findings: &[Finding],
+    ) -> io::Result<()> {
+        self.findings.extend_from_slice(findings);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
+        // The rules that fired, by code; `ruleIndex` points into this list.
+        let mut first_by_code: BTreeMap<&str, &Finding> = BTreeMap::new();
+        for finding in &self.findings {
+            first_by_code
+                .entry(finding.diagnostic.code)
+                .or_insert(finding);
+        }
+        let index: BTreeMap<&str, usize> = first_by_code
+            .keys()
+            .enumerate()
+            .map(|(i, code)| (*code, i))
+            .collect();
+        let rules: Vec<Value> = first_by_code.values().map(|f| rule_descriptor(f)).collect();
+        let cwd = self.cwd.as_deref();
+        let results: Vec<Value> = self
+            .findings
+            .iter()
+            .map(|f| result(f, index.get(f.diagnostic.code).copied().unwrap_or(0), cwd))
+            .collect();
+        let log = json!({
+            "$schema": SARIF_SCHEMA,
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {
+                    "driver": {
+                        "name": "mcp-recovery",
+                        "version": env!("CARGO_PKG_VERSION"),
+                        "semanticVersion": env!("CARGO_PKG_VERSION"),
+                        "informationUri": env!("CARGO_PKG_HOMEPAGE"),
+                        "rules": rules,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }]
+        });
+        serde_json::to_writer_pretty(&mut *out, &log)?;
+        writeln!(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris() {
+        let cwd = Path::new("/repo");
+        assert_eq!(
+            artifact_uri("fixtures/a b.json", Some(cwd)),
+            "fixtures/a%20b.json"
+        );
+        assert_eq!(artifact_uri("./x/y.json", Some(cwd)), "x/y.json");
+        assert_eq!(artifact_uri("/repo/x/y.json", Some(cwd)), "x/y.json");
+        assert_eq!(
+            artifact_uri("/elsewhere/y.json", Some(cwd)),
+            "file:///elsewhere/y.json"
+        );
+        assert_eq!(artifact_uri("../up.json", Some(cwd)), "../up.json");
+        assert_eq!(
+            artifact_uri("https://h.example/mcp", Some(cwd)),
+            "https://h.example/mcp"
+        );
+        assert_eq!(artifact_uri("a:b#c?.json", None), "a%3Ab%23c%3F.json");
+    }
+}
