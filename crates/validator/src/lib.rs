@@ -2,14 +2,40 @@
 //!
 //! One call turns the bytes of a document into [`Diagnostic`]s: parse (R001), shape (R002),
 //! schema (R003), then the semantic rules of the catalog ([`rules`]).
+//!
+//! ```
+//! use mcp_recovery_validator::{LintOptions, Linter};
+//!
+//! let linter = Linter::new(LintOptions::default()).unwrap();
+//! let report = linter.lint_source(br#"{"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}"#);
+//! assert_eq!(report.tools, 1);
+//! assert!(report.diagnostics.is_empty());
+//! ```
 
+mod codes;
 mod diagnostic;
+mod finding;
+mod load;
 pub mod resolve;
+mod rules;
+mod schema_stage;
+mod span;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::LazyLock;
 
 pub use diagnostic::{Diagnostic, Report, Severity, Span};
 use serde_json::Value;
+
+use crate::codes::Rule;
+use crate::finding::{Finding, Focus};
+use crate::rules::{Context, ToolRef};
+use crate::schema_stage::SchemaStage;
+use crate::span::{LineIndex, Place};
+
+/// Where the rule documentation is published; each rule has an anchor named after its code.
+pub const RULES_DOC_URL: &str =
+    "https://github.com/mcp-recovery/mcp-recovery/blob/main/spec/rules.md";
 
 /// A rule's level when nothing configures it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,31 +81,280 @@ pub struct UnknownRule(pub String);
 #[derive(Debug)]
 pub struct Linter {
     options: LintOptions,
+    /// Whether each rule runs, by [`Rule::index`].
+    enabled: Vec<bool>,
+    /// Configured severities, by [`Rule::index`].
+    overrides: Vec<Option<Severity>>,
+    schema: SchemaStage,
+}
+
+fn rules_named(entries: &[String]) -> Result<HashSet<Rule>, UnknownRule> {
+    entries
+        .iter()
+        .map(|entry| Rule::find(entry).ok_or_else(|| UnknownRule(entry.clone())))
+        .collect()
 }
 
 impl Linter {
     /// Checks the options and compiles the schema stage.
     pub fn new(options: LintOptions) -> Result<Self, UnknownRule> {
-        Ok(Self { options })
+        let select = rules_named(&options.select)?;
+        let ignore = rules_named(&options.ignore)?;
+        let mut overrides = vec![None; Rule::ALL.len()];
+        for (entry, severity) in &options.severity {
+            let rule = Rule::find(entry).ok_or_else(|| UnknownRule(entry.clone()))?;
+            overrides[rule.index()] = Some(*severity);
+        }
+        let enabled = Rule::ALL
+            .iter()
+            .map(|rule| {
+                let selected = if select.is_empty() {
+                    matches!(rule.def().default, DefaultLevel::On(_))
+                } else {
+                    select.contains(rule)
+                };
+                selected && !ignore.contains(rule)
+            })
+            .collect();
+        Ok(Self {
+            options,
+            enabled,
+            overrides,
+            schema: SchemaStage::new(),
+        })
+    }
+
+    /// The options this linter was built with.
+    pub fn options(&self) -> &LintOptions {
+        &self.options
     }
 
     /// Lints the bytes of a document (a `tools/list` JSON-RPC response, `{"tools": [...]}` or a
     /// bare array of tools). Diagnostics carry spans into `source`.
     pub fn lint_source(&self, source: &[u8]) -> Report {
-        let _ = (source, &self.options);
-        Report::default()
+        let (tools, findings) = match load::parse(source) {
+            Ok(document) => self.check(&document),
+            Err(finding) => (0, vec![*finding]),
+        };
+        self.finish(tools, findings, Some(source), true)
     }
 
     /// Lints an already-parsed document (from a live server); diagnostics have no spans.
     pub fn lint_value(&self, document: &Value) -> Report {
-        let _ = document;
-        Report::default()
+        let (tools, findings) = self.check(document);
+        // The compact text orders diagnostics as the document is written; its positions mean
+        // nothing to the caller, so they are not reported.
+        let text = if findings.is_empty() {
+            None
+        } else {
+            serde_json::to_vec(document).ok()
+        };
+        self.finish(tools, findings, text.as_deref(), false)
+    }
+
+    fn enabled(&self, rule: Rule) -> bool {
+        self.enabled[rule.index()]
+    }
+
+    /// Stages 2 to 4 on a parsed document: the tools count and the raw findings.
+    fn check(&self, document: &Value) -> (usize, Vec<Finding>) {
+        let array = match load::tools_of(document) {
+            Ok(array) => array,
+            Err(finding) => return (0, vec![*finding]),
+        };
+        let mut findings = Vec::new();
+        let schema_stage = self.enabled(Rule::SchemaViolation);
+        if let (true, Some(reason)) = (schema_stage, self.schema.unavailable()) {
+            findings.push(rules::schema_violation::schema_unavailable(
+                array.pointer.to_owned(),
+                reason,
+            ));
+        }
+        let mut tools = Vec::with_capacity(array.tools.len());
+        for (i, raw) in array.tools.iter().enumerate() {
+            let (tool, typed_error) = ToolRef::read(format!("{}/{i}", array.pointer), raw);
+            if schema_stage {
+                let mut reported = false;
+                for violation in self.schema.check(raw) {
+                    // A malformed binding is R104's, which points at the faulty character.
+                    if tool.typed.is_some() && is_binding_path(&violation.path) {
+                        continue;
+                    }
+                    reported = true;
+                    findings.push(rules::schema_violation::violation(
+                        tool.at(&violation.path),
+                        tool.name,
+                        violation.message,
+                    ));
+                }
+                if let (false, Some(error)) = (reported, &typed_error) {
+                    findings.push(rules::schema_violation::not_a_tool(
+                        tool.pointer.clone(),
+                        tool.name,
+                        error,
+                    ));
+                }
+            }
+            tools.push(tool);
+        }
+        let count = tools.len();
+        let context = Context::new(tools);
+        for (rule, check) in rules::CHECKS {
+            if self.enabled(*rule) {
+                check(&context, &mut findings);
+            }
+        }
+        (count, findings)
+    }
+
+    /// Applies configuration and positions, and orders the diagnostics.
+    fn finish(
+        &self,
+        tools: usize,
+        mut findings: Vec<Finding>,
+        text: Option<&[u8]>,
+        with_spans: bool,
+    ) -> Report {
+        findings.retain(|f| self.enabled(f.rule));
+        if findings.is_empty() {
+            return Report {
+                tools,
+                diagnostics: Vec::new(),
+            };
+        }
+        let places = text.map(|text| (locate_all(text, &findings), LineIndex::new(text)));
+        let mut located: Vec<(usize, Diagnostic)> = findings
+            .into_iter()
+            .map(|finding| {
+                let range = match (&places, text) {
+                    (Some((places, _)), Some(text)) => range_of(text, places, &finding),
+                    _ => None,
+                };
+                let span = match (&places, &range) {
+                    (Some((_, lines)), Some(range)) if with_spans => {
+                        Some(lines.span(range.clone()))
+                    }
+                    _ => None,
+                };
+                let order = range.map_or(usize::MAX, |r| r.start);
+                (order, self.diagnostic(finding, span))
+            })
+            .collect();
+        located.sort_by(|(a, x), (b, y)| {
+            (a, x.code, &x.pointer, &x.message).cmp(&(b, y.code, &y.pointer, &y.message))
+        });
+        let mut diagnostics: Vec<Diagnostic> = located.into_iter().map(|(_, d)| d).collect();
+        diagnostics.dedup();
+        Report { tools, diagnostics }
+    }
+
+    fn diagnostic(&self, finding: Finding, span: Option<Span>) -> Diagnostic {
+        let def = finding.rule.def();
+        let default = match def.default {
+            DefaultLevel::On(severity) => severity,
+            DefaultLevel::Off => Severity::Warning,
+        };
+        Diagnostic {
+            code: def.code,
+            name: def.name,
+            severity: self.overrides[finding.rule.index()]
+                .or(finding.severity)
+                .unwrap_or(default),
+            message: finding.message,
+            help: finding.help,
+            tool: finding.tool,
+            pointer: finding.pointer,
+            span,
+            url: finding.rule.url(),
+        }
     }
 }
 
+/// True for the pointer of one binding value inside either carrier, relative to its tool.
+fn is_binding_path(path: &str) -> bool {
+    use mcp_recovery_model::Carrier;
+    [Carrier::Sep3172, Carrier::Compensate]
+        .iter()
+        .any(|carrier| {
+            let prefix = format!("{}{}/", carrier.pointer(), carrier.bindings_pointer());
+            path.strip_prefix(&prefix)
+                .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+        })
+}
+
+/// The places of every finding's pointer and of its ancestors (the fallback for a pointer at
+/// something absent, such as a missing property).
+fn locate_all(text: &[u8], findings: &[Finding]) -> HashMap<String, Place> {
+    let mut wanted: HashSet<&str> = HashSet::new();
+    for finding in findings {
+        let mut pointer = finding.pointer.as_str();
+        loop {
+            wanted.insert(pointer);
+            match pointer.rfind('/') {
+                Some(cut) => pointer = &pointer[..cut],
+                None => break,
+            }
+        }
+    }
+    span::locate(text, &wanted)
+}
+
+fn range_of(
+    text: &[u8],
+    places: &HashMap<String, Place>,
+    finding: &Finding,
+) -> Option<std::ops::Range<usize>> {
+    if let Focus::Bytes { start, end } = finding.focus {
+        return Some(start..end);
+    }
+    if let Some(place) = places.get(&finding.pointer) {
+        return Some(match finding.focus {
+            Focus::Key => place.key.clone().unwrap_or_else(|| place.value.clone()),
+            Focus::InString(offset) if text.get(place.value.start) == Some(&b'"') => {
+                span::char_in_string(text, place.value.clone(), offset)
+                    .unwrap_or_else(|| place.value.clone())
+            }
+            _ => place.value.clone(),
+        });
+    }
+    let mut pointer = finding.pointer.as_str();
+    while let Some(cut) = pointer.rfind('/') {
+        pointer = &pointer[..cut];
+        if let Some(place) = places.get(pointer) {
+            return Some(place.value.clone());
+        }
+    }
+    None
+}
+
+static DOCS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    Rule::ALL
+        .iter()
+        .map(|rule| codes::dedent(rule.def().raw_docs))
+        .collect()
+});
+
+static RULES: LazyLock<Vec<RuleInfo>> = LazyLock::new(|| {
+    let docs: &'static [String] = &DOCS;
+    Rule::ALL
+        .iter()
+        .zip(docs)
+        .map(|(rule, docs)| {
+            let def = rule.def();
+            RuleInfo {
+                code: def.code,
+                name: def.name,
+                default: def.default,
+                summary: def.summary,
+                docs,
+            }
+        })
+        .collect()
+});
+
 /// The rule catalog, ordered by code.
 pub fn rules() -> &'static [RuleInfo] {
-    &[]
+    &RULES
 }
 
 /// Looks a rule up by code (`R101`, case-insensitive) or name (`dangling-operation-id`).
@@ -89,7 +364,69 @@ pub fn find_rule(code_or_name: &str) -> Option<&'static RuleInfo> {
         .find(|r| r.code.eq_ignore_ascii_case(code_or_name) || r.name == code_or_name)
 }
 
+impl DefaultLevel {
+    /// `error`, `warning`, `info`, or `off` for advisory rules.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::On(severity) => severity.as_str(),
+            Self::Off => "off",
+        }
+    }
+}
+
+impl RuleInfo {
+    /// The documentation URL of the rule (an anchor of `spec/rules.md`).
+    pub fn url(&self) -> String {
+        format!("{RULES_DOC_URL}#{}", self.code.to_ascii_lowercase())
+    }
+}
+
 /// `spec/rules.md`, generated from the rule docs.
 pub fn rules_markdown() -> String {
-    String::new()
+    let mut out = String::new();
+    out.push_str(
+        "<!-- Generated by `cargo xtask codegen` from the rule docs in crates/validator/src/rules/. Do not edit. -->\n\n",
+    );
+    out.push_str("# Rules\n\n");
+    out.push_str(
+        "Every diagnostic of `mcp-recovery lint` carries a stable code. Codes are never reused. \
+         Advisory rules are off unless selected (`--select`); severities can be overridden. \
+         `mcp-recovery explain <CODE>` prints the same text.\n\n",
+    );
+    out.push_str("| Code | Name | Default | Fires when |\n|---|---|---|---|\n");
+    for rule in rules() {
+        let default = match rule.default {
+            DefaultLevel::On(severity) => severity.as_str(),
+            DefaultLevel::Off => "off (advisory; warning when selected)",
+        };
+        out.push_str(&format!(
+            "| [{code}](#{anchor}) | `{name}` | {default} | {summary} |\n",
+            code = rule.code,
+            anchor = rule.code.to_ascii_lowercase(),
+            name = rule.name,
+            summary = rule.summary.replace('|', "\\|"),
+        ));
+    }
+    for rule in rules() {
+        out.push_str(&format!(
+            "\n<a id=\"{anchor}\"></a>\n\n## {code} `{name}`\n\nDefault: **{default}**. {summary}\n\n",
+            anchor = rule.code.to_ascii_lowercase(),
+            code = rule.code,
+            name = rule.name,
+            default = rule.default.as_str(),
+            summary = rule.summary,
+        ));
+        let mut fenced = false;
+        for line in rule.docs.lines() {
+            if line.starts_with("```") {
+                fenced = !fenced;
+            }
+            if !fenced && line.starts_with("## ") {
+                out.push('#');
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }

@@ -1,0 +1,87 @@
+//! Stage 1: bytes → JSON (R001) → the tools array (R002).
+
+use serde_json::Value;
+
+use crate::finding::Finding;
+use crate::rules::{invalid_json, not_a_tools_list};
+use crate::span::LineIndex;
+
+/// Parses strict JSON; a fault becomes an R001 finding placed at the offending byte.
+pub(crate) fn parse(source: &[u8]) -> Result<Value, Box<Finding>> {
+    let text = match std::str::from_utf8(source) {
+        Ok(text) => text,
+        Err(error) => {
+            let offset = error.valid_up_to();
+            let len = error.error_len().unwrap_or(source.len() - offset).max(1);
+            return Err(Box::new(invalid_json::not_utf8(
+                offset,
+                len,
+                source.get(offset).copied(),
+            )));
+        }
+    };
+    serde_json::from_str(text).map_err(|error| {
+        let lines = LineIndex::new(source);
+        // serde_json counts columns in bytes from 1; a column of 0 means "at the line break".
+        let offset = lines
+            .line_start(error.line())
+            .map_or(source.len(), |start| {
+                start + error.column().saturating_sub(1)
+            })
+            .min(source.len());
+        let mut start = offset;
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let end = text[start..]
+            .chars()
+            .next()
+            .map_or(start, |c| start + c.len_utf8());
+        Box::new(invalid_json::not_json(&error, start, end))
+    })
+}
+
+/// Where the tools are in an accepted document.
+#[derive(Debug)]
+pub(crate) struct ToolsArray<'a> {
+    /// Pointer of the array in the document.
+    pub pointer: &'static str,
+    /// The tool values, not yet checked.
+    pub tools: &'a [Value],
+}
+
+/// Finds the tools array of one of the accepted shapes, or explains why there is none (R002).
+pub(crate) fn tools_of(document: &Value) -> Result<ToolsArray<'_>, Box<Finding>> {
+    match document {
+        Value::Array(tools) => Ok(ToolsArray { pointer: "", tools }),
+        Value::Object(map) => {
+            if let Some(result) = map.get("result") {
+                return match result.get("tools") {
+                    Some(Value::Array(tools)) => Ok(ToolsArray {
+                        pointer: "/result/tools",
+                        tools,
+                    }),
+                    Some(other) => Err(Box::new(not_a_tools_list::tools_not_an_array(
+                        "/result/tools",
+                        other,
+                    ))),
+                    None => Err(Box::new(not_a_tools_list::result_without_tools(result))),
+                };
+            }
+            if let Some(error) = map.get("error") {
+                return Err(Box::new(not_a_tools_list::json_rpc_error(error)));
+            }
+            match map.get("tools") {
+                Some(Value::Array(tools)) => Ok(ToolsArray {
+                    pointer: "/tools",
+                    tools,
+                }),
+                Some(other) => Err(Box::new(not_a_tools_list::tools_not_an_array(
+                    "/tools", other,
+                ))),
+                None => Err(Box::new(not_a_tools_list::unknown_object(map))),
+            }
+        }
+        other => Err(Box::new(not_a_tools_list::not_a_container(other))),
+    }
+}

@@ -1,0 +1,115 @@
+use serde_json::{Map, Value};
+
+use crate::codes::{ERROR, Rule, declare_rule};
+use crate::finding::{Finding, excerpt, show};
+
+declare_rule! {
+    /// ## What it does
+    /// Reports a JSON document that is none of the accepted shapes of a tool list: a JSON-RPC
+    /// response whose `result.tools` is an array, an object `{"tools": [...]}`, or a bare array of
+    /// tools. A JSON-RPC error response is reported with its error message.
+    ///
+    /// ## Why is this bad?
+    /// The linter checks the tools a server lists. A document without a tools array has nothing to
+    /// check, which usually means the wrong file or the wrong request was captured.
+    ///
+    /// ## Example
+    /// ```json
+    /// {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    /// ```
+    ///
+    /// Use instead:
+    /// ```json
+    /// {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+    /// ```
+    code: "R002",
+    name: "not-a-tools-list",
+    default: ERROR,
+    summary: "top level is none of: JSON-RPC response with `result.tools`, `{ \"tools\": [...] }`, `[tool, ...]`; a JSON-RPC error response says so",
+}
+
+const HELP: &str =
+    "provide a `tools/list` JSON-RPC response, an object `{\"tools\": [...]}` or an array of tools";
+
+/// A JSON-RPC error response.
+pub(crate) fn json_rpc_error(error: &Value) -> Finding {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| show(error), |m| format!("'{}'", excerpt(m, 200)));
+    let code = error
+        .get("code")
+        .map_or_else(String::new, |c| format!(" (code {})", show(c)));
+    Finding::new(
+        Rule::NotAToolsList,
+        "/error",
+        format!("the document is a JSON-RPC error response, not a tools list: {message}{code}"),
+    )
+    .help("the server answered `tools/list` with an error; capture a successful response")
+}
+
+/// `tools` is present but not an array.
+pub(crate) fn tools_not_an_array(pointer: &str, found: &Value) -> Finding {
+    Finding::new(
+        Rule::NotAToolsList,
+        pointer,
+        format!(
+            "`tools` must be an array of tools, found {}",
+            mcp_recovery_model::json_type_name(found)
+        ),
+    )
+    .help(HELP)
+}
+
+/// A JSON-RPC `result` without `tools`.
+pub(crate) fn result_without_tools(result: &Value) -> Finding {
+    let found = match result {
+        Value::Object(map) => describe_keys(map),
+        other => mcp_recovery_model::json_type_name(other).to_owned(),
+    };
+    Finding::new(
+        Rule::NotAToolsList,
+        "/result",
+        format!("the JSON-RPC result has no `tools` array (found {found}); is it the response to another method?"),
+    )
+    .help(HELP)
+}
+
+/// An object without `tools`, `result` or `error`.
+pub(crate) fn unknown_object(map: &Map<String, Value>) -> Finding {
+    Finding::new(
+        Rule::NotAToolsList,
+        "",
+        format!(
+            "the object has no `tools` array and is not a JSON-RPC response (found {})",
+            describe_keys(map)
+        ),
+    )
+    .help(HELP)
+}
+
+/// A scalar top level.
+pub(crate) fn not_a_container(found: &Value) -> Finding {
+    Finding::new(
+        Rule::NotAToolsList,
+        "",
+        format!(
+            "the document is a JSON {}, not a tools list",
+            mcp_recovery_model::json_type_name(found)
+        ),
+    )
+    .help(HELP)
+}
+
+fn describe_keys(map: &Map<String, Value>) -> String {
+    if map.is_empty() {
+        return "an empty object".to_owned();
+    }
+    let keys: Vec<String> = map
+        .keys()
+        .take(5)
+        .map(|k| format!("`{}`", excerpt(k, 40)))
+        .collect();
+    let more = if map.len() > 5 { ", …" } else { "" };
+    format!("members {}{more}", keys.join(", "))
+}

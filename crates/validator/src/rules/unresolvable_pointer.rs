@@ -1,0 +1,66 @@
+use crate::codes::{ERROR, Rule, declare_rule};
+use crate::finding::Finding;
+use crate::resolve::{Knowledge, resolve};
+use crate::rules::{BodyRead, Context};
+
+declare_rule! {
+    /// ## What it does
+    /// Resolves the JSON Pointer of each `$response.body#/…` binding against the tool's
+    /// `outputSchema`, and of each `$request.body#/…` binding against its `inputSchema`, and
+    /// reports a pointer that selects nothing a valid document can contain: a property the schema
+    /// does not allow, a step into a string, an index into an object. `$ref`, `allOf`, `anyOf`,
+    /// `oneOf`, `items` and `prefixItems` are followed; what cannot be judged statically (a remote
+    /// `$ref`) is never reported.
+    ///
+    /// ## Why is this bad?
+    /// The binding can never be resolved, so the compensation is always unavailable: the tool
+    /// claims a rollback it cannot perform. This is usually a typo or a renamed field.
+    ///
+    /// ## Example
+    /// ```json
+    /// {"name": "charge_card",
+    ///  "outputSchema": {"type": "object", "properties": {"chargeId": {"type": "string"}},
+    ///                   "additionalProperties": false},
+    ///  "annotations": {"recovery": {"strategy": "compensation", "compensatingOperation": {
+    ///    "operationId": "refund_charge", "parameters": {"chargeId": "$response.body#/charge_id"}}}}}
+    /// ```
+    ///
+    /// Use instead: `"chargeId": "$response.body#/chargeId"`.
+    code: "R106",
+    name: "unresolvable-pointer",
+    default: ERROR,
+    summary: "the pointer selects nothing the source schema allows (`outputSchema` for `$response.body`, `inputSchema` for `$request.body`)",
+}
+
+pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    for read in ctx.body_reads() {
+        let Some(schema) = read.schema else { continue };
+        if resolve(schema, &read.pointer).exists == Knowledge::No {
+            out.push(unresolvable(&read));
+        }
+    }
+}
+
+fn unresolvable(read: &BodyRead<'_, '_>) -> Finding {
+    let parsed = read.binding.binding.as_ref().ok();
+    let focus = parsed.map_or(crate::finding::Focus::Value, |b| {
+        super::expression_focus(&read.binding.raw, b, read.expression)
+    });
+    Finding::new(
+        Rule::UnresolvablePointer,
+        read.binding_pointer(),
+        format!(
+            "`{}` selects nothing: the {} of '{}' allows no value at '{}'",
+            read.written(),
+            read.schema_name(),
+            read.site.typed.name,
+            read.pointer
+        ),
+    )
+    .tool(read.site.tool_name())
+    .focus(focus)
+    .help(format!(
+        "point at a property the {} declares",
+        read.schema_name()
+    ))
+}

@@ -1,0 +1,371 @@
+//! Source positions for JSON Pointers.
+//!
+//! `serde_json` keeps no positions, so a small scanner walks the text of a document the parser has
+//! already accepted and records the byte ranges of the values (and member names) at the pointers
+//! that diagnostics need. It is iterative, so nesting depth costs memory, never stack.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use mcp_recovery_model::escape_token;
+
+use crate::Span;
+
+/// Where one JSON value sits in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The member name, quotes included, when the value is an object member.
+    pub key: Option<Range<usize>>,
+    /// The value itself.
+    pub value: Range<usize>,
+}
+
+struct Frame {
+    is_object: bool,
+    /// Length of the pointer of this container.
+    base: usize,
+    next_index: usize,
+    /// Start and key of the container, when its place is wanted.
+    open: Option<(usize, Option<Range<usize>>)>,
+}
+
+enum State {
+    Value,
+    MemberOrEnd,
+    ElementOrEnd,
+    AfterValue,
+}
+
+/// Finds the places of the `wanted` pointers in `source` (valid JSON text).
+///
+/// Pointers that select nothing are absent from the result. Malformed input ends the scan early;
+/// it never panics.
+pub(crate) fn locate(source: &[u8], wanted: &HashSet<&str>) -> HashMap<String, Place> {
+    let mut found = HashMap::new();
+    if wanted.is_empty() {
+        return found;
+    }
+    let mut path = String::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut key: Option<Range<usize>> = None;
+    let mut state = State::Value;
+    let mut pos = 0;
+    loop {
+        pos = skip_blank(source, pos);
+        let Some(&byte) = source.get(pos) else { break };
+        match state {
+            State::Value => {
+                let start = pos;
+                let member_key = key.take();
+                let record = wanted.contains(path.as_str());
+                match byte {
+                    b'{' | b'[' => {
+                        let is_object = byte == b'{';
+                        stack.push(Frame {
+                            is_object,
+                            base: path.len(),
+                            next_index: 0,
+                            open: record.then_some((start, member_key)),
+                        });
+                        pos += 1;
+                        state = if is_object {
+                            State::MemberOrEnd
+                        } else {
+                            State::ElementOrEnd
+                        };
+                    }
+                    _ => {
+                        pos = if byte == b'"' {
+                            string_end(source, pos)
+                        } else {
+                            scalar_end(source, pos)
+                        };
+                        if record {
+                            found.insert(
+                                path.clone(),
+                                Place {
+                                    key: member_key,
+                                    value: start..pos,
+                                },
+                            );
+                        }
+                        state = State::AfterValue;
+                    }
+                }
+            }
+            State::MemberOrEnd | State::ElementOrEnd | State::AfterValue
+                if matches!(byte, b'}' | b']') =>
+            {
+                let Some(frame) = stack.pop() else { break };
+                pos += 1;
+                path.truncate(frame.base);
+                if let Some((start, member_key)) = frame.open {
+                    found.insert(
+                        path.clone(),
+                        Place {
+                            key: member_key,
+                            value: start..pos,
+                        },
+                    );
+                }
+                state = State::AfterValue;
+            }
+            State::MemberOrEnd => {
+                let Some(frame) = stack.last() else { break };
+                if byte != b'"' {
+                    break;
+                }
+                let key_start = pos;
+                pos = string_end(source, pos);
+                path.truncate(frame.base);
+                path.push('/');
+                path.push_str(&escape_token(&decode_string(&source[key_start..pos])));
+                key = Some(key_start..pos);
+                pos = skip_blank(source, pos);
+                if source.get(pos) != Some(&b':') {
+                    break;
+                }
+                pos += 1;
+                state = State::Value;
+            }
+            State::ElementOrEnd => {
+                let Some(frame) = stack.last_mut() else { break };
+                path.truncate(frame.base);
+                path.push('/');
+                path.push_str(&frame.next_index.to_string());
+                frame.next_index += 1;
+                state = State::Value;
+            }
+            State::AfterValue => {
+                let Some(frame) = stack.last() else { break };
+                if byte != b',' {
+                    break;
+                }
+                pos += 1;
+                state = if frame.is_object {
+                    State::MemberOrEnd
+                } else {
+                    State::ElementOrEnd
+                };
+            }
+        }
+    }
+    found
+}
+
+fn skip_blank(source: &[u8], mut pos: usize) -> usize {
+    while matches!(source.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// One past the closing quote of the string starting at `start`.
+fn string_end(source: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while let Some(&b) = source.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    source.len()
+}
+
+fn scalar_end(source: &[u8], start: usize) -> usize {
+    let mut i = start;
+    while let Some(&b) = source.get(i) {
+        if matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
+        i += 1;
+    }
+    // Never stand still on a stray byte: the scan must always advance.
+    i.max(start + 1).min(source.len())
+}
+
+/// The text of a JSON string literal (quotes included).
+fn decode_string(literal: &[u8]) -> String {
+    if !literal.contains(&b'\\') {
+        let inner = literal
+            .get(1..literal.len().saturating_sub(1))
+            .unwrap_or_default();
+        return String::from_utf8_lossy(inner).into_owned();
+    }
+    serde_json::from_slice::<String>(literal)
+        .unwrap_or_else(|_| String::from_utf8_lossy(literal).into_owned())
+}
+
+/// The source range of the character at byte `offset` of the decoded string whose literal
+/// (quotes included) occupies `literal` in `source`. The end of the string maps to the closing
+/// quote.
+pub(crate) fn char_in_string(
+    source: &[u8],
+    literal: Range<usize>,
+    offset: usize,
+) -> Option<Range<usize>> {
+    let bytes = source.get(literal.clone())?;
+    let mut raw = 1;
+    let mut decoded = 0;
+    while raw + 1 < bytes.len() {
+        let (raw_len, decoded_len) = if bytes[raw] == b'\\' {
+            escape_lengths(&bytes[raw..])
+        } else {
+            let len = utf8_len(bytes[raw]);
+            (len, len)
+        };
+        if decoded >= offset {
+            let start = literal.start + raw;
+            return Some(start..(start + raw_len).min(literal.end));
+        }
+        raw += raw_len;
+        decoded += decoded_len;
+    }
+    let quote = literal.end.checked_sub(1)?;
+    Some(quote..literal.end)
+}
+
+/// Raw and decoded byte lengths of the escape sequence at the start of `bytes`.
+fn escape_lengths(bytes: &[u8]) -> (usize, usize) {
+    if bytes.get(1) != Some(&b'u') {
+        return (2, 1);
+    }
+    let unit = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    match unit(2) {
+        Some(0xD800..=0xDBFF) => {
+            let paired = bytes.get(6..8) == Some(b"\\u")
+                && unit(8).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
+            if paired { (12, 4) } else { (6, 3) }
+        }
+        Some(code) => (6, char::from_u32(code).map_or(3, char::len_utf8)),
+        None => (2, 1),
+    }
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// Line starts of a text, for byte offset → line and column.
+pub(crate) struct LineIndex<'a> {
+    source: &'a [u8],
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub(crate) fn new(source: &'a [u8]) -> Self {
+        let starts = std::iter::once(0)
+            .chain(
+                source
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        Self { source, starts }
+    }
+
+    /// The byte offset of the start of 1-based `line`, when it exists.
+    pub(crate) fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.checked_sub(1)?).copied()
+    }
+
+    /// A span for a byte range; columns count Unicode code points.
+    pub(crate) fn span(&self, range: Range<usize>) -> Span {
+        let start = range.start.min(self.source.len());
+        let line = self.starts.partition_point(|s| *s <= start);
+        let line_start = self
+            .starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let prefix = &self.source[line_start..start];
+        // Counting lead bytes counts code points, and stays correct on a non-UTF-8 prefix.
+        let column = prefix.iter().filter(|b| (**b & 0xC0) != 0x80).count() + 1;
+        Span {
+            start,
+            end: range.end.clamp(start, self.source.len()),
+            line: line.max(1),
+            column,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(text: &str, wanted: &[&str]) -> HashMap<String, Place> {
+        locate(text.as_bytes(), &wanted.iter().copied().collect())
+    }
+
+    #[test]
+    fn finds_values_and_keys() {
+        let text = r#"{"a": [1, {"b~c/d": "x"}], "e": {}, "f": true}"#;
+        let found = places(
+            text,
+            &["", "/a", "/a/0", "/a/1/b~0c~1d", "/e", "/f", "/zzz"],
+        );
+        let slice = |r: &Range<usize>| &text[r.clone()];
+        assert_eq!(slice(&found[""].value), text);
+        assert_eq!(slice(&found["/a"].value), r#"[1, {"b~c/d": "x"}]"#);
+        assert_eq!(slice(found["/a"].key.as_ref().unwrap()), r#""a""#);
+        assert_eq!(slice(&found["/a/0"].value), "1");
+        assert_eq!(found["/a/0"].key, None);
+        assert_eq!(slice(&found["/a/1/b~0c~1d"].value), r#""x""#);
+        assert_eq!(slice(&found["/e"].value), "{}");
+        assert_eq!(slice(&found["/f"].value), "true");
+        assert!(!found.contains_key("/zzz"));
+    }
+
+    #[test]
+    fn escaped_keys_are_decoded() {
+        let text = r#"{"\u00e9\n": 1}"#;
+        let found = places(text, &["/é\n"]);
+        assert_eq!(&text[found["/é\n"].value.clone()], "1");
+    }
+
+    #[test]
+    fn garbage_never_loops() {
+        for text in ["", "{", "[1,", r#"{"a""#, "}}}", "@@@", r#"{"a":}"#, "[,]"] {
+            let _ = places(text, &["", "/a", "/0"]);
+        }
+    }
+
+    #[test]
+    fn characters_inside_strings() {
+        let text = r#"["a\"bé\u00e9\ud83d\ude00z"]"#;
+        let literal = 1..text.len() - 1;
+        let at = |offset| &text[char_in_string(text.as_bytes(), literal.clone(), offset).unwrap()];
+        assert_eq!(at(0), "a");
+        assert_eq!(at(1), "\\\"");
+        assert_eq!(at(2), "b");
+        assert_eq!(at(3), "é");
+        assert_eq!(at(5), "\\u00e9");
+        assert_eq!(at(7), "\\ud83d\\ude00");
+        assert_eq!(at(11), "z");
+        assert_eq!(at(12), "\"");
+    }
+
+    #[test]
+    fn columns_count_code_points() {
+        let text = "{\n  \"é\": 1 }";
+        let index = LineIndex::new(text.as_bytes());
+        let offset = text.find('1').unwrap();
+        let span = index.span(offset..offset + 1);
+        assert_eq!((span.line, span.column), (2, 8));
+        assert_eq!(index.line_start(2), Some(2));
+    }
+}
