@@ -1,2 +1,53 @@
 //! Project automation: `cargo xtask <task>`.
-fn main() {}
+//!
+//! Each task lives in its own module; this file only dispatches.
+
+mod codegen;
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  codegen [--check]   write every generated file (--check: fail when one is stale)
+  check-shared        cross-check schemas and model against ../shared/data (real captures,
+                      official MCP schema and examples)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let root = repo_root();
+    let result = match args.as_slice() {
+        ["codegen"] => codegen::generate(&root, false),
+        ["codegen", "--check"] => codegen::generate(&root, true),
+        ["check-shared"] => shared::check(&root),
+        [] | ["help" | "--help" | "-h"] => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => Err(format!("unknown arguments: {}\n\n{USAGE}", args.join(" "))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root: the parent of this crate's directory.
+pub fn repo_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
+}
+
+/// Reads and parses a JSON file, naming the file in the error.
+pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
+}

@@ -19,6 +19,10 @@ use serde_json::{Map, Value};
 /// Base URI of the published schema documents; each document's `$id` is this plus its file name.
 pub const SCHEMA_BASE_URI: &str = "https://mcp-recovery.github.io/mcp-recovery/schema/";
 
+/// The `$comment` of every document: it is generated, so edits belong in the model.
+pub const GENERATED_COMMENT: &str =
+    "Generated from the mcp-recovery-model types by `cargo xtask codegen`; do not edit.";
+
 /// File name of the SEP-3172 `recovery` object schema.
 pub const RECOVERY_SCHEMA: &str = "recovery.schema.json";
 /// File name of the `dev.chronomcp/compensate` object schema.
@@ -108,11 +112,14 @@ fn generator() -> SchemaGenerator {
 /// Puts the identifying keywords first and `$defs` last, so the documents read top-down.
 fn finish(schema: Map<String, Value>, file: &str, title: Option<&str>) -> Value {
     let mut out = Map::new();
-    let head = ["$schema", "$id", "title", "description"];
+    let head = ["$schema", "$id", "$comment", "title", "description"];
     for key in head {
         let value = match key {
             "$id" => Some(Value::String(format!("{SCHEMA_BASE_URI}{file}"))),
-            "title" => title.map(|t| Value::String(t.to_owned())).or_else(|| schema.get(key).cloned()),
+            "$comment" => Some(Value::String(GENERATED_COMMENT.to_owned())),
+            "title" => title
+                .map(|t| Value::String(t.to_owned()))
+                .or_else(|| schema.get(key).cloned()),
             _ => schema.get(key).cloned(),
         };
         if let Some(value) = value {
@@ -180,7 +187,11 @@ pub fn sep_defs() -> Value {
         ),
     );
     document.insert("$defs".to_owned(), Value::Object(defs));
-    finish(document, SEP_DEFS, Some("SEP-3172 tool recovery definitions"))
+    finish(
+        document,
+        SEP_DEFS,
+        Some("SEP-3172 tool recovery definitions"),
+    )
 }
 
 /// Every generated schema document, by file name.

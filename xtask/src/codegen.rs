@@ -1,0 +1,154 @@
+//! `cargo xtask codegen [--check]`: every file generated from code, in one table.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Produces the complete content of one generated file.
+type Generator = fn() -> String;
+
+/// Every generated file: its path relative to the repository root, and its generator.
+pub const GENERATED: &[(&str, Generator)] = &[
+    ("spec/schema/recovery.schema.json", || {
+        json(mcp_recovery_schema::recovery_schema())
+    }),
+    ("spec/schema/compensate.schema.json", || {
+        json(mcp_recovery_schema::compensate_schema())
+    }),
+    ("spec/schema/tool.schema.json", || {
+        json(mcp_recovery_schema::tool_schema())
+    }),
+    ("spec/schema/tools-list.schema.json", || {
+        json(mcp_recovery_schema::tools_list_schema())
+    }),
+    ("spec/schema/sep-3172.defs.json", || {
+        json(mcp_recovery_schema::sep_defs())
+    }),
+    ("spec/rules.md", mcp_recovery_validator::rules_markdown),
+];
+
+/// Directories whose every file must come from [`GENERATED`]; anything else there is stale.
+const GENERATED_DIRS: &[&str] = &["spec/schema"];
+
+/// Pretty-printed JSON with a trailing newline, as committed.
+fn json(value: Value) -> String {
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Writes every generated file under `root`, or with `check` only reports the stale ones.
+pub fn generate(root: &Path, check: bool) -> Result<(), String> {
+    let mut stale = Vec::new();
+    for (relative, generator) in GENERATED {
+        let path = root.join(relative);
+        let content = generator();
+        if std::fs::read_to_string(&path).is_ok_and(|current| current == content) {
+            continue;
+        }
+        if check {
+            stale.push((*relative).to_owned());
+            continue;
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, content)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {relative}");
+    }
+    let strays = strays(root)?;
+    if !stale.is_empty() || !strays.is_empty() {
+        let mut message = String::from("generated files are out of date:");
+        for path in &stale {
+            message.push_str(&format!("\n  {path}"));
+        }
+        for path in &strays {
+            message.push_str(&format!(
+                "\n  {path} (not produced by any generator; delete it)"
+            ));
+        }
+        if !stale.is_empty() {
+            message.push_str("\nrun `cargo xtask codegen`");
+        }
+        return Err(message);
+    }
+    Ok(())
+}
+
+/// Files inside [`GENERATED_DIRS`] that no generator produces.
+fn strays(root: &Path) -> Result<Vec<String>, String> {
+    let mut found = Vec::new();
+    for dir in GENERATED_DIRS {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("cannot list {dir}: {e}"))?;
+            let relative = format!("{dir}/{}", entry.file_name().to_string_lossy());
+            if !GENERATED.iter().any(|(path, _)| *path == relative) {
+                found.push(relative);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo test` fails when a committed generated file differs from what the code produces.
+    #[test]
+    fn generated_files_are_fresh() {
+        if let Err(message) = generate(&crate::repo_root(), true) {
+            panic!("{message}");
+        }
+    }
+
+    #[test]
+    fn every_schema_document_is_generated() {
+        for (name, value) in mcp_recovery_schema::schemas() {
+            let path = format!("spec/schema/{name}");
+            let generator = GENERATED.iter().find(|(p, _)| *p == path);
+            let Some((_, generator)) = generator else {
+                panic!("{path} is missing from the codegen table");
+            };
+            assert_eq!(generator(), json(value), "{path}");
+        }
+    }
+
+    #[test]
+    fn check_mode_reports_stale_and_stray_files_without_writing() {
+        let dir = std::env::temp_dir().join(format!("xtask-codegen-{}", std::process::id()));
+        let schema_dir = dir.join("spec/schema");
+        std::fs::create_dir_all(&schema_dir).unwrap();
+        std::fs::write(schema_dir.join("tool.schema.json"), "{}\n").unwrap();
+        std::fs::write(schema_dir.join("old.schema.json"), "{}\n").unwrap();
+        let message = generate(&dir, true).unwrap_err();
+        assert!(
+            message.contains("spec/schema/tool.schema.json"),
+            "{message}"
+        );
+        assert!(
+            message.contains("spec/schema/recovery.schema.json"),
+            "{message}"
+        );
+        assert!(
+            message.contains("old.schema.json (not produced"),
+            "{message}"
+        );
+        assert!(message.contains("run `cargo xtask codegen`"), "{message}");
+        assert_eq!(
+            std::fs::read_to_string(schema_dir.join("tool.schema.json")).unwrap(),
+            "{}\n"
+        );
+
+        std::fs::remove_file(schema_dir.join("old.schema.json")).unwrap();
+        generate(&dir, false).unwrap();
+        generate(&dir, true).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

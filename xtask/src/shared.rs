@@ -1,0 +1,247 @@
+//! `cargo xtask check-shared`: checks against real data that lives beside the repository.
+//!
+//! `../shared/data` exists beside CI, never in the repository nor on a user's machine, so these
+//! checks are not `#[test]`s; they fail loudly when the folder is missing rather than pass silently.
+
+use std::path::{Path, PathBuf};
+
+use jsonschema::Validator;
+use mcp_recovery_model::{Tool, ToolsList};
+use serde_json::{Value, json};
+
+use crate::read_json;
+
+/// The official MCP schema revision the drop-in definitions are merged into.
+const MCP_SCHEMA: &str = "mcp-schema/2026-07-28.schema.json";
+/// Official examples, one folder per `$defs` name.
+const MCP_EXAMPLES: &str = "mcp-schema/examples-2026-07-28";
+
+/// Runs every shared-data check and reports all failures together.
+pub fn check(root: &Path) -> Result<(), String> {
+    let data = root.join("../shared/data");
+    if !data.is_dir() {
+        return Err(format!(
+            "shared data not found at {}: these checks need ../shared/data beside the repository",
+            data.display()
+        ));
+    }
+    let mut failures = Vec::new();
+    let tool_schema = read_json(&root.join("spec/schema/tool.schema.json"))?;
+    let tool_validator = compile(&tool_schema, "spec/schema/tool.schema.json")?;
+
+    let mut tools = Vec::new();
+    for dir in ["real-servers", "peers"] {
+        for path in json_files(&data.join(dir))? {
+            let document = read_json(&path)?;
+            let Some(list) = tools_of(&document) else {
+                failures.push(format!("{}: no tools array found", path.display()));
+                continue;
+            };
+            tools.extend(list.iter().map(|tool| (path.clone(), tool.clone())));
+            if let Some(result) = document.get("result") {
+                round_trip::<ToolsList>(&path, "the tools/list result", result, &mut failures);
+            }
+        }
+    }
+    let official_tools = json_files(&data.join(MCP_EXAMPLES).join("Tool"))?;
+    for path in &official_tools {
+        tools.push((path.clone(), read_json(path)?));
+    }
+    if tools.is_empty() {
+        return Err(format!("no tools found under {}", data.display()));
+    }
+    for (path, tool) in &tools {
+        let name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("<unnamed>");
+        for error in tool_validator.iter_errors(tool) {
+            failures.push(format!(
+                "{} tool {name}: tool.schema.json rejects it at {}: {error}",
+                path.display(),
+                error.instance_path()
+            ));
+        }
+        round_trip::<Tool>(path, &format!("tool {name}"), tool, &mut failures);
+    }
+    println!(
+        "{} tools validate against tool.schema.json and round-trip",
+        tools.len()
+    );
+
+    let examples = merged_schema_accepts_official_examples(root, &data, &mut failures)?;
+    println!(
+        "{examples} official examples validate against the MCP schema with sep-3172.defs.json merged"
+    );
+
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} shared-data checks failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        ))
+    }
+}
+
+/// Merges the drop-in `$defs` into the official schema and validates every official example
+/// against the definition its folder names; returns how many examples were checked.
+fn merged_schema_accepts_official_examples(
+    root: &Path,
+    data: &Path,
+    failures: &mut Vec<String>,
+) -> Result<usize, String> {
+    let mut merged = read_json(&data.join(MCP_SCHEMA))?;
+    let drop_in = read_json(&root.join("spec/schema/sep-3172.defs.json"))?;
+    let (Some(defs), Some(new_defs)) = (
+        merged.get_mut("$defs").and_then(Value::as_object_mut),
+        drop_in.get("$defs").and_then(Value::as_object),
+    ) else {
+        return Err("both the MCP schema and sep-3172.defs.json must have $defs".to_owned());
+    };
+    if !defs.contains_key("ToolAnnotations") {
+        return Err("the MCP schema has no ToolAnnotations definition to extend".to_owned());
+    }
+    for (name, definition) in new_defs {
+        defs.insert(name.clone(), definition.clone());
+    }
+
+    let mut checked = 0;
+    let examples = data.join(MCP_EXAMPLES);
+    let mut folders = std::fs::read_dir(&examples)
+        .map_err(|e| format!("cannot list {}: {e}", examples.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect::<Vec<_>>();
+    folders.sort();
+    for folder in folders {
+        let definition = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let validator = definition_validator(&merged, &definition)?;
+        for path in json_files(&folder)? {
+            let example = read_json(&path)?;
+            for error in validator.iter_errors(&example) {
+                failures.push(format!(
+                    "{}: the merged schema's {definition} rejects it at {}: {error}",
+                    path.display(),
+                    error.instance_path()
+                ));
+            }
+            checked += 1;
+        }
+    }
+    if checked == 0 {
+        return Err(format!(
+            "no official examples found under {}",
+            examples.display()
+        ));
+    }
+
+    // The merge must be in force: the extended ToolAnnotations rejects a malformed recovery.
+    let tool = definition_validator(&merged, "Tool")?;
+    let bad = json!({
+        "name": "charge",
+        "inputSchema": {"type": "object"},
+        "annotations": {"recovery": {"strategy": 1, "compensatingOperation": {"operationId": "refund", "parameters": {}}}}
+    });
+    if tool.is_valid(&bad) {
+        failures
+            .push("the merged MCP schema accepts a recovery whose strategy is a number".to_owned());
+    }
+    Ok(checked)
+}
+
+/// A validator for one `$defs` entry of `schema`.
+fn definition_validator(schema: &Value, definition: &str) -> Result<Validator, String> {
+    if schema.pointer(&format!("/$defs/{definition}")).is_none() {
+        return Err(format!(
+            "the MCP schema has no $defs/{definition} (an examples folder names it)"
+        ));
+    }
+    // Only the definitions: the document's own root keywords must not apply.
+    let rooted = json!({
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "$ref": format!("#/$defs/{definition}"),
+    });
+    compile(&rooted, &format!("$defs/{definition}"))
+}
+
+fn compile(schema: &Value, what: &str) -> Result<Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| format!("{what} does not compile: {e}"))
+}
+
+/// Deserializes `value` into `T` and serializes it back; any difference is a failure.
+fn round_trip<T>(path: &Path, what: &str, value: &Value, failures: &mut Vec<String>)
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let back = serde_json::from_value::<T>(value.clone())
+        .map_err(|e| e.to_string())
+        .and_then(|typed| serde_json::to_value(typed).map_err(|e| e.to_string()));
+    match back {
+        Ok(back) if back == *value => {}
+        Ok(_) => failures.push(format!(
+            "{} {what}: the model does not round-trip it losslessly",
+            path.display()
+        )),
+        Err(e) => failures.push(format!(
+            "{} {what}: the model cannot read it: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// The tools of a JSON-RPC `tools/list` response, a `{ "tools": [...] }` object, or an array.
+fn tools_of(document: &Value) -> Option<&Vec<Value>> {
+    document
+        .pointer("/result/tools")
+        .or_else(|| document.get("tools"))
+        .unwrap_or(document)
+        .as_array()
+}
+
+/// The `*.json` files of a directory, sorted; a missing directory is an error.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("no JSON files in {}", dir.display()));
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without the shared folder the checks fail with a message, never pass silently.
+    #[test]
+    fn missing_shared_data_fails_loudly() {
+        let root = std::env::temp_dir().join(format!("xtask-shared-{}/repo", std::process::id()));
+        let message = check(&root).unwrap_err();
+        assert!(message.contains("shared data not found"), "{message}");
+    }
+
+    #[test]
+    fn tools_are_found_in_every_accepted_shape() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+        for document in [
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [tool]}}),
+            json!({"tools": [tool]}),
+            json!([tool]),
+        ] {
+            assert_eq!(tools_of(&document).map(Vec::len), Some(1), "{document}");
+        }
+        assert!(tools_of(&json!({"result": {}})).is_none());
+    }
+}
