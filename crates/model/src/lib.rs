@@ -31,6 +31,7 @@
 //! ```
 
 mod binding;
+mod convert;
 mod expression;
 mod jsonpath;
 mod pointer;
@@ -38,6 +39,10 @@ mod recovery;
 mod tool;
 
 pub use binding::{Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern};
+pub use convert::{
+    Conversion, ConversionNote, ConvertError, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
+    convert_tool,
+};
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use pointer::{JsonPointer, PointerError, array_index, escape_token};

@@ -1,0 +1,958 @@
+//! Moving recovery metadata from one carrier to the other.
+//!
+//! The conversion works on the raw JSON, so every field it does not touch — unknown fields, other
+//! annotations, other `_meta` entries, member order — comes out as it went in.
+//!
+//! # Rules
+//!
+//! * **Move.** When the source declaration is fully expressible in the target carrier, the target
+//!   is written and the source carrier removed (an `annotations` or `_meta` object left empty by
+//!   the removal is removed too). The document then says the same thing once.
+//! * **Nothing is dropped silently.** When the core of a declaration (strategy, reversibility,
+//!   a binding) cannot be expressed, nothing is written and the source stays as it is; a note
+//!   of kind [`NoteKind::NotConverted`] names the tool and the JSON Pointer of the culprit.
+//!   Writing the expressible part would create a partial compensation.
+//! * **Extras stay with their carrier.** When the core converts but some fields have no
+//!   counterpart (`timeoutMs`, `maxRetries`, `sideEffectScope`, `notes`, unknown fields), the
+//!   target is written *and* the source is kept beside it (both carriers then agree), with a
+//!   [`NoteKind::KeptInSource`] note per such field.
+//! * **An existing target is never overwritten.** If it agrees with the source, the source is
+//!   removed (when nothing would be lost); if it disagrees, nothing changes and a note says so.
+//!
+//! Bindings are written in canonical form: `$.input.a.b` (brackets only for names that need them)
+//! and `$request.body#/a/b`; the whole structured result is `$.output.structuredContent` and
+//! `$response.body`.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::binding::Binding;
+use crate::expression::{BodySide, RuntimeExpression, Source};
+use crate::jsonpath::JsonPath;
+use crate::pointer::escape_token;
+use crate::recovery::{
+    COMPENSATION_STRATEGY, Carrier, Compensate, DeclaredRecovery, Recovery, Reversibility,
+};
+use crate::tool::COMPENSATE_META_KEY;
+
+/// One converted tool and what could not be carried over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversion {
+    /// The tool after conversion.
+    pub tool: Value,
+    /// What was not converted or not carried over, in document order.
+    pub notes: Vec<ConversionNote>,
+}
+
+/// One converted `tools/list` document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentConversion {
+    /// The document after conversion, in its original shape.
+    pub document: Value,
+    /// Notes of every tool; pointers are into the document.
+    pub notes: Vec<ConversionNote>,
+}
+
+/// What happened to a piece of metadata that has no counterpart in the target carrier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoteKind {
+    /// The declaration was not converted; the tool is unchanged.
+    NotConverted,
+    /// The declaration was converted, but this field has no counterpart, so the source carrier is
+    /// kept beside the new one.
+    KeptInSource,
+}
+
+/// Something the conversion could not express.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConversionNote {
+    /// The tool's `name`, when it has one.
+    pub tool: Option<String>,
+    /// RFC 6901 pointer to the field, into the converted input.
+    pub pointer: String,
+    /// Whether the tool was converted at all.
+    pub kind: NoteKind,
+    /// What has no counterpart, and why.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConversionNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tool = self.tool.as_deref().unwrap_or("<unnamed tool>");
+        write!(f, "{tool}: {}: {}", self.pointer, self.message)
+    }
+}
+
+/// A document that is not a `tools/list` in any accepted shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// A JSON-RPC error response.
+    #[error("the document is a JSON-RPC error response, not a tools/list result")]
+    JsonRpcError,
+    /// None of the three shapes.
+    #[error(
+        "not a tools/list document: expected a JSON-RPC response with result.tools, an object with \"tools\", or an array of tools"
+    )]
+    NotAToolsList,
+}
+
+/// The carrier's command-line name was not `sep3172` or `compensate`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown carrier '{0}' (expected 'sep3172' or 'compensate')")]
+pub struct UnknownCarrier(pub String);
+
+impl Carrier {
+    /// The command-line name: `sep3172` or `compensate`.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Self::Sep3172 => "sep3172",
+            Self::Compensate => "compensate",
+        }
+    }
+}
+
+impl std::str::FromStr for Carrier {
+    type Err = UnknownCarrier;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "sep3172" => Ok(Self::Sep3172),
+            "compensate" => Ok(Self::Compensate),
+            other => Err(UnknownCarrier(other.to_owned())),
+        }
+    }
+}
+
+/// Converts every tool of a `tools/list` document (JSON-RPC response, `{"tools": [...]}` or a
+/// bare array), keeping the document's shape and everything else in it.
+pub fn convert_document(document: &Value, to: Carrier) -> Result<DocumentConversion, ConvertError> {
+    let base = match document {
+        Value::Array(_) => "",
+        Value::Object(object) if object.contains_key("jsonrpc") && object.contains_key("error") => {
+            return Err(ConvertError::JsonRpcError);
+        }
+        Value::Object(object)
+            if object.contains_key("jsonrpc") && object.contains_key("result") =>
+        {
+            "/result/tools"
+        }
+        Value::Object(_) => "/tools",
+        _ => return Err(ConvertError::NotAToolsList),
+    };
+    let mut converted = document.clone();
+    let Some(Value::Array(tools)) = converted.pointer_mut(base) else {
+        return Err(ConvertError::NotAToolsList);
+    };
+    let mut notes = Vec::new();
+    for (index, tool) in tools.iter_mut().enumerate() {
+        let conversion = convert_tool(tool, to);
+        *tool = conversion.tool;
+        notes.extend(conversion.notes.into_iter().map(|mut note| {
+            note.pointer = format!("{base}/{index}{}", note.pointer);
+            note
+        }));
+    }
+    Ok(DocumentConversion {
+        document: converted,
+        notes,
+    })
+}
+
+/// Converts one tool's recovery metadata to the `to` carrier (see the module docs for the rules).
+pub fn convert_tool(tool: &Value, to: Carrier) -> Conversion {
+    let mut converter = Converter {
+        name: tool.get("name").and_then(Value::as_str).map(str::to_owned),
+        notes: Vec::new(),
+    };
+    let converted = match tool {
+        Value::Object(object) => {
+            let mut object = object.clone();
+            let done = match to {
+                Carrier::Compensate => converter.sep_to_compensate(&mut object),
+                Carrier::Sep3172 => converter.compensate_to_sep(&mut object),
+            };
+            if done {
+                Value::Object(object)
+            } else {
+                tool.clone()
+            }
+        }
+        other => other.clone(),
+    };
+    Conversion {
+        tool: converted,
+        notes: converter.notes,
+    }
+}
+
+/// The target declaration, built from a source that converts.
+struct Translated {
+    /// The value to store in the target carrier.
+    value: Value,
+    /// The source in normalized form, to compare with an existing target.
+    declared: DeclaredRecovery,
+    /// True when the target says everything the source said.
+    lossless: bool,
+}
+
+struct Converter {
+    name: Option<String>,
+    notes: Vec<ConversionNote>,
+}
+
+const SEP_POINTER: &str = "/annotations/recovery";
+
+fn compensate_pointer() -> String {
+    format!("/_meta/{}", escape_token(COMPENSATE_META_KEY))
+}
+
+impl Converter {
+    fn note(&mut self, pointer: String, kind: NoteKind, message: impl Into<String>) {
+        self.notes.push(ConversionNote {
+            tool: self.name.clone(),
+            pointer,
+            kind,
+            message: message.into(),
+        });
+    }
+
+    /// SEP-3172 → compensate. Returns false when the tool stays as it was.
+    fn sep_to_compensate(&mut self, tool: &mut Map<String, Value>) -> bool {
+        let Some(raw) = tool.get("annotations").and_then(|a| a.get("recovery")) else {
+            return false;
+        };
+        let Some(translated) = self.translate_sep(raw) else {
+            return false;
+        };
+        let existing = tool
+            .get("_meta")
+            .and_then(|m| m.get(COMPENSATE_META_KEY))
+            .cloned();
+        if let Some(existing) = existing {
+            let agree = serde_json::from_value::<Compensate>(existing)
+                .ok()
+                .is_some_and(|c| same_meaning(&c.normalize(), &translated.declared));
+            if !agree {
+                self.note(
+                    SEP_POINTER.to_owned(),
+                    NoteKind::NotConverted,
+                    format!(
+                        "_meta[\"{COMPENSATE_META_KEY}\"] already says something else (carrier conflict, R116); nothing converted"
+                    ),
+                );
+                return false;
+            }
+        } else {
+            let meta = tool
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(meta) = meta else {
+                self.note(
+                    "/_meta".to_owned(),
+                    NoteKind::NotConverted,
+                    "_meta is not an object; nothing converted",
+                );
+                return false;
+            };
+            meta.insert(COMPENSATE_META_KEY.to_owned(), translated.value);
+        }
+        if translated.lossless {
+            remove_member(tool, "annotations", "recovery");
+        }
+        true
+    }
+
+    /// compensate → SEP-3172. Returns false when the tool stays as it was.
+    fn compensate_to_sep(&mut self, tool: &mut Map<String, Value>) -> bool {
+        let Some(raw) = tool.get("_meta").and_then(|m| m.get(COMPENSATE_META_KEY)) else {
+            return false;
+        };
+        let Some(translated) = self.translate_compensate(raw) else {
+            return false;
+        };
+        let existing = tool
+            .get("annotations")
+            .and_then(|a| a.get("recovery"))
+            .cloned();
+        if let Some(existing) = existing {
+            let agree = serde_json::from_value::<Recovery>(existing)
+                .ok()
+                .and_then(|r| r.normalize())
+                .is_some_and(|r| same_meaning(&r, &translated.declared));
+            if !agree {
+                self.note(
+                    compensate_pointer(),
+                    NoteKind::NotConverted,
+                    "annotations.recovery already says something else (carrier conflict, R116); nothing converted",
+                );
+                return false;
+            }
+        } else {
+            let annotations = tool
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(annotations) = annotations else {
+                self.note(
+                    "/annotations".to_owned(),
+                    NoteKind::NotConverted,
+                    "annotations is not an object; nothing converted",
+                );
+                return false;
+            };
+            annotations.insert("recovery".to_owned(), translated.value);
+        }
+        if translated.lossless {
+            remove_member(tool, "_meta", COMPENSATE_META_KEY);
+        }
+        true
+    }
+
+    fn translate_sep(&mut self, raw: &Value) -> Option<Translated> {
+        let recovery: Recovery = match serde_json::from_value(raw.clone()) {
+            Ok(recovery) => recovery,
+            Err(e) => {
+                self.note(
+                    SEP_POINTER.to_owned(),
+                    NoteKind::NotConverted,
+                    format!("malformed recovery object: {e}"),
+                );
+                return None;
+            }
+        };
+        if recovery.strategy != COMPENSATION_STRATEGY {
+            self.note(
+                format!("{SEP_POINTER}/strategy"),
+                NoteKind::NotConverted,
+                format!(
+                    "strategy '{}' has no mcp-compensate counterpart (only 'compensation' has)",
+                    recovery.strategy
+                ),
+            );
+            return None;
+        }
+        let declared = recovery.normalize()?;
+        let operation = &recovery.compensating_operation;
+        let base = format!("{SEP_POINTER}/compensatingOperation/parameters");
+        let mut mapping = Map::new();
+        let mut complete = true;
+        for (parameter, raw) in &operation.parameters {
+            let pointer = format!("{base}/{}", escape_token(parameter));
+            match sep_binding_as_path(raw) {
+                Ok(path) => {
+                    mapping.insert(parameter.clone(), Value::String(path));
+                }
+                Err(why) => {
+                    complete = false;
+                    self.note(pointer, NoteKind::NotConverted, why);
+                }
+            }
+        }
+        if !complete {
+            return None;
+        }
+        let mut lossless = true;
+        for (pointer, extra) in [
+            (SEP_POINTER.to_owned(), &recovery.extra),
+            (
+                format!("{SEP_POINTER}/compensatingOperation"),
+                &operation.extra,
+            ),
+        ] {
+            for key in extra.keys() {
+                lossless = false;
+                self.note(
+                    format!("{pointer}/{}", escape_token(key)),
+                    NoteKind::KeptInSource,
+                    format!(
+                        "'{key}' has no mcp-compensate counterpart; annotations.recovery is kept"
+                    ),
+                );
+            }
+        }
+        let mut compensation = Map::new();
+        compensation.insert(
+            "toolName".to_owned(),
+            Value::String(operation.operation_id.clone()),
+        );
+        compensation.insert("parameterMapping".to_owned(), Value::Object(mapping));
+        let mut value = Map::new();
+        value.insert(
+            "reversibility".to_owned(),
+            Value::String("compensable".to_owned()),
+        );
+        value.insert("compensation".to_owned(), Value::Object(compensation));
+        Some(Translated {
+            value: Value::Object(value),
+            declared,
+            lossless,
+        })
+    }
+
+    fn translate_compensate(&mut self, raw: &Value) -> Option<Translated> {
+        let base = compensate_pointer();
+        let compensate: Compensate = match serde_json::from_value(raw.clone()) {
+            Ok(compensate) => compensate,
+            Err(e) => {
+                self.note(
+                    base,
+                    NoteKind::NotConverted,
+                    format!("malformed compensate object: {e}"),
+                );
+                return None;
+            }
+        };
+        let call = match (compensate.reversibility, &compensate.compensation) {
+            (Reversibility::Readonly, _) => {
+                self.note(
+                    format!("{base}/reversibility"),
+                    NoteKind::NotConverted,
+                    "reversibility 'readonly' has no SEP-3172 counterpart (readOnlyHint: true is the closest MCP annotation)",
+                );
+                return None;
+            }
+            (Reversibility::Irreversible, _) => {
+                self.note(
+                    format!("{base}/reversibility"),
+                    NoteKind::NotConverted,
+                    "reversibility 'irreversible' has no SEP-3172 counterpart (SEP-3172 can only declare a compensation)",
+                );
+                return None;
+            }
+            (Reversibility::Compensable, None) => {
+                self.note(
+                    format!("{base}/reversibility"),
+                    NoteKind::NotConverted,
+                    "'compensable' without a compensation declares no call to convert",
+                );
+                return None;
+            }
+            (Reversibility::Compensable, Some(call)) => call,
+        };
+        let mut parameters = Map::new();
+        let mut complete = true;
+        for (parameter, raw) in &call.parameter_mapping {
+            let pointer = format!(
+                "{base}/compensation/parameterMapping/{}",
+                escape_token(parameter)
+            );
+            match Binding::parse_compensate(raw) {
+                Ok(binding) => {
+                    parameters.insert(parameter.clone(), canonical_sep(&binding));
+                }
+                Err(e) => {
+                    complete = false;
+                    self.note(
+                        pointer,
+                        NoteKind::NotConverted,
+                        format!("malformed binding: {e}"),
+                    );
+                }
+            }
+        }
+        if !complete {
+            return None;
+        }
+        let mut lossless = true;
+        let mut kept = |converter: &mut Self, pointer: String, what: String| {
+            lossless = false;
+            converter.note(
+                pointer,
+                NoteKind::KeptInSource,
+                format!(
+                    "{what} has no SEP-3172 counterpart; _meta[\"{COMPENSATE_META_KEY}\"] is kept"
+                ),
+            );
+        };
+        let call_base = format!("{base}/compensation");
+        if call.timeout_ms.is_some() {
+            kept(
+                self,
+                format!("{call_base}/timeoutMs"),
+                "'timeoutMs'".to_owned(),
+            );
+        }
+        if call.max_retries.is_some() {
+            kept(
+                self,
+                format!("{call_base}/maxRetries"),
+                "'maxRetries'".to_owned(),
+            );
+        }
+        for key in call.extra.keys() {
+            kept(
+                self,
+                format!("{call_base}/{}", escape_token(key)),
+                format!("'{key}'"),
+            );
+        }
+        if compensate.side_effect_scope.is_some() {
+            kept(
+                self,
+                format!("{base}/sideEffectScope"),
+                "'sideEffectScope'".to_owned(),
+            );
+        }
+        if compensate.notes.is_some() {
+            kept(self, format!("{base}/notes"), "'notes'".to_owned());
+        }
+        for key in compensate.extra.keys() {
+            kept(
+                self,
+                format!("{base}/{}", escape_token(key)),
+                format!("'{key}'"),
+            );
+        }
+        let declared = compensate.normalize();
+        let mut operation = Map::new();
+        operation.insert(
+            "operationId".to_owned(),
+            Value::String(call.tool_name.clone()),
+        );
+        operation.insert("parameters".to_owned(), Value::Object(parameters));
+        let mut value = Map::new();
+        value.insert(
+            "strategy".to_owned(),
+            Value::String(COMPENSATION_STRATEGY.to_owned()),
+        );
+        value.insert("compensatingOperation".to_owned(), Value::Object(operation));
+        Some(Translated {
+            value: Value::Object(value),
+            declared,
+            lossless,
+        })
+    }
+}
+
+/// The JSONPath for a SEP-3172 binding, or why there is none.
+fn sep_binding_as_path(raw: &Value) -> Result<String, String> {
+    let expression = match Binding::parse_sep(raw) {
+        Err(e) => return Err(format!("malformed binding: {e}")),
+        Ok(Binding::Constant(_)) => {
+            return Err(format!(
+                "the constant {raw} cannot be written as an mcp-compensate JSONPath"
+            ));
+        }
+        Ok(Binding::Template(_)) => {
+            return Err(format!(
+                "the template {raw} cannot be written as an mcp-compensate JSONPath"
+            ));
+        }
+        Ok(Binding::Expression(expression)) => expression,
+    };
+    if let Some(path) = JsonPath::from_expression(&expression) {
+        return Ok(path.to_string());
+    }
+    Err(match &expression {
+        RuntimeExpression::Request(Source::Body(_)) => format!(
+            "`{expression}` (the whole arguments object) cannot be written as an mcp-compensate JSONPath, which needs a name after $.input"
+        ),
+        _ => format!("`{expression}` has no mcp-compensate counterpart (nor any meaning in MCP)"),
+    })
+}
+
+/// The SEP-3172 spelling of a binding; the whole structured result is `$response.body`.
+fn canonical_sep(binding: &Binding) -> Value {
+    if let Binding::Expression(expression) = binding
+        && let Some((BodySide::Response, pointer)) = expression.body_target()
+        && pointer.is_root()
+    {
+        return Value::String("$response.body".to_owned());
+    }
+    binding.to_value()
+}
+
+/// Agreement that ignores how a whole body is spelled (`$response.body` or `$response.body#`).
+fn same_meaning(a: &DeclaredRecovery, b: &DeclaredRecovery) -> bool {
+    let normalize = |declared: &DeclaredRecovery| {
+        let mut declared = declared.clone();
+        if let Some(compensation) = declared.compensation.as_mut() {
+            for parameter in &mut compensation.bindings {
+                if let Ok(Binding::Expression(expression)) = &parameter.binding
+                    && let Some((side, pointer)) = expression.body_target()
+                {
+                    parameter.binding =
+                        Ok(Binding::Expression(RuntimeExpression::body(side, pointer)));
+                }
+            }
+        }
+        declared
+    };
+    normalize(a).agrees_with(&normalize(b))
+}
+
+/// Removes `tool[container][key]`, and the container when that leaves it empty.
+fn remove_member(tool: &mut Map<String, Value>, container: &str, key: &str) {
+    let emptied = match tool.get_mut(container) {
+        Some(Value::Object(inner)) => {
+            inner.shift_remove(key);
+            inner.is_empty()
+        }
+        _ => false,
+    };
+    if emptied {
+        tool.shift_remove(container);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sep_tool(parameters: Value) -> Value {
+        json!({
+            "name": "charge_payment",
+            "description": "Charges a card.",
+            "inputSchema": {"type": "object"},
+            "x-vendor": {"kept": true},
+            "annotations": {"recovery": {
+                "strategy": "compensation",
+                "compensatingOperation": {"operationId": "refund_payment", "parameters": parameters}
+            }}
+        })
+    }
+
+    fn compensate_tool(entry: Value) -> Value {
+        json!({
+            "name": "charge_payment",
+            "inputSchema": {"type": "object"},
+            "_meta": {"dev.chronomcp/compensate": entry}
+        })
+    }
+
+    fn pointers(notes: &[ConversionNote]) -> Vec<(&str, NoteKind)> {
+        notes.iter().map(|n| (n.pointer.as_str(), n.kind)).collect()
+    }
+
+    #[test]
+    fn sep_to_compensate_moves_the_declaration() {
+        let tool = sep_tool(json!({
+            "transactionId": "$response.body#/transactionId",
+            "whole": "$response.body",
+            "nested": "$request.body#/order/id",
+            "odd": "$request.body#/a b/x~1y"
+        }));
+        let Conversion {
+            tool: converted,
+            notes,
+        } = convert_tool(&tool, Carrier::Compensate);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(
+            converted,
+            json!({
+                "name": "charge_payment",
+                "description": "Charges a card.",
+                "inputSchema": {"type": "object"},
+                "x-vendor": {"kept": true},
+                "_meta": {"dev.chronomcp/compensate": {
+                    "reversibility": "compensable",
+                    "compensation": {"toolName": "refund_payment", "parameterMapping": {
+                        "transactionId": "$.output.structuredContent.transactionId",
+                        "whole": "$.output.structuredContent",
+                        "nested": "$.input.order.id",
+                        "odd": "$.input['a b']['x/y']"
+                    }}
+                }}
+            })
+        );
+        let back = convert_tool(&converted, Carrier::Sep3172);
+        assert!(back.notes.is_empty(), "{:?}", back.notes);
+        assert_eq!(back.tool, tool);
+    }
+
+    #[test]
+    fn compensate_to_sep_round_trips() {
+        let tool = compensate_tool(json!({
+            "reversibility": "compensable",
+            "compensation": {"toolName": "refund_payment", "parameterMapping": {
+                "transactionId": "$.output.structuredContent.transactionId",
+                "all": "$.output.structuredContent",
+                "source": "$.input['file name']"
+            }}
+        }));
+        let there = convert_tool(&tool, Carrier::Sep3172);
+        assert!(there.notes.is_empty(), "{:?}", there.notes);
+        assert_eq!(
+            there.tool["annotations"]["recovery"]["compensatingOperation"]["parameters"],
+            json!({
+                "transactionId": "$response.body#/transactionId",
+                "all": "$response.body",
+                "source": "$request.body#/file name"
+            })
+        );
+        assert!(there.tool.get("_meta").is_none());
+        let back = convert_tool(&there.tool, Carrier::Compensate);
+        assert_eq!(back.tool, tool);
+    }
+
+    #[test]
+    fn member_order_is_kept_where_the_containers_stay() {
+        let text = r#"{"name":"t","annotations":{"readOnlyHint":false,"recovery":{"strategy":"compensation","compensatingOperation":{"operationId":"u","parameters":{"id":"$response.body#/id"}}}},"_meta":{"z":1},"inputSchema":{"type":"object"}}"#;
+        let tool: Value = serde_json::from_str(text).unwrap();
+        let there = convert_tool(&tool, Carrier::Compensate).tool;
+        assert_eq!(
+            there.to_string(),
+            r#"{"name":"t","annotations":{"readOnlyHint":false},"_meta":{"z":1,"dev.chronomcp/compensate":{"reversibility":"compensable","compensation":{"toolName":"u","parameterMapping":{"id":"$.output.structuredContent.id"}}}},"inputSchema":{"type":"object"}}"#
+        );
+        let back = convert_tool(&there, Carrier::Sep3172).tool;
+        assert_eq!(back.to_string(), text);
+    }
+
+    #[test]
+    fn inexpressible_sep_bindings_leave_the_tool_unchanged() {
+        let tool = sep_tool(json!({
+            "transactionId": "$response.body#/transactionId",
+            "reason": "rollback",
+            "memo": "undo {$request.body#/order}",
+            "everything": "$request.body",
+            "etag": "$response.header.ETag",
+            "bad": "$response.bdy"
+        }));
+        let conversion = convert_tool(&tool, Carrier::Compensate);
+        assert_eq!(conversion.tool, tool);
+        let base = "/annotations/recovery/compensatingOperation/parameters";
+        let expected: Vec<String> = ["reason", "memo", "everything", "etag", "bad"]
+            .iter()
+            .map(|p| format!("{base}/{p}"))
+            .collect();
+        let got: Vec<&str> = conversion
+            .notes
+            .iter()
+            .map(|n| n.pointer.as_str())
+            .collect();
+        assert_eq!(got, expected);
+        assert!(
+            conversion
+                .notes
+                .iter()
+                .all(|n| n.kind == NoteKind::NotConverted)
+        );
+        let messages: Vec<String> = conversion.notes.iter().map(ToString::to_string).collect();
+        assert!(
+            messages[0].starts_with("charge_payment: /annotations/"),
+            "{}",
+            messages[0]
+        );
+        assert!(
+            messages[0].contains("constant \"rollback\""),
+            "{}",
+            messages[0]
+        );
+        assert!(messages[1].contains("template"), "{}", messages[1]);
+        assert!(
+            messages[2].contains("whole arguments object"),
+            "{}",
+            messages[2]
+        );
+        assert!(
+            messages[3].contains("$response.header.ETag"),
+            "{}",
+            messages[3]
+        );
+        assert!(messages[4].contains("malformed"), "{}", messages[4]);
+    }
+
+    #[test]
+    fn unknown_strategy_and_malformed_recovery_are_reported() {
+        let mut tool = sep_tool(json!({}));
+        tool["annotations"]["recovery"]["strategy"] = json!("manual-only");
+        let conversion = convert_tool(&tool, Carrier::Compensate);
+        assert_eq!(conversion.tool, tool);
+        assert_eq!(
+            pointers(&conversion.notes),
+            [("/annotations/recovery/strategy", NoteKind::NotConverted)]
+        );
+        tool["annotations"]["recovery"] = json!({"strategy": "compensation"});
+        let conversion = convert_tool(&tool, Carrier::Compensate);
+        assert_eq!(conversion.tool, tool);
+        assert_eq!(
+            pointers(&conversion.notes),
+            [("/annotations/recovery", NoteKind::NotConverted)]
+        );
+    }
+
+    #[test]
+    fn unknown_sep_fields_keep_the_source() {
+        let mut tool = sep_tool(json!({"id": "$response.body#/id"}));
+        tool["annotations"]["recovery"]["x-note"] = json!("hi");
+        let conversion = convert_tool(&tool, Carrier::Compensate);
+        assert_eq!(conversion.tool["annotations"], tool["annotations"]);
+        assert_eq!(
+            conversion.tool["_meta"]["dev.chronomcp/compensate"]["compensation"]["parameterMapping"],
+            json!({"id": "$.output.structuredContent.id"})
+        );
+        assert_eq!(
+            pointers(&conversion.notes),
+            [("/annotations/recovery/x-note", NoteKind::KeptInSource)]
+        );
+    }
+
+    #[test]
+    fn reversibility_without_sep_counterpart_is_not_converted() {
+        for (entry, needle) in [
+            (
+                json!({"reversibility": "irreversible", "notes": "email"}),
+                "irreversible",
+            ),
+            (json!({"reversibility": "readonly"}), "readOnlyHint"),
+            (
+                json!({"reversibility": "compensable"}),
+                "without a compensation",
+            ),
+            (json!({"reversibility": "sometimes"}), "malformed"),
+            (
+                json!({"reversibility": "compensable", "compensation": {"toolName": "u", "parameterMapping": {"id": "$.output.content[0]"}}}),
+                "malformed binding",
+            ),
+        ] {
+            let tool = compensate_tool(entry.clone());
+            let conversion = convert_tool(&tool, Carrier::Sep3172);
+            assert_eq!(conversion.tool, tool, "{entry}");
+            assert_eq!(conversion.notes.len(), 1, "{entry}");
+            assert_eq!(conversion.notes[0].kind, NoteKind::NotConverted);
+            assert!(
+                conversion.notes[0].message.contains(needle),
+                "{}",
+                conversion.notes[0]
+            );
+        }
+    }
+
+    #[test]
+    fn compensate_extras_keep_the_meta_entry() {
+        let tool = compensate_tool(json!({
+            "reversibility": "compensable",
+            "compensation": {"toolName": "u", "parameterMapping": {"id": "$.input.id"}, "timeoutMs": 500, "maxRetries": 2},
+            "sideEffectScope": ["payments"],
+            "notes": "refunds take a day"
+        }));
+        let conversion = convert_tool(&tool, Carrier::Sep3172);
+        assert_eq!(conversion.tool["_meta"], tool["_meta"]);
+        assert_eq!(
+            conversion.tool["annotations"],
+            json!({"recovery": {"strategy": "compensation", "compensatingOperation": {"operationId": "u", "parameters": {"id": "$request.body#/id"}}}})
+        );
+        let base = "/_meta/dev.chronomcp~1compensate";
+        let expected: Vec<String> = [
+            "/compensation/timeoutMs",
+            "/compensation/maxRetries",
+            "/sideEffectScope",
+            "/notes",
+        ]
+        .iter()
+        .map(|p| format!("{base}{p}"))
+        .collect();
+        let got: Vec<&str> = conversion
+            .notes
+            .iter()
+            .map(|n| n.pointer.as_str())
+            .collect();
+        assert_eq!(got, expected);
+        assert!(
+            conversion
+                .notes
+                .iter()
+                .all(|n| n.kind == NoteKind::KeptInSource)
+        );
+        // Converting again changes nothing: the carriers now agree and the extras still need _meta.
+        let again = convert_tool(&conversion.tool, Carrier::Sep3172);
+        assert_eq!(again.tool, conversion.tool);
+    }
+
+    #[test]
+    fn existing_targets_are_never_overwritten() {
+        let mut tool = sep_tool(json!({"id": "$response.body#/id"}));
+        tool["_meta"] = json!({"dev.chronomcp/compensate": {"reversibility": "compensable",
+            "compensation": {"toolName": "u", "parameterMapping": {"id": "$.input.id"}}}});
+        for to in [Carrier::Compensate, Carrier::Sep3172] {
+            let conversion = convert_tool(&tool, to);
+            assert_eq!(conversion.tool, tool);
+            assert_eq!(conversion.notes.len(), 1);
+            assert!(
+                conversion.notes[0].message.contains("R116"),
+                "{}",
+                conversion.notes[0]
+            );
+        }
+        // Agreeing carriers: the redundant source goes.
+        tool["_meta"]["dev.chronomcp/compensate"]["compensation"] = json!({"toolName": "refund_payment", "parameterMapping": {"id": "$.output.structuredContent.id"}});
+        let conversion = convert_tool(&tool, Carrier::Compensate);
+        assert!(conversion.notes.is_empty());
+        assert!(conversion.tool.get("annotations").is_none());
+        assert_eq!(conversion.tool["_meta"], tool["_meta"]);
+        let conversion = convert_tool(&tool, Carrier::Sep3172);
+        assert!(conversion.tool.get("_meta").is_none());
+        assert_eq!(conversion.tool["annotations"], tool["annotations"]);
+    }
+
+    #[test]
+    fn tools_without_recovery_are_untouched() {
+        for tool in [
+            json!({"name": "a", "inputSchema": {"type": "object"}}),
+            json!("not a tool"),
+            json!(null),
+        ] {
+            for to in [Carrier::Sep3172, Carrier::Compensate] {
+                let conversion = convert_tool(&tool, to);
+                assert_eq!(conversion.tool, tool);
+                assert!(conversion.notes.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn documents_keep_their_shape_and_notes_point_into_them() {
+        let good = sep_tool(json!({"id": "$response.body#/id"}));
+        let bad = sep_tool(json!({"id": 5}));
+        for (document, base) in [
+            (
+                json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": [good, bad], "nextCursor": "c"}}),
+                "/result/tools",
+            ),
+            (json!({"tools": [good, bad], "_meta": {"k": 1}}), "/tools"),
+            (json!([good, bad]), ""),
+        ] {
+            let converted = convert_document(&document, Carrier::Compensate).unwrap();
+            let tools = converted.document.pointer(base).unwrap();
+            assert!(tools[0].get("annotations").is_none());
+            assert_eq!(tools[1], bad);
+            assert_eq!(converted.notes.len(), 1);
+            assert_eq!(
+                converted.notes[0].pointer,
+                format!("{base}/1/annotations/recovery/compensatingOperation/parameters/id")
+            );
+            let mut expected = document.clone();
+            let mut without_tools = converted.document.clone();
+            for value in [&mut expected, &mut without_tools] {
+                if let Some(Value::Array(t)) = value.pointer_mut(base) {
+                    t.clear();
+                }
+            }
+            assert_eq!(without_tools, expected, "everything but the tools is kept");
+        }
+        assert_eq!(
+            convert_document(
+                &json!({"jsonrpc": "2.0", "id": 1, "error": {}}),
+                Carrier::Sep3172
+            ),
+            Err(ConvertError::JsonRpcError)
+        );
+        assert_eq!(
+            convert_document(&json!({"tool": []}), Carrier::Sep3172),
+            Err(ConvertError::NotAToolsList)
+        );
+        assert_eq!(
+            convert_document(&json!(4), Carrier::Sep3172),
+            Err(ConvertError::NotAToolsList)
+        );
+    }
+
+    #[test]
+    fn carrier_names() {
+        for carrier in [Carrier::Sep3172, Carrier::Compensate] {
+            assert_eq!(carrier.cli_name().parse::<Carrier>(), Ok(carrier));
+        }
+        assert!("openapi".parse::<Carrier>().is_err());
+    }
+}
