@@ -1,6 +1,9 @@
 //! The demo server's declared list lints clean: no error, warning or info, even with the
 //! advisory rules selected.
 
+// Helpers shared by the tests fail loudly, like the tests themselves.
+#![allow(clippy::panic)]
+
 use mcp_recovery_demo_server::tools;
 use mcp_recovery_validator::{LintOptions, Linter, rules};
 
