@@ -125,6 +125,29 @@ impl Binding {
         }
     }
 
+    /// The same binding with every whole-body expression written with a pointer
+    /// (`$response.body` becomes `$response.body#`), so that bindings meaning the same compare equal.
+    pub(crate) fn canonical(&self) -> Self {
+        let canonical = |e: &RuntimeExpression| match e.body_target() {
+            Some((side, pointer)) => RuntimeExpression::body(side, pointer),
+            None => e.clone(),
+        };
+        match self {
+            Self::Expression(e) => Self::Expression(canonical(e)),
+            Self::Template(t) => Self::Template(Template {
+                parts: t
+                    .parts
+                    .iter()
+                    .map(|part| match part {
+                        TemplatePart::Expression(e) => TemplatePart::Expression(canonical(e)),
+                        TemplatePart::Literal(text) => TemplatePart::Literal(text.clone()),
+                    })
+                    .collect(),
+            }),
+            Self::Constant(v) => Self::Constant(v.clone()),
+        }
+    }
+
     /// The SEP-3172 JSON form of this binding.
     pub fn to_value(&self) -> Value {
         match self {

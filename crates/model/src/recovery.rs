@@ -226,7 +226,9 @@ impl DeclaredRecovery {
         }
         match (&self.compensation, &other.compensation) {
             (None, None) => true,
-            (Some(a), Some(b)) => a.tool == b.tool && a.binding_map() == b.binding_map(),
+            (Some(a), Some(b)) => {
+                a.tool == b.tool && a.canonical_bindings() == b.canonical_bindings()
+            }
             _ => false,
         }
     }
@@ -238,6 +240,19 @@ impl Compensation {
         self.bindings
             .iter()
             .map(|b| (b.parameter.as_str(), b.binding.as_ref()))
+            .collect()
+    }
+
+    /// Like [`Self::binding_map`], with each binding in canonical form, for comparisons.
+    fn canonical_bindings(&self) -> BTreeMap<&str, Result<Binding, &BindingError>> {
+        self.bindings
+            .iter()
+            .map(|b| {
+                (
+                    b.parameter.as_str(),
+                    b.binding.as_ref().map(Binding::canonical),
+                )
+            })
             .collect()
     }
 }
@@ -306,6 +321,24 @@ mod tests {
         }));
         let declared = t.declared_recovery();
         assert!(!declared[0].agrees_with(&declared[1]));
+    }
+
+    #[test]
+    fn whole_body_spellings_agree() {
+        let t = tool(json!({
+            "name": "t",
+            "inputSchema": {"type": "object"},
+            "annotations": {"recovery": {
+                "strategy": "compensation",
+                "compensatingOperation": {"operationId": "u", "parameters": {"all": "$response.body"}}
+            }},
+            "_meta": {"dev.chronomcp/compensate": {
+                "reversibility": "compensable",
+                "compensation": {"toolName": "u", "parameterMapping": {"all": "$.output.structuredContent"}}
+            }}
+        }));
+        let declared = t.declared_recovery();
+        assert!(declared[0].agrees_with(&declared[1]));
     }
 
     #[test]
