@@ -1,5 +1,6 @@
 //! Plans built from small tool lists and traces: every status, every binding form, LIFO order,
 //! both carriers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_recovery_model::Tool;
 use mcp_recovery_plan::{

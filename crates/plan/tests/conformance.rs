@@ -1,0 +1,131 @@
+//! Runs the plan cases of the language-neutral conformance suite (`spec/conformance/plan/`)
+//! against this implementation, and checks that the suite's README indexes every case.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mcp_recovery_plan::{Status, build_plan, load_tools, parse_trace};
+use serde_json::Value;
+
+fn suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/conformance")
+}
+
+/// The case directories of one kind, sorted by name.
+fn cases(kind: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(suite().join(kind))
+        .unwrap_or_else(|e| panic!("spec/conformance/{kind}: {e}"))
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Compares one case; returns what differs.
+fn check_plan_case(dir: &Path) -> Result<(), String> {
+    let tools = load_tools(&read_json(&dir.join("tools.json"))).map_err(|e| e.to_string())?;
+    let trace_text = fs::read_to_string(dir.join("trace.jsonl")).map_err(|e| e.to_string())?;
+    let trace = parse_trace(&trace_text).map_err(|e| e.to_string())?;
+    let plan = build_plan(&tools, &trace);
+    let actual = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+    let expected = read_json(&dir.join("expected-plan.json"));
+    let (Some(expected_steps), Some(actual_steps)) =
+        (expected["steps"].as_array(), actual["steps"].as_array())
+    else {
+        return Err("expected-plan.json has no \"steps\" array".to_owned());
+    };
+    if expected_steps.len() != actual_steps.len() {
+        return Err(format!(
+            "expected {} steps, got {}:\n{}",
+            expected_steps.len(),
+            actual_steps.len(),
+            plan.render_table()
+        ));
+    }
+    for (i, (want, got)) in expected_steps.iter().zip(actual_steps).enumerate() {
+        for field in ["tool", "status", "call"] {
+            if want[field] != got[field] {
+                return Err(format!(
+                    "step {}: {field} differs\n  expected: {}\n  actual:   {}\n  reason:   {}",
+                    i + 1,
+                    want[field],
+                    got[field],
+                    got["reason"]
+                ));
+            }
+        }
+        let reason = got["reason"].as_str().unwrap_or_default();
+        if reason.is_empty() {
+            return Err(format!("step {}: empty reason", i + 1));
+        }
+        for needle in want["reasonIncludes"].as_array().into_iter().flatten() {
+            let needle = needle.as_str().unwrap_or_default();
+            if !reason.contains(needle) {
+                return Err(format!(
+                    "step {}: reason {reason:?} does not mention {needle:?}",
+                    i + 1
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn plan_cases_pass() {
+    let dirs = cases("plan");
+    assert!(dirs.len() >= 30, "only {} plan cases", dirs.len());
+    let failures: Vec<String> = dirs
+        .iter()
+        .filter_map(|dir| {
+            check_plan_case(dir)
+                .err()
+                .map(|why| format!("{}: {why}", dir.file_name().unwrap().to_string_lossy()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failing plan cases:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn plan_cases_cover_every_status() {
+    let mut seen = BTreeSet::new();
+    for dir in cases("plan") {
+        for step in read_json(&dir.join("expected-plan.json"))["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            seen.insert(step["status"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    for status in Status::ALL {
+        assert!(
+            seen.contains(status.as_str()),
+            "no plan case expects {status}"
+        );
+    }
+}
+
+#[test]
+fn readme_indexes_every_case() {
+    let readme = fs::read_to_string(suite().join("README.md")).unwrap();
+    for kind in ["plan", "lint"] {
+        for dir in cases(kind) {
+            let entry = format!("`{kind}/{}`", dir.file_name().unwrap().to_string_lossy());
+            assert!(readme.contains(&entry), "README.md does not list {entry}");
+        }
+    }
+}
