@@ -15,7 +15,7 @@ mod render;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use mcp_recovery_validator::{DefaultLevel, find_rule, rules};
 
 use crate::cli::{Cli, Command, ExplainArgs, FetchArgs, SchemaArgs};
@@ -59,6 +59,7 @@ pub enum Failure {
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors (and 0 for --help/--version), as the contract wants.
     let cli = Cli::parse();
+    check_server_args(&cli);
     let result = match cli.command {
         Command::Lint(args) => lint::run(&args),
         Command::Rules => list_rules().map(|()| ExitCode::SUCCESS),
@@ -72,6 +73,29 @@ fn main() -> ExitCode {
             report_failure(&failure);
             ExitCode::from(2)
         }
+    }
+}
+
+/// Requirements clap lets through when a path is also given (a conflicting argument lifts
+/// `requires`): `--header` needs `--url`, a command after `--` needs `--stdio`.
+fn check_server_args(cli: &Cli) {
+    let server = match &cli.command {
+        Command::Lint(args) => &args.server,
+        Command::Fetch(args) => &args.server,
+        _ => return,
+    };
+    let problem = if !server.headers.is_empty() && server.url.is_none() {
+        Some("--header needs --url")
+    } else if !server.command.is_empty() && !server.stdio {
+        Some("a server command after `--` needs --stdio")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        // Exits with clap's usage status (2).
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, problem)
+            .exit();
     }
 }
 
@@ -153,7 +177,12 @@ fn explain(args: &ExplainArgs) -> Result<(), Failure> {
 /// `schema`: list, print one, or write all.
 fn schema(args: &SchemaArgs) -> Result<(), Failure> {
     let schemas = mcp_recovery_schema::schemas();
-    let short = |file: &str| file.trim_end_matches(".schema.json").to_owned();
+    let short = |file: &str| {
+        file.strip_suffix(".schema.json")
+            .or_else(|| file.strip_suffix(".json"))
+            .unwrap_or(file)
+            .to_owned()
+    };
     let mut out = std::io::stdout().lock();
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|source| Failure::Read {

@@ -1,0 +1,115 @@
+//! Shared helpers of the command-line tests: the binary with a fixed environment, run from the
+//! workspace root so that paths in output read `fixtures/...`.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The workspace root (where `fixtures/` lives).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The binary, run in `dir`, with an environment that makes output deterministic: no colors,
+/// a fixed width for help and diagnostics.
+pub fn bin_in(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-recovery"));
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .env_remove("CLICOLOR_FORCE");
+    cmd
+}
+
+/// The binary, run from the workspace root.
+pub fn bin() -> Command {
+    bin_in(&root())
+}
+
+/// Runs the binary with `args` from `dir`.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin_in(dir).args(args).output().expect("the binary runs")
+}
+
+/// Exit code of a finished run.
+pub fn code(output: &Output) -> i32 {
+    output.status.code().expect("exited normally")
+}
+
+/// `lint --format json` on `args` from `dir`, parsed.
+pub fn lint_json(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let mut full = vec!["lint", "--format", "json"];
+    full.extend_from_slice(args);
+    let output = run_in(dir, &full);
+    let value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "json output ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (code(&output), value)
+}
+
+/// The codes of the diagnostics of a JSON report.
+pub fn codes(report: &Value) -> Vec<String> {
+    report["diagnostics"]
+        .as_array()
+        .expect("diagnostics array")
+        .iter()
+        .map(|d| d["code"].as_str().expect("code").to_owned())
+        .collect()
+}
+
+/// The fixture directories `fixtures/invalid/<CODE>/` that exist, sorted.
+pub fn invalid_fixture_dirs() -> Vec<(String, PathBuf)> {
+    let mut dirs: Vec<(String, PathBuf)> = std::fs::read_dir(root().join("fixtures/invalid"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+/// A tools/list document written by the tests (not from `fixtures/`): `create_order` whose
+/// compensator is `compensator`, bound from `$response.body#/orderId`.
+pub fn order_tools(compensator: &str, output_schema: bool, idempotent: bool) -> String {
+    let output_schema = if output_schema {
+        r#","outputSchema": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]}"#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{
+  "tools": [
+    {{
+      "name": "create_order",
+      "inputSchema": {{"type": "object", "properties": {{"sku": {{"type": "string"}}}}, "required": ["sku"]}}{output_schema},
+      "annotations": {{
+        "destructiveHint": false,
+        "recovery": {{
+          "strategy": "compensation",
+          "compensatingOperation": {{
+            "operationId": "{compensator}",
+            "parameters": {{"orderId": "$response.body#/orderId"}}
+          }}
+        }}
+      }}
+    }},
+    {{
+      "name": "cancel_order",
+      "inputSchema": {{"type": "object", "properties": {{"orderId": {{"type": "string"}}}}, "required": ["orderId"]}},
+      "annotations": {{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": {idempotent}}}
+    }}
+  ]
+}}
+"#
+    )
+}

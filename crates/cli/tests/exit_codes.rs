@@ -1,0 +1,262 @@
+//! Exit status: 0 clean, 1 findings at the failing level, 2 the linter could not run.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{code, codes, lint_json, order_tools, run_in};
+
+fn write(dir: &std::path::Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[test]
+fn clean_document_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("cancel_order", true, true),
+    );
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!(codes(&report), Vec::<String>::new());
+    assert_eq!(status, 0);
+    assert_eq!(report["summary"]["tools"], 2);
+}
+
+#[test]
+fn error_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("void_order", true, true),
+    );
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert!(codes(&report).contains(&"R101".to_owned()), "{report}");
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn warnings_fail_only_when_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    // No outputSchema: the `$response.body` binding cannot be checked (R107, a warning).
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("cancel_order", false, true),
+    );
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert!(codes(&report).contains(&"R107".to_owned()), "{report}");
+    assert_eq!(report["summary"]["errors"], 0, "{report}");
+    assert_eq!(status, 0);
+    let (status, _) = lint_json(dir.path(), &["--deny", "warnings", "tools.json"]);
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn infos_never_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    // The compensator is not declared idempotent (R114, an info).
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("cancel_order", true, false),
+    );
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!(codes(&report), ["R114"], "{report}");
+    assert_eq!(report["summary"]["infos"], 1);
+    assert_eq!(status, 0);
+    let (status, _) = lint_json(dir.path(), &["--deny", "warnings", "tools.json"]);
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn broken_documents_are_findings_not_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "broken.json", "{\"tools\": [ ");
+    write(dir.path(), "other.json", "{\"servers\": []}");
+    let (status, report) = lint_json(dir.path(), &["broken.json"]);
+    assert_eq!(codes(&report), ["R001"], "{report}");
+    assert_eq!(status, 1);
+    let (status, report) = lint_json(dir.path(), &["other.json"]);
+    assert_eq!(codes(&report), ["R002"], "{report}");
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn unreadable_file_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("cancel_order", true, true),
+    );
+    for format in ["human", "json", "sarif", "github"] {
+        let output = run_in(
+            dir.path(),
+            &["lint", "--format", format, "tools.json", "missing.json"],
+        );
+        assert_eq!(code(&output), 2);
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("error: cannot read missing.json: "),
+            "{stderr}"
+        );
+        if format != "human" {
+            // Machine formats never print half a document.
+            assert!(output.stdout.is_empty(), "{format}");
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["lint", "--format", "xml", "."][..],
+        &["lint", "--deny", "errors", "."],
+        &["lint", "--header", "K: V", "."],
+        &["lint", ".", "--", "server"],
+        &["lint", "--stdio"],
+        &[
+            "lint",
+            "--stdio",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--",
+            "server",
+        ],
+        &["frobnicate"],
+        &["explain"],
+    ] {
+        let output = run_in(dir.path(), args);
+        assert_eq!(code(&output), 2, "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn unknown_rule_in_flags_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("cancel_order", true, true),
+    );
+    for flag in ["--select", "--ignore"] {
+        let output = run_in(dir.path(), &["lint", flag, "R101,R999", "tools.json"]);
+        assert_eq!(code(&output), 2, "{flag}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("R999"), "{stderr}");
+    }
+}
+
+#[test]
+fn select_and_ignore_take_codes_and_names() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("void_order", true, false),
+    );
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!(status, 1);
+    assert!(codes(&report).contains(&"R101".to_owned()));
+    let (status, report) = lint_json(
+        dir.path(),
+        &["--ignore", "dangling-operation-id", "tools.json"],
+    );
+    assert!(!codes(&report).contains(&"R101".to_owned()), "{report}");
+    assert_eq!(status, 0, "{report}");
+    let (_, report) = lint_json(dir.path(), &["--select", "R101", "tools.json"]);
+    assert_eq!(codes(&report), ["R101"], "{report}");
+}
+
+#[test]
+fn stdin_is_named_dash() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = common::bin_in(dir.path())
+        .args(["lint", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(order_tools("void_order", true, true).as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(code(&output), 1);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["summary"]["files"], 1);
+    assert!(
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["file"] == "-")
+    );
+    assert!(!report["diagnostics"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn directories_are_walked_sorted_with_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("servers/b")).unwrap();
+    std::fs::create_dir_all(root.join("servers/a")).unwrap();
+    std::fs::create_dir_all(root.join("servers/node_modules/x")).unwrap();
+    let clean = order_tools("cancel_order", true, true);
+    write(
+        &root.join("servers"),
+        ".gitignore",
+        "node_modules/\nskipped.json\n",
+    );
+    write(&root.join("servers/b"), "z.json", &clean);
+    write(&root.join("servers/b"), "a.json", &clean);
+    write(&root.join("servers/a"), "m.json", &clean);
+    write(&root.join("servers/a"), "notes.txt", "not json");
+    write(&root.join("servers/a"), "skipped.json", "{");
+    write(&root.join("servers/node_modules/x"), "package.json", "{");
+    let output = run_in(root, &["lint", "servers"]);
+    let status = code(&output);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(status, 0, "{stdout}");
+    assert_eq!(
+        stdout.trim_end(),
+        "3 files, 6 tools: 0 errors, 0 warnings, 0 infos"
+    );
+
+    // The order shows in the output: broken files in the walked set name themselves.
+    write(&root.join("servers/b"), "a.json", "[");
+    write(&root.join("servers/a"), "m.json", "[");
+    let (status, report) = lint_json(root, &["servers"]);
+    assert_eq!(status, 1);
+    let files: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["servers/a/m.json", "servers/b/a.json"], "{report}");
+
+    // A file named explicitly is linted even when ignored.
+    let (status, report) = lint_json(root, &["servers/a/skipped.json"]);
+    assert_eq!(status, 1);
+    assert_eq!(codes(&report), ["R001"]);
+}
+
+#[test]
+fn empty_directory_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (status, report) = lint_json(dir.path(), &["."]);
+    assert_eq!(status, 0);
+    assert_eq!(report["summary"]["files"], 0);
+}
