@@ -438,6 +438,24 @@ mod tests {
     }
 
     #[test]
+    fn a_silent_server_times_out_and_is_killed() {
+        let options = Options {
+            timeout: Duration::from_secs(1),
+            shutdown_grace: Duration::from_millis(100),
+            ..Options::default()
+        };
+        let args = [
+            "-c".to_string(),
+            "echo starting >&2; exec sleep 30".to_string(),
+        ];
+        let error = Connection::stdio("sh", &args, &options).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "no answer to `initialize` within 1s\n  last lines of the server's stderr:\n  | starting"
+        );
+    }
+
+    #[test]
     fn a_server_that_exits_at_once_reports_status_and_stderr() {
         let args = [
             "-c".to_string(),
