@@ -232,7 +232,7 @@ impl Converter {
         if let Some(existing) = existing {
             let agree = serde_json::from_value::<Compensate>(existing)
                 .ok()
-                .is_some_and(|c| same_meaning(&c.normalize(), &translated.declared));
+                .is_some_and(|c| c.normalize().agrees_with(&translated.declared));
             if !agree {
                 self.note(
                     SEP_POINTER.to_owned(),
@@ -279,7 +279,7 @@ impl Converter {
             let agree = serde_json::from_value::<Recovery>(existing)
                 .ok()
                 .and_then(|r| r.normalize())
-                .is_some_and(|r| same_meaning(&r, &translated.declared));
+                .is_some_and(|r| r.agrees_with(&translated.declared));
             if !agree {
                 self.note(
                     compensate_pointer(),
@@ -560,25 +560,6 @@ fn canonical_sep(binding: &Binding) -> Value {
         return Value::String("$response.body".to_owned());
     }
     binding.to_value()
-}
-
-/// Agreement that ignores how a whole body is spelled (`$response.body` or `$response.body#`).
-fn same_meaning(a: &DeclaredRecovery, b: &DeclaredRecovery) -> bool {
-    let normalize = |declared: &DeclaredRecovery| {
-        let mut declared = declared.clone();
-        if let Some(compensation) = declared.compensation.as_mut() {
-            for parameter in &mut compensation.bindings {
-                if let Ok(Binding::Expression(expression)) = &parameter.binding
-                    && let Some((side, pointer)) = expression.body_target()
-                {
-                    parameter.binding =
-                        Ok(Binding::Expression(RuntimeExpression::body(side, pointer)));
-                }
-            }
-        }
-        declared
-    };
-    normalize(a).agrees_with(&normalize(b))
 }
 
 /// Removes `tool[container][key]`, and the container when that leaves it empty.

@@ -8,7 +8,7 @@ use mcp_recovery_model::{COMPENSATE_META_KEY, Compensation, Hint, Reversibility,
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::resolve::{declarations_agree, resolve_arguments};
+use crate::resolve::resolve_arguments;
 use crate::trace::TracedCall;
 
 /// What an orchestrator should do about one completed call.
@@ -180,7 +180,7 @@ impl<'t> Planner<'t> {
         };
         let declared = tool.declared_recovery();
         if let [first, second] = declared.as_slice()
-            && !declarations_agree(first, second)
+            && !first.agrees_with(second)
         {
             return Step::new(
                 name,

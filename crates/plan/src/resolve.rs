@@ -1,7 +1,7 @@
 //! Evaluating bindings against a recorded call (DESIGN §3.3, §3.5).
 
 use mcp_recovery_model::{
-    Binding, BodySide, DeclaredRecovery, RuntimeExpression, Source, TemplatePart, json_type_name,
+    Binding, BodySide, RuntimeExpression, Source, TemplatePart, json_type_name,
 };
 use serde_json::{Map, Value};
 
@@ -109,28 +109,6 @@ pub(crate) fn resolve_arguments(
     } else {
         Err(failures)
     }
-}
-
-/// True when two declarations mean the same compensation.
-///
-/// `$response.body` and `$response.body#` (what `$.output.structuredContent` maps to) both select
-/// the whole body, so expressions are compared by what they select, not by how they are spelled.
-pub(crate) fn declarations_agree(a: &DeclaredRecovery, b: &DeclaredRecovery) -> bool {
-    normalized(a).agrees_with(&normalized(b))
-}
-
-fn normalized(declared: &DeclaredRecovery) -> DeclaredRecovery {
-    let mut declared = declared.clone();
-    if let Some(compensation) = declared.compensation.as_mut() {
-        for parameter in &mut compensation.bindings {
-            if let Ok(Binding::Expression(expression)) = &parameter.binding
-                && let Some((side, pointer)) = expression.body_target()
-            {
-                parameter.binding = Ok(Binding::Expression(RuntimeExpression::body(side, pointer)));
-            }
-        }
-    }
-    declared
 }
 
 #[cfg(test)]
