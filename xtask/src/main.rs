@@ -2,7 +2,9 @@
 //!
 //! Each task lives in its own module; this file only dispatches.
 
+mod bench;
 mod codegen;
+mod corpus;
 mod shared;
 
 use std::path::{Path, PathBuf};
@@ -14,7 +16,12 @@ usage: cargo xtask <task>
 tasks:
   codegen [--check]   write every generated file (--check: fail when one is stale)
   check-shared        cross-check schemas and model against ../shared/data (real captures,
-                      official MCP schema and examples)";
+                      official MCP schema and examples)
+  gen-corpus [--servers N] [--seed S] OUT
+                      write a deterministic registry-like corpus and OUT/manifest.json
+  bench [--corpus DIR] [--threads N] [--runs N]
+                      lint and census over the corpus against the serde_json parse floor
+  census-shared       census of ../shared/data/real-servers (fails when it is missing)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +31,10 @@ fn main() -> ExitCode {
         ["codegen"] => codegen::generate(&root, false),
         ["codegen", "--check"] => codegen::generate(&root, true),
         ["check-shared"] => shared::check(&root),
+        ["gen-corpus", rest @ ..] => corpus::gen_corpus_command(rest),
+        ["bench", rest @ ..] => bench::run(&root, rest),
+        ["bench-child", rest @ ..] => bench::child(rest),
+        ["census-shared"] => corpus::census_shared(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

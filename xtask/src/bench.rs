@@ -1,0 +1,312 @@
+//! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor.
+//!
+//! The floor is the time serde_json alone needs to read and parse every file, with the same two
+//! workers and the same one-file-per-worker window. Each measurement runs in its own child process
+//! of this binary (`bench-child MODE`), so each reports its own peak resident memory (`VmHWM`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use mcp_recovery_census::{CensusOptions, census_paths, collect_files};
+use mcp_recovery_validator::{LintOptions, Linter};
+use serde_json::{Value, json};
+
+use crate::corpus::{CorpusConfig, generate};
+
+const USAGE: &str = "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N]";
+
+/// What one child measured.
+struct Measurement {
+    mode: String,
+    seconds: Vec<f64>,
+    files: u64,
+    bytes: u64,
+    tools: u64,
+    peak_kib: u64,
+    start_kib: u64,
+}
+
+/// `cargo xtask bench`.
+pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
+    if cfg!(debug_assertions) {
+        // Timing an unoptimized build measures the wrong thing: rerun optimized.
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "run",
+                "--release",
+                "--quiet",
+                "--package",
+                "xtask",
+                "--",
+                "bench",
+            ])
+            .args(args)
+            .current_dir(root)
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        return if status.success() {
+            Ok(())
+        } else {
+            Err(format!("optimized bench failed: {status}"))
+        };
+    }
+    let mut corpus = root.join("target/bench-corpus");
+    let mut threads = 2usize;
+    let mut runs = 5usize;
+    let mut it = args.iter();
+    while let Some(&arg) = it.next() {
+        let value = it.next().ok_or(USAGE)?;
+        match arg {
+            "--corpus" => corpus = PathBuf::from(value),
+            "--threads" => threads = value.parse().map_err(|_| USAGE)?,
+            "--runs" => runs = value.parse().map_err(|_| USAGE)?,
+            _ => return Err(USAGE.into()),
+        }
+    }
+    if !corpus.join("manifest.json").is_file() {
+        eprintln!("generating the default corpus into {}", corpus.display());
+        generate(&corpus, &CorpusConfig::default())?;
+    }
+    let files = collect_files(std::slice::from_ref(&corpus)).map_err(|e| e.to_string())?;
+    let largest = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .max()
+        .unwrap_or(0);
+
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut results = Vec::new();
+    for mode in ["floor", "lint", "census", "census-no-lint"] {
+        let output = Command::new(&exe)
+            .args([
+                "bench-child",
+                mode,
+                &corpus.display().to_string(),
+                &threads.to_string(),
+                &runs.to_string(),
+            ])
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if !output.status.success() {
+            return Err(format!(
+                "bench-child {mode} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        let line: Value = serde_json::from_slice(&output.stdout)
+            .map_err(|e| format!("bench-child {mode}: {e}"))?;
+        results.push(measurement(&line)?);
+    }
+
+    let floor = median(&results[0].seconds);
+    println!(
+        "corpus: {} ({} files, {:.1} MB, {} tools, largest file {:.1} KB)",
+        corpus.display(),
+        results[0].files,
+        results[0].bytes as f64 / 1e6,
+        results[0].tools,
+        largest as f64 / 1e3
+    );
+    println!("threads: {threads}, runs per mode: {runs} (median reported)\n");
+    println!(
+        "| mode | median s | min s | tools/s | MB/s | × floor | peak RSS MB | RSS at start MB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for m in &results {
+        let t = median(&m.seconds);
+        let min = m.seconds.iter().copied().fold(f64::INFINITY, f64::min);
+        println!(
+            "| {} | {:.3} | {:.3} | {:.0} | {:.1} | {:.2} | {:.1} | {:.1} |",
+            m.mode,
+            t,
+            min,
+            m.tools as f64 / t,
+            m.bytes as f64 / 1e6 / t,
+            t / floor,
+            m.peak_kib as f64 / 1024.0,
+            m.start_kib as f64 / 1024.0
+        );
+    }
+
+    // A 20-tool server linted by a fresh process: what a CI step pays.
+    if let Some(file) = twenty_tool_file(&files) {
+        let started = Instant::now();
+        let output = Command::new(&exe)
+            .args([
+                "bench-child",
+                "lint-one",
+                &file.display().to_string(),
+                "1",
+                "1",
+            ])
+            .output()
+            .map_err(|e| e.to_string())?;
+        let wall = started.elapsed().as_secs_f64();
+        let line: Value =
+            serde_json::from_slice(&output.stdout).map_err(|e| format!("lint-one: {e}"))?;
+        println!(
+            "\n20-tool file {}: process wall {:.1} ms, of which Linter::new {:.2} ms and lint_source {:.3} ms",
+            file.display(),
+            wall * 1e3,
+            line["new_seconds"].as_f64().unwrap_or(0.0) * 1e3,
+            line["lint_seconds"].as_f64().unwrap_or(0.0) * 1e3
+        );
+    }
+    Ok(())
+}
+
+fn measurement(line: &Value) -> Result<Measurement, String> {
+    let n = |k: &str| {
+        line[k]
+            .as_u64()
+            .ok_or_else(|| format!("bench-child output lacks {k}"))
+    };
+    Ok(Measurement {
+        mode: line["mode"].as_str().unwrap_or("?").to_owned(),
+        seconds: line["seconds"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default(),
+        files: n("files")?,
+        bytes: n("bytes")?,
+        tools: n("tools")?,
+        peak_kib: n("peak_kib")?,
+        start_kib: n("start_kib")?,
+    })
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    mcp_recovery_census::median_f64(&mut v).unwrap_or(f64::NAN)
+}
+
+fn twenty_tool_file(files: &[PathBuf]) -> Option<PathBuf> {
+    files.iter().find_map(|p| {
+        let bytes = std::fs::read(p).ok()?;
+        let doc: Value = serde_json::from_slice(&bytes).ok()?;
+        let tools = doc
+            .pointer("/result/tools")
+            .or_else(|| doc.get("tools"))
+            .or(Some(&doc))?
+            .as_array()?;
+        (tools.len() == 20).then(|| p.clone())
+    })
+}
+
+/// A field of `/proc/self/status` in KiB (0 where there is no procfs).
+fn proc_status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `work` on every file with `threads` workers, one file per worker at a time; returns
+/// (bytes, tools) summed.
+fn over_files(
+    files: &[PathBuf],
+    threads: usize,
+    work: &(dyn Fn(&[u8]) -> u64 + Sync),
+) -> (u64, u64) {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let (mut bytes, mut tools) = (0u64, 0u64);
+                    while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if let Ok(data) = std::fs::read(path) {
+                            bytes += data.len() as u64;
+                            tools += work(&data);
+                        }
+                    }
+                    (bytes, tools)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().ok())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    })
+}
+
+fn tools_in(doc: &Value) -> u64 {
+    let tools = doc
+        .pointer("/result/tools")
+        .or_else(|| doc.get("tools"))
+        .unwrap_or(doc);
+    tools.as_array().map_or(0, |a| a.len() as u64)
+}
+
+/// `bench-child MODE PATH THREADS RUNS`: one measurement, printed as one JSON line.
+pub fn child(args: &[&str]) -> Result<(), String> {
+    let [mode, path, threads, runs] = args else {
+        return Err("usage: bench-child MODE PATH THREADS RUNS".into());
+    };
+    let threads: usize = threads.parse().map_err(|_| "THREADS")?;
+    let runs: usize = runs.parse().map_err(|_| "RUNS")?;
+    let path = PathBuf::from(path);
+    let start_kib = proc_status_kib("VmRSS:");
+
+    if *mode == "lint-one" {
+        let t = Instant::now();
+        let linter = Linter::new(LintOptions::default()).map_err(|e| e.to_string())?;
+        let new_seconds = t.elapsed().as_secs_f64();
+        let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        let report = linter.lint_source(&bytes);
+        let lint_seconds = t.elapsed().as_secs_f64();
+        println!(
+            "{}",
+            json!({"mode": mode, "new_seconds": new_seconds, "lint_seconds": lint_seconds, "tools": report.tools})
+        );
+        return Ok(());
+    }
+
+    let files = collect_files(std::slice::from_ref(&path)).map_err(|e| e.to_string())?;
+    let linter = Linter::new(LintOptions::default()).map_err(|e| e.to_string())?;
+    let mut seconds = Vec::new();
+    let (mut bytes, mut tools) = (0, 0);
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        (bytes, tools) = match *mode {
+            "floor" => over_files(&files, threads, &|data| {
+                serde_json::from_slice::<Value>(data).map_or(0, |doc| tools_in(&doc))
+            }),
+            "lint" => over_files(&files, threads, &|data| {
+                linter.lint_source(data).tools as u64
+            }),
+            "census" | "census-no-lint" => {
+                let options = CensusOptions {
+                    lint: *mode == "census",
+                    threads,
+                    ..CensusOptions::default()
+                };
+                let census = census_paths(std::slice::from_ref(&path), &options)
+                    .map_err(|e| e.to_string())?;
+                (census.files.bytes, census.tools)
+            }
+            other => return Err(format!("unknown bench mode {other}")),
+        };
+        seconds.push(t.elapsed().as_secs_f64());
+    }
+    let line = json!({
+        "mode": mode,
+        "seconds": seconds,
+        "files": files.len(),
+        "bytes": bytes,
+        "tools": tools,
+        "peak_kib": proc_status_kib("VmHWM:"),
+        "start_kib": start_kib,
+    });
+    println!("{line}");
+    Ok(())
+}
