@@ -205,9 +205,7 @@ impl fmt::Display for Template {
 /// the parser alike, but a pattern engine cannot report *which* expression is malformed.
 pub fn template_pattern() -> String {
     let expression = expression_pattern(true);
-    let unit = |first: &str| {
-        format!(r"(?:[^{{{first}]|\{{+(?:[^{{$]|$)|\{{+{expression}\}})")
-    };
+    let unit = |first: &str| format!(r"(?:[^{{{first}]|\{{+(?:[^{{$]|$)|\{{+{expression}\}})");
     format!(r"^(?:{}{}*)?$", unit("$"), unit(""))
 }
 
@@ -243,7 +241,12 @@ mod tests {
             Binding::parse_sep(&json!("order-{$request.body#/id}")),
             Ok(Binding::Template(_))
         ));
-        for constant in [json!("plain"), json!("{not $ an expression}"), json!(5), json!(null)] {
+        for constant in [
+            json!("plain"),
+            json!("{not $ an expression}"),
+            json!(5),
+            json!(null),
+        ] {
             assert_eq!(
                 Binding::parse_sep(&constant),
                 Ok(Binding::Constant(constant.clone()))
@@ -270,7 +273,9 @@ mod tests {
     #[test]
     fn compensate_values_must_be_paths() {
         assert_eq!(
-            Binding::parse_compensate(&json!("$.input.id")).unwrap().to_value(),
+            Binding::parse_compensate(&json!("$.input.id"))
+                .unwrap()
+                .to_value(),
             json!("$request.body#/id")
         );
         assert_eq!(

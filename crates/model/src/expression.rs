@@ -131,7 +131,9 @@ impl RuntimeExpression {
     /// For a body expression, the side and the pointer it reads (`body` alone is the root).
     pub fn body_target(&self) -> Option<(BodySide, JsonPointer)> {
         match self {
-            Self::Request(Source::Body(p)) => Some((BodySide::Request, p.clone().unwrap_or_default())),
+            Self::Request(Source::Body(p)) => {
+                Some((BodySide::Request, p.clone().unwrap_or_default()))
+            }
             Self::Response(Source::Body(p)) => {
                 Some((BodySide::Response, p.clone().unwrap_or_default()))
             }
@@ -205,8 +207,12 @@ fn parse_source(text: &str, base: usize) -> Result<Source, ExpressionError> {
 fn pointer_error(error: PointerError, pointer: &str, base: usize) -> ExpressionError {
     let offset = error.offset();
     let message = match error {
-        PointerError::MissingSlash { .. } => ExpressionError::expected(0, "'/' to start the JSON Pointer", pointer).message,
-        PointerError::BadEscape { .. } => "'~' in a JSON Pointer must be followed by '0' or '1'".to_owned(),
+        PointerError::MissingSlash { .. } => {
+            ExpressionError::expected(0, "'/' to start the JSON Pointer", pointer).message
+        }
+        PointerError::BadEscape { .. } => {
+            "'~' in a JSON Pointer must be followed by '0' or '1'".to_owned()
+        }
     };
     ExpressionError {
         offset: base + offset,
@@ -303,7 +309,10 @@ mod tests {
         }
         assert_eq!(
             round_trip("$response.body#/transactionId").body_target(),
-            Some((BodySide::Response, JsonPointer::from_tokens(["transactionId"])))
+            Some((
+                BodySide::Response,
+                JsonPointer::from_tokens(["transactionId"])
+            ))
         );
     }
 

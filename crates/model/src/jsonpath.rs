@@ -202,7 +202,10 @@ impl JsonPath {
                     match parser.segment()? {
                         (_, n) if n == "structuredContent" => side = Some(BodySide::Response),
                         (at, _) => {
-                            return fail(at, "only 'structuredContent' may be read from '$.output'");
+                            return fail(
+                                at,
+                                "only 'structuredContent' may be read from '$.output'",
+                            );
                         }
                     }
                 }
@@ -221,7 +224,10 @@ impl JsonPath {
 
     /// The runtime expression this path is equivalent to (`$.input.a` ≡ `$request.body#/a`).
     pub fn to_expression(&self) -> RuntimeExpression {
-        RuntimeExpression::body(self.side, JsonPointer::from_tokens(self.names.iter().cloned()))
+        RuntimeExpression::body(
+            self.side,
+            JsonPointer::from_tokens(self.names.iter().cloned()),
+        )
     }
 
     /// The path equivalent to a runtime expression, when the subset can express it.
@@ -244,8 +250,8 @@ impl fmt::Display for JsonPath {
             BodySide::Response => "$.output.structuredContent",
         })?;
         for name in &self.names {
-            let shorthand = name.chars().next().is_some_and(is_name_first)
-                && name.chars().all(is_name_char);
+            let shorthand =
+                name.chars().next().is_some_and(is_name_first) && name.chars().all(is_name_char);
             if shorthand {
                 write!(f, ".{name}")?;
             } else {
@@ -271,7 +277,8 @@ impl fmt::Display for JsonPath {
 /// (`['input']`, not `['\u0069nput']`), and a `\u` escape's surrogate pairing is not checked.
 pub fn jsonpath_pattern() -> String {
     let blank = r"[ \t\n\r]*";
-    let string = |q: &str| format!(r#"{q}(?:[^{q}\\\x00-\x1F]|\\(?:[bfnrt/\\{q}]|u[0-9A-Fa-f]{{4}}))*{q}"#);
+    let string =
+        |q: &str| format!(r#"{q}(?:[^{q}\\\x00-\x1F]|\\(?:[bfnrt/\\{q}]|u[0-9A-Fa-f]{{4}}))*{q}"#);
     let segment = format!(
         r"(?:\.[^\x00-\x40\x5B-\x5E\x60\x7B-\x7F][^\x00-\x2F\x3A-\x40\x5B-\x5E\x60\x7B-\x7F]*|\[{blank}(?:{}|{}){blank}\])",
         string("'"),

@@ -229,7 +229,10 @@ mod tests {
     #[test]
     fn array_indices_are_strict() {
         let doc = json!([10, 20]);
-        assert_eq!(JsonPointer::parse("/1").unwrap().evaluate(&doc), Some(&json!(20)));
+        assert_eq!(
+            JsonPointer::parse("/1").unwrap().evaluate(&doc),
+            Some(&json!(20))
+        );
         assert_eq!(JsonPointer::parse("/01").unwrap().evaluate(&doc), None);
         assert_eq!(JsonPointer::parse("/-").unwrap().evaluate(&doc), None);
         assert_eq!(JsonPointer::parse("/2").unwrap().evaluate(&doc), None);

@@ -15,7 +15,10 @@ pub const COMPENSATION_STRATEGY: &str = "compensation";
 /// SEP-3172 `annotations.recovery`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(title = "Recovery", description = "How to compensate a completed call of this tool (SEP-3172).")]
+#[schemars(
+    title = "Recovery",
+    description = "How to compensate a completed call of this tool (SEP-3172)."
+)]
 pub struct Recovery {
     /// `"compensation"`; other values are reserved and ignored by orchestrators.
     pub strategy: String,
@@ -43,7 +46,10 @@ pub struct CompensatingOperation {
 /// The `dev.chronomcp/compensate` entry of a tool's `_meta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(title = "Compensate", description = "Reversibility of this tool (mcp-compensate, `dev.chronomcp/compensate`).")]
+#[schemars(
+    title = "Compensate",
+    description = "Reversibility of this tool (mcp-compensate, `dev.chronomcp/compensate`)."
+)]
 pub struct Compensate {
     /// The reversibility class.
     pub reversibility: Reversibility,

@@ -15,7 +15,10 @@ pub const COMPENSATE_META_KEY: &str = "dev.chronomcp/compensate";
 /// A tool as listed by `tools/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(title = "Tool", description = "An MCP tool definition, with recovery metadata in either carrier.")]
+#[schemars(
+    title = "Tool",
+    description = "An MCP tool definition, with recovery metadata in either carrier."
+)]
 pub struct Tool {
     /// Programmatic name, unique within the server.
     pub name: String,
@@ -227,7 +230,12 @@ pub enum Hint {
 
 impl Hint {
     /// All four, in the order MCP lists them.
-    pub const ALL: [Hint; 4] = [Self::ReadOnly, Self::Destructive, Self::Idempotent, Self::OpenWorld];
+    pub const ALL: [Hint; 4] = [
+        Self::ReadOnly,
+        Self::Destructive,
+        Self::Idempotent,
+        Self::OpenWorld,
+    ];
 
     /// The JSON key.
     pub fn key(self) -> &'static str {
