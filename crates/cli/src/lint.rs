@@ -75,8 +75,9 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut out = std::io::stdout().lock();
     let mut summary = Summary::default();
 
-    if let Some(source_name) = live::source_name(&args.server) {
-        let document = live::fetch(&args.server).map_err(|error| Failure::Server {
+    if let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? {
+        let source_name = server.name();
+        let document = server.fetch().map_err(|error| Failure::Server {
             source_name: source_name.clone(),
             error,
         })?;

@@ -1,28 +1,59 @@
-//! Live servers (`--stdio -- CMD`, `--url URL`): fetch the merged tools/list as raw JSON.
+//! Live servers (`--stdio -- CMD ARGS...`, `--url URL [--header 'K: V']...`): fetch the merged
+//! tools/list exactly as sent, through `mcp-recovery-client`.
 
+use std::time::Duration;
+
+use mcp_recovery_client::{ClientError, Header, Options, Target, fetch_tools};
 use serde_json::Value;
 
 use crate::cli::ServerArgs;
 
-/// A server that could not be reached or did not answer properly.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ServerError(pub String);
-
-/// How the server is named in output: the command line or the URL.
-pub fn source_name(server: &ServerArgs) -> Option<String> {
-    if server.stdio {
-        Some(server.command.join(" "))
-    } else {
-        server.url.clone()
-    }
+/// A server named by the flags, ready to be fetched.
+#[derive(Debug, Clone)]
+pub struct Server {
+    target: Target,
+    options: Options,
 }
 
-/// Fetches the complete tools/list result of the server.
-pub fn fetch(server: &ServerArgs) -> Result<Value, ServerError> {
-    let _ = server;
-    Err(ServerError(
-        "live servers are not supported by this build yet; lint a saved tools/list file instead"
-            .to_owned(),
-    ))
+impl Server {
+    /// The server of the flags, or `None` when no server is named (lint files instead).
+    pub fn from_args(args: &ServerArgs) -> Result<Option<Self>, ClientError> {
+        let target = if args.stdio {
+            let Some((program, rest)) = args.command.split_first() else {
+                return Ok(None);
+            };
+            Target::Stdio {
+                program: program.clone(),
+                args: rest.to_vec(),
+            }
+        } else if let Some(url) = &args.url {
+            let headers = args
+                .headers
+                .iter()
+                .map(|spec| Header::parse(spec))
+                .collect::<Result<_, _>>()?;
+            Target::Http {
+                url: url.clone(),
+                headers,
+            }
+        } else {
+            return Ok(None);
+        };
+        let options = Options {
+            timeout: Duration::from_secs(args.timeout),
+            ..Options::default()
+        };
+        Ok(Some(Self { target, options }))
+    }
+
+    /// How the server is named in output (`file` of its diagnostics): the shell-quoted command
+    /// line or the URL without its password.
+    pub fn name(&self) -> String {
+        self.target.to_string()
+    }
+
+    /// The complete tools/list result, all pages merged, every field as the server sent it.
+    pub fn fetch(&self) -> Result<Value, ClientError> {
+        fetch_tools(&self.target, &self.options)
+    }
 }

@@ -40,14 +40,17 @@ pub enum Failure {
     /// `--select`/`--ignore` name no rule.
     #[error(transparent)]
     UnknownRule(#[from] mcp_recovery_validator::UnknownRule),
-    /// The live server failed.
+    /// The live server failed (could not start, hung, answered garbage, was unreachable).
     #[error("server {source_name}: {error}")]
     Server {
         /// The command line or URL.
         source_name: String,
         /// What went wrong.
-        error: live::ServerError,
+        error: mcp_recovery_client::ClientError,
     },
+    /// The server flags are unusable (a malformed `--header`).
+    #[error(transparent)]
+    ServerArgs(mcp_recovery_client::ClientError),
     /// Output could not be written.
     #[error("cannot write output: {0}")]
     Write(#[from] std::io::Error),
@@ -102,7 +105,11 @@ fn check_server_args(cli: &Cli) {
 /// Prints `error: <reason>` on one line, then (for a config mistake) the excerpt of the file.
 fn report_failure(failure: &Failure) {
     let mut stderr = std::io::stderr().lock();
-    let reason = failure.to_string().replace('\n', " ");
+    let reason = match failure {
+        // The client's message is one line, then the tail of the server's stderr, indented.
+        Failure::Server { .. } => failure.to_string(),
+        _ => failure.to_string().replace('\n', " "),
+    };
     let _ = writeln!(stderr, "error: {reason}");
     if let Failure::Config(config::ConfigError::Invalid {
         path,
@@ -224,13 +231,15 @@ fn pretty(value: &serde_json::Value) -> Result<String, Failure> {
 
 /// `fetch`: the merged raw tools/list of a live server.
 fn fetch(args: &FetchArgs) -> Result<(), Failure> {
-    let Some(source_name) = live::source_name(&args.server) else {
+    let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? else {
         return Err(Failure::Usage(
             "fetch needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
         ));
     };
-    let value =
-        live::fetch(&args.server).map_err(|error| Failure::Server { source_name, error })?;
+    let value = server.fetch().map_err(|error| Failure::Server {
+        source_name: server.name(),
+        error,
+    })?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", pretty(&value)?)?;
     Ok(())

@@ -267,7 +267,7 @@ impl Report<'_> {
         let mut message = d.message.clone();
         if source.is_none() {
             // No excerpt to point at: say where in words.
-            message.push_str(&format!("\n at {}", finding.file));
+            message.push_str(&format!("\nat {}", finding.file));
             if !d.pointer.is_empty() {
                 message.push_str(&format!("#{}", d.pointer));
             }
