@@ -936,4 +936,38 @@ mod tests {
         }
         assert!("openapi".parse::<Carrier>().is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn expressible_declarations_round_trip(
+            bindings in proptest::collection::vec(
+                (".{1,6}", proptest::bool::ANY, proptest::collection::vec(".{0,5}", 0..3)),
+                0..4,
+            ),
+        ) {
+            let mut parameters = Map::new();
+            for (parameter, response, tokens) in bindings {
+                let expression = if response {
+                    if tokens.is_empty() {
+                        "$response.body".to_owned()
+                    } else {
+                        RuntimeExpression::body(BodySide::Response, crate::JsonPointer::from_tokens(tokens)).to_string()
+                    }
+                } else {
+                    let tokens = if tokens.is_empty() { vec!["id".to_owned()] } else { tokens };
+                    RuntimeExpression::body(BodySide::Request, crate::JsonPointer::from_tokens(tokens)).to_string()
+                };
+                parameters.insert(parameter, Value::String(expression));
+            }
+            let tool = sep_tool(Value::Object(parameters));
+            let there = convert_tool(&tool, Carrier::Compensate);
+            proptest::prop_assert!(there.notes.is_empty(), "{:?}", there.notes);
+            proptest::prop_assert!(there.tool.get("annotations").is_none());
+            let back = convert_tool(&there.tool, Carrier::Sep3172);
+            proptest::prop_assert!(back.notes.is_empty(), "{:?}", back.notes);
+            proptest::prop_assert_eq!(&back.tool, &tool);
+            let again = convert_tool(&back.tool, Carrier::Compensate);
+            proptest::prop_assert_eq!(again.tool, there.tool);
+        }
+    }
 }

@@ -599,3 +599,48 @@ fn control_characters_never_reach_the_table() {
     assert!(!table.contains('\u{1b}'));
     assert_eq!(table.lines().count(), 2, "{table}");
 }
+
+#[test]
+fn hostile_input_schemas_make_the_step_unavailable_without_panicking() {
+    let schemas = [
+        json!({"$schema": "https://example.invalid/custom-meta", "type": "object"}),
+        json!({"type": "object", "properties": {"transactionId": {"pattern": "(?<"}}}),
+        json!({"type": "object", "properties": {"transactionId": {"$ref": "#/$defs/missing"}}}),
+        json!({"type": "object", "properties": {"transactionId": {"type": "colour"}}}),
+        json!(false),
+        json!("object"),
+    ];
+    for schema in schemas {
+        let mut list = payments(json!({"transactionId": "$response.body#/id"}));
+        list[1]["inputSchema"] = schema.clone();
+        let p = plan(
+            list,
+            &line("charge_payment", json!({}), ok(json!({"id": "T"}))),
+        );
+        let step = only_step(&p);
+        assert_eq!(
+            step.status,
+            Status::Unavailable,
+            "{schema}: {}",
+            step.reason
+        );
+        assert!(
+            step.reason.contains("inputSchema"),
+            "{schema}: {}",
+            step.reason
+        );
+    }
+    // A recursive local reference is fine: it compiles and validates.
+    let mut list = payments(json!({"transactionId": "$response.body#/id"}));
+    list[1]["inputSchema"] = json!({"type": "object", "properties": {"transactionId": {"type": "string"}, "child": {"$ref": "#"}}});
+    let p = plan(
+        list,
+        &line("charge_payment", json!({}), ok(json!({"id": "T"}))),
+    );
+    assert_eq!(
+        only_step(&p).status,
+        Status::Compensate,
+        "{}",
+        only_step(&p).reason
+    );
+}
