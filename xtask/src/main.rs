@@ -5,6 +5,7 @@
 mod bench;
 mod codegen;
 mod corpus;
+mod live;
 mod shared;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,9 @@ tasks:
                       write a deterministic registry-like corpus and OUT/manifest.json
   bench [--corpus DIR] [--threads N] [--runs N]
                       lint and census over the corpus against the serde_json parse floor
-  census-shared       census of ../shared/data/real-servers (fails when it is missing)";
+  census-shared       census of ../shared/data/real-servers (fails when it is missing)
+  check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
+                      and compare its tools with ../shared/data/real-servers";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench::run(&root, rest),
         ["bench-child", rest @ ..] => bench::child(rest),
         ["census-shared"] => corpus::census_shared(&root),
+        ["check-live-servers"] => live::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
