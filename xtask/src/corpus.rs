@@ -886,6 +886,96 @@ pub fn generate(out: &Path, config: &CorpusConfig) -> Result<Generated, String> 
     Ok(Generated { manifest })
 }
 
+/// The census numbers of `census` under the manifest's `expected` keys.
+fn actual_numbers(census: &mcp_recovery_census::Census) -> Value {
+    let signatures: BTreeMap<String, u64> = census
+        .signatures
+        .all
+        .iter()
+        .map(|s| (s.signature.label(), s.tools.count))
+        .collect();
+    json!({
+        "servers": census.servers,
+        "tools": census.tools,
+        // manifest.json is a file of the corpus too, and not a tools list.
+        "not_tools_lists": census.files.not_tools_lists.saturating_sub(1),
+        "median_tools_per_server": census.median_tools_per_server,
+        "hints_any": census.hints.any.count,
+        "hints_all_four": census.hints.all_four.count,
+        "no_hint": census.signatures.no_hint.count,
+        "signatures_occurring": census.signatures.occurring,
+        "signatures": signatures,
+        "multi_tool_emitting": census.servers_spread.multi_tool_emitting,
+        "more_than_one_signature": census.servers_spread.more_than_one_signature.count,
+        "median_dominant_share": census.servers_spread.median_dominant_share,
+        "destructive_set": census.destructive.set.count,
+        "destructive_set_where_applicable": census.destructive.set_where_applicable.count,
+        "destructive_true_where_applicable": census.destructive.true_where_applicable.count,
+        "destructive_set_on_read_only": census.destructive.set_on_read_only.count,
+        "recovery_sep3172_only": census.recovery.sep3172_only.count,
+        "recovery_compensate_only": census.recovery.compensate_only.count,
+        "recovery_both": census.recovery.both.count,
+        "mutating": census.recovery.mutating.count,
+        "mutating_declared": census.recovery.mutating_declared.count,
+        "mutating_compensable": census.recovery.mutating_by_class.compensable.count,
+        "mutating_irreversible": census.recovery.mutating_by_class.irreversible.count,
+    })
+}
+
+/// Runs the census (with lint) over a generated corpus and checks it against the manifest:
+/// every expected census number, and lint errors by code exactly equal to the planted ones.
+pub fn verify(dir: &Path, manifest: &Value) -> Result<mcp_recovery_census::Census, String> {
+    let census = mcp_recovery_census::census_paths(
+        &[dir.to_path_buf()],
+        &mcp_recovery_census::CensusOptions::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    let actual = actual_numbers(&census);
+    let mut mismatches = Vec::new();
+    let expected = manifest["expected"]
+        .as_object()
+        .ok_or("manifest has no `expected`")?;
+    for (key, want) in expected {
+        if actual.get(key) != Some(want) {
+            mismatches.push(format!("{key}: census {} != manifest {want}", actual[key]));
+        }
+    }
+    let mut found: BTreeMap<String, u64> = census
+        .lint
+        .as_ref()
+        .map(|l| l.errors_by_code())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(code, n)| (code.to_owned(), n))
+        .collect();
+    // manifest.json itself is not a tools list (R002).
+    if let Some(n) = found.get_mut("R002") {
+        *n -= 1;
+    }
+    found.retain(|_, n| *n > 0);
+    let planted: BTreeMap<String, u64> = manifest["planted_errors"]
+        .as_object()
+        .ok_or("manifest has no `planted_errors`")?
+        .iter()
+        .map(|(code, n)| (code.clone(), n.as_u64().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    if found != planted {
+        mismatches.push(format!(
+            "lint errors by code {found:?} != planted {planted:?}"
+        ));
+    }
+    if mismatches.is_empty() {
+        Ok(census)
+    } else {
+        Err(format!(
+            "census of {} disagrees with its manifest:\n  {}",
+            dir.display(),
+            mismatches.join("\n  ")
+        ))
+    }
+}
+
 fn write_json(path: &Path, value: &Value) -> Result<(), String> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
     bytes.push(b'\n');
@@ -896,17 +986,19 @@ fn write_json(path: &Path, value: &Value) -> Result<(), String> {
 pub fn gen_corpus_command(args: &[&str]) -> Result<(), String> {
     let mut config = CorpusConfig::default();
     let mut out = None;
+    let mut check = false;
     let mut it = args.iter();
     while let Some(&arg) = it.next() {
         match arg {
             "--servers" => config.servers = parse_number(it.next(), "--servers")?,
             "--seed" => config.seed = parse_number(it.next(), "--seed")?,
+            "--verify" => check = true,
             _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
             _ if out.is_none() => out = Some(PathBuf::from(arg)),
             _ => return Err(format!("unexpected argument {arg}")),
         }
     }
-    let out = out.ok_or("usage: cargo xtask gen-corpus [--servers N] [--seed S] OUT")?;
+    let out = out.ok_or("usage: cargo xtask gen-corpus [--servers N] [--seed S] [--verify] OUT")?;
     let generated = generate(&out, &config)?;
     let m = &generated.manifest;
     println!(
@@ -917,6 +1009,14 @@ pub fn gen_corpus_command(args: &[&str]) -> Result<(), String> {
         out.display(),
         m["planted_errors"]
     );
+    if check {
+        let census = verify(&out, m)?;
+        println!(
+            "verified: census and lint of {} agree with the manifest ({} lint errors)",
+            out.display(),
+            census.lint.map_or(0, |l| l.errors)
+        );
+    }
     Ok(())
 }
 
@@ -962,7 +1062,6 @@ pub fn census_shared(root: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_recovery_census::{CensusOptions, census_paths};
 
     struct TempDir(PathBuf);
 
@@ -1036,94 +1135,27 @@ mod tests {
         let dir = TempDir::new("planted");
         let generated = generate(&dir.0, &small()).unwrap();
         let m = &generated.manifest;
-        let census = census_paths(std::slice::from_ref(&dir.0), &CensusOptions::default()).unwrap();
-        // The manifest is a file of the corpus too: one more object without tools.
-        let e = &m["expected"];
-        let n = |v: &Value| v.as_u64().unwrap();
-        assert_eq!(census.servers, n(&e["servers"]));
-        assert_eq!(census.tools, n(&e["tools"]));
-        assert_eq!(census.files.not_tools_lists, n(&e["not_tools_lists"]) + 1);
-        assert_eq!(
-            census.median_tools_per_server,
-            e["median_tools_per_server"].as_f64()
+        let planted = m["planted_errors"].as_object().unwrap();
+        assert!(
+            planted.values().all(|v| v.as_u64() > Some(0)),
+            "{planted:?}"
         );
-        assert_eq!(census.hints.any.count, n(&e["hints_any"]));
-        assert_eq!(census.hints.all_four.count, n(&e["hints_all_four"]));
-        assert_eq!(census.signatures.no_hint.count, n(&e["no_hint"]));
-        assert_eq!(
-            census.signatures.occurring as u64,
-            n(&e["signatures_occurring"])
-        );
-        for s in &census.signatures.all {
-            assert_eq!(
-                s.tools.count,
-                n(&e["signatures"][s.signature.label()]),
-                "{}",
-                s.signature
-            );
-        }
-        assert_eq!(
-            census.servers_spread.multi_tool_emitting,
-            n(&e["multi_tool_emitting"])
-        );
-        assert_eq!(
-            census.servers_spread.more_than_one_signature.count,
-            n(&e["more_than_one_signature"])
-        );
-        assert_eq!(
-            census.servers_spread.median_dominant_share,
-            e["median_dominant_share"].as_f64()
-        );
-        assert_eq!(census.destructive.set.count, n(&e["destructive_set"]));
-        assert_eq!(
-            census.destructive.set_where_applicable.count,
-            n(&e["destructive_set_where_applicable"])
-        );
-        assert_eq!(
-            census.destructive.true_where_applicable.count,
-            n(&e["destructive_true_where_applicable"])
-        );
-        assert_eq!(
-            census.destructive.set_on_read_only.count,
-            n(&e["destructive_set_on_read_only"])
-        );
-        assert_eq!(
-            census.recovery.sep3172_only.count,
-            n(&e["recovery_sep3172_only"])
-        );
-        assert_eq!(
-            census.recovery.compensate_only.count,
-            n(&e["recovery_compensate_only"])
-        );
-        assert_eq!(census.recovery.both.count, n(&e["recovery_both"]));
-        assert_eq!(census.recovery.mutating.count, n(&e["mutating"]));
-        assert_eq!(
-            census.recovery.mutating_declared.count,
-            n(&e["mutating_declared"])
-        );
-        assert_eq!(
-            census.recovery.mutating_by_class.compensable.count,
-            n(&e["mutating_compensable"])
-        );
-        assert_eq!(
-            census.recovery.mutating_by_class.irreversible.count,
-            n(&e["mutating_irreversible"])
-        );
-        assert!(census.recovery.any.count > 0);
+        assert!(m["expected"]["recovery_both"].as_u64() > Some(0));
+        assert!(m["expected"]["mutating_irreversible"].as_u64() > Some(0));
+        let census = verify(&dir.0, m).unwrap();
+        assert_eq!(census.servers, 400);
 
-        // Every planted kind occurs, and lint finds exactly the planted errors.
-        let planted: BTreeMap<&str, u64> = m["planted_errors"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.as_str(), n(v)))
-            .collect();
-        assert!(planted.values().all(|&v| v > 0), "{planted:?}");
-        let lint = census.lint.as_ref().unwrap();
-        let mut found = lint.errors_by_code();
-        // manifest.json itself is not a tools list.
-        *found.get_mut("R002").unwrap() -= 1;
-        found.retain(|_, v| *v > 0);
-        assert_eq!(found, planted.into_iter().collect());
+        // A manifest that says one more defect was planted than lint finds is caught.
+        let mut wrong = m.clone();
+        wrong["planted_errors"]["R106"] = json!(planted["R106"].as_u64().unwrap() + 1);
+        let err = verify(&dir.0, &wrong).unwrap_err();
+        assert!(err.contains("R106"), "{err}");
+        let mut wrong = m.clone();
+        wrong["expected"]["hints_all_four"] = json!(0);
+        assert!(
+            verify(&dir.0, &wrong)
+                .unwrap_err()
+                .contains("hints_all_four")
+        );
     }
 }
