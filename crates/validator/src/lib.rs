@@ -222,7 +222,18 @@ impl Linter {
                 diagnostics: Vec::new(),
             };
         }
-        let places = text.map(|text| (locate_all(text, &findings), LineIndex::new(text)));
+        // Faults found while parsing carry their bytes; only findings with pointers need a scan.
+        let needs_scan = findings
+            .iter()
+            .any(|f| !matches!(f.focus, Focus::Bytes { .. }));
+        let places = text.map(|text| {
+            let places = if needs_scan {
+                locate_all(text, &findings)
+            } else {
+                HashMap::new()
+            };
+            (places, LineIndex::new(text))
+        });
         let mut located: Vec<(usize, Diagnostic)> = findings
             .into_iter()
             .map(|finding| {

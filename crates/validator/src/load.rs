@@ -6,8 +6,13 @@ use crate::finding::Finding;
 use crate::rules::{invalid_json, not_a_tools_list};
 use crate::span::LineIndex;
 
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
 /// Parses strict JSON; a fault becomes an R001 finding placed at the offending byte.
 pub(crate) fn parse(source: &[u8]) -> Result<Value, Box<Finding>> {
+    if source.starts_with(BYTE_ORDER_MARK) {
+        return Err(Box::new(invalid_json::byte_order_mark()));
+    }
     let text = match std::str::from_utf8(source) {
         Ok(text) => text,
         Err(error) => {

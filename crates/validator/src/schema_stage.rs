@@ -85,48 +85,26 @@ fn collect(error: &ValidationError<'_>, out: &mut Vec<Violation>) {
     let instance = error.instance();
     let message = match error.kind() {
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
-            let own = depth(error);
-            // Report the alternative the value was evidently meant to be, not every alternative.
-            let best = context
-                .iter()
-                .filter(|branch| !branch.is_empty() && !wrong_kind_only(branch, own))
-                .max_by_key(|branch| {
-                    let deepest = branch.iter().map(depth).max().unwrap_or(0);
-                    (deepest, Reverse(branch.len()))
-                });
-            if let Some(branch) = best {
-                for inner in branch {
-                    collect(inner, out);
-                }
-                return;
-            }
-            let mut expected: Vec<String> = context
-                .iter()
-                .flatten()
-                .filter_map(|e| match e.kind() {
-                    ValidationErrorKind::Type { kind } => Some(type_names(kind)),
-                    _ => None,
-                })
-                .flatten()
-                .collect();
-            expected.dedup();
-            if expected.is_empty() {
-                schema_violation::no_alternative(&show(instance))
-            } else {
-                schema_violation::wrong_type(&expected, json_type_name(instance))
+            match alternatives(context, depth(error), instance) {
+                Some(message) => message,
+                None => return collect_best(context, depth(error), out),
             }
         }
         ValidationErrorKind::Required { property } => schema_violation::missing(property),
         ValidationErrorKind::Type { kind } => {
             schema_violation::wrong_type(&type_names(kind), json_type_name(instance))
         }
-        ValidationErrorKind::Enum { options } => {
-            format!(
+        ValidationErrorKind::Enum { options } => match options.as_ref() {
+            Value::Array(options) if options.len() == 1 => {
+                format!("expected {}, found {}", show(&options[0]), show(instance))
+            }
+            Value::Array(options) => format!(
                 "expected one of {}, found {}",
-                show(options),
+                options.iter().map(show).collect::<Vec<_>>().join(", "),
                 show(instance)
-            )
-        }
+            ),
+            other => format!("expected one of {}, found {}", show(other), show(instance)),
+        },
         ValidationErrorKind::Constant { expected_value } => {
             format!(
                 "expected {}, found {}",
@@ -141,6 +119,75 @@ fn collect(error: &ValidationError<'_>, out: &mut Vec<Violation>) {
         _ => excerpt(&error.to_string(), 200),
     };
     out.push(Violation { path, message });
+}
+
+/// Recurses into the alternative the value was evidently meant to be.
+fn collect_best(context: &[Vec<ValidationError<'static>>], own: usize, out: &mut Vec<Violation>) {
+    let best = context
+        .iter()
+        .filter(|branch| !branch.is_empty() && !wrong_kind_only(branch, own))
+        .max_by_key(|branch| {
+            let deepest = branch.iter().map(depth).max().unwrap_or(0);
+            (deepest, Reverse(branch.len()))
+        });
+    if let Some(branch) = best {
+        for inner in branch {
+            collect(inner, out);
+        }
+    }
+}
+
+/// One message for a value that fits none of several alternatives at its own level (a value
+/// outside a set of constants, or of the wrong type altogether); `None` when one alternative is
+/// evidently meant and its own errors say more.
+fn alternatives(
+    context: &[Vec<ValidationError<'static>>],
+    own: usize,
+    instance: &Value,
+) -> Option<String> {
+    let meant: Vec<&Vec<ValidationError<'static>>> = context
+        .iter()
+        .filter(|branch| !branch.is_empty() && !wrong_kind_only(branch, own))
+        .collect();
+    let shallow = context.iter().flatten().all(|e| {
+        depth(e) == own
+            && matches!(
+                e.kind(),
+                ValidationErrorKind::Type { .. }
+                    | ValidationErrorKind::Not { .. }
+                    | ValidationErrorKind::Constant { .. }
+                    | ValidationErrorKind::Enum { .. }
+            )
+    });
+    if meant.len() == 1 || (!meant.is_empty() && !shallow) {
+        return None;
+    }
+    let mut values = Vec::new();
+    let mut types = Vec::new();
+    for e in context.iter().flatten() {
+        match e.kind() {
+            ValidationErrorKind::Constant { expected_value } => values.push(show(expected_value)),
+            ValidationErrorKind::Enum { options } => match options.as_ref() {
+                Value::Array(options) => values.extend(options.iter().map(show)),
+                other => values.push(show(other)),
+            },
+            ValidationErrorKind::Type { kind } => types.extend(type_names(kind)),
+            _ => {}
+        }
+    }
+    values.dedup();
+    types.dedup();
+    Some(if !values.is_empty() {
+        format!(
+            "expected one of {}, found {}",
+            values.join(", "),
+            show(instance)
+        )
+    } else if !types.is_empty() {
+        schema_violation::wrong_type(&types, json_type_name(instance))
+    } else {
+        schema_violation::no_alternative(&show(instance))
+    })
 }
 
 fn type_names(kind: &TypeKind) -> Vec<String> {

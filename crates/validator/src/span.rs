@@ -45,6 +45,9 @@ pub(crate) fn locate(source: &[u8], wanted: &HashSet<&str>) -> HashMap<String, P
     if wanted.is_empty() {
         return found;
     }
+    // No wanted pointer is longer than this; deeper paths need no lookup, which keeps the scan
+    // linear on pathologically deep text.
+    let longest = wanted.iter().map(|p| p.len()).max().unwrap_or(0);
     let mut path = String::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut key: Option<Range<usize>> = None;
@@ -57,7 +60,7 @@ pub(crate) fn locate(source: &[u8], wanted: &HashSet<&str>) -> HashMap<String, P
             State::Value => {
                 let start = pos;
                 let member_key = key.take();
-                let record = wanted.contains(path.as_str());
+                let record = path.len() <= longest && wanted.contains(path.as_str());
                 match byte {
                     b'{' | b'[' => {
                         let is_object = byte == b'{';
@@ -335,6 +338,15 @@ mod tests {
         let text = r#"{"\u00e9\n": 1}"#;
         let found = places(text, &["/é\n"]);
         assert_eq!(&text[found["/é\n"].value.clone()], "1");
+    }
+
+    #[test]
+    fn deep_text_is_scanned_in_linear_time() {
+        let depth = 1_000_000;
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let found = places(&text, &["", "/0"]);
+        assert_eq!(found[""].value, 0..text.len());
+        assert_eq!(found["/0"].value, 1..text.len() - 1);
     }
 
     #[test]

@@ -91,7 +91,10 @@ fn show(
     binding: &Result<&mcp_recovery_model::Binding, &mcp_recovery_model::BindingError>,
 ) -> String {
     match binding {
-        Ok(b) => format!("`{}`", b.to_value()),
+        Ok(b) => match b.to_value() {
+            serde_json::Value::String(text) => format!("`{text}`"),
+            other => format!("`{other}`"),
+        },
         Err(e) => format!("an invalid binding ({e})"),
     }
 }

@@ -61,3 +61,14 @@ pub(crate) fn not_json(error: &serde_json::Error, start: usize, end: usize) -> F
     .help(help)
     .focus(Focus::Bytes { start, end })
 }
+
+/// The text starts with a byte order mark, which strict JSON (RFC 8259 §8.1) does not allow.
+pub(crate) fn byte_order_mark() -> Finding {
+    Finding::new(
+        Rule::InvalidJson,
+        "",
+        "the document starts with a UTF-8 byte order mark, which JSON text must not have",
+    )
+    .help("save the document as UTF-8 without a byte order mark")
+    .focus(Focus::Bytes { start: 0, end: 3 })
+}

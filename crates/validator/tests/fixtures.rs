@@ -1,0 +1,273 @@
+//! Data-driven tests over `fixtures/`: outcomes are asserted, rendered diagnostics snapshotted.
+
+// Test helpers fail loudly by design.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use mcp_recovery_validator::{DefaultLevel, LintOptions, Linter, Report, Severity, rules};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+/// The files of a fixture directory, sorted.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// One line per diagnostic: code, severity, pointer, line:column, message, then the help.
+fn render(report: &Report) -> String {
+    let mut out = format!("tools: {}\n", report.tools);
+    for d in &report.diagnostics {
+        let at = d
+            .span
+            .map_or_else(|| "-".to_owned(), |s| format!("{}:{}", s.line, s.column));
+        let pointer = if d.pointer.is_empty() {
+            "\"\""
+        } else {
+            &d.pointer
+        };
+        writeln!(
+            out,
+            "{} {} {pointer} {at} {}",
+            d.code, d.severity, d.message
+        )
+        .unwrap();
+        if let Some(help) = &d.help {
+            writeln!(out, "    help: {help}").unwrap();
+        }
+    }
+    out
+}
+
+fn default_linter() -> Linter {
+    Linter::new(LintOptions::default()).unwrap()
+}
+
+/// The default rules plus `code`, so that advisory rules are seen in their own fixtures.
+fn linter_for(code: &str) -> Linter {
+    let mut select: Vec<String> = rules()
+        .iter()
+        .filter(|r| matches!(r.default, DefaultLevel::On(_)))
+        .map(|r| r.code.to_owned())
+        .collect();
+    select.push(code.to_owned());
+    Linter::new(LintOptions {
+        select,
+        ..LintOptions::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn valid_fixtures_have_no_error_and_no_warning() {
+    let linter = default_linter();
+    let files = files(&fixtures().join("valid"));
+    assert!(
+        files.len() >= 10,
+        "at least 10 valid fixtures, found {}",
+        files.len()
+    );
+    for path in files {
+        let report = linter.lint_source(&std::fs::read(&path).unwrap());
+        assert!(report.tools > 0, "{}: no tools", path.display());
+        let loud: Vec<_> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity > Severity::Info)
+            .collect();
+        assert!(loud.is_empty(), "{}:\n{}", path.display(), render(&report));
+    }
+}
+
+#[test]
+fn invalid_fixtures_yield_their_code() {
+    let mut failures = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures().join("invalid"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty());
+    for dir in dirs {
+        let code = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        let linter = linter_for(&code);
+        for path in files(&dir) {
+            let report = linter.lint_source(&std::fs::read(&path).unwrap());
+            let rendered = render(&report);
+            if !report.diagnostics.iter().any(|d| d.code == code) {
+                failures.push(format!(
+                    "{} does not yield {code}:\n{rendered}",
+                    path.display()
+                ));
+            }
+            let stem = path.file_stem().unwrap().to_str().unwrap();
+            insta::assert_snapshot!(format!("{code}_{stem}"), rendered);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Expected outcome of each committed adversarial document.
+const ADVERSARIAL: &[(&str, &[&str])] = &[
+    ("byte-order-mark.json", &["R001"]),
+    ("cyclic-ref.json", &[]),
+    ("deep-nesting.json", &["R001"]),
+    ("deep-schema.json", &["R106"]),
+    ("lone-surrogate.json", &["R001"]),
+    ("non-utf8.json", &["R001"]),
+    ("remote-ref.json", &[]),
+];
+
+#[test]
+fn adversarial_fixtures_end_with_diagnostics() {
+    let linter = default_linter();
+    let committed = files(&fixtures().join("adversarial"));
+    assert_eq!(
+        committed.len(),
+        ADVERSARIAL.len(),
+        "every adversarial fixture has an expectation"
+    );
+    for (name, codes) in ADVERSARIAL {
+        let path = fixtures().join("adversarial").join(name);
+        let report = linter.lint_source(&std::fs::read(&path).unwrap());
+        let rendered = render(&report);
+        for code in *codes {
+            assert!(
+                report.diagnostics.iter().any(|d| d.code == *code),
+                "{name} lacks {code}:\n{rendered}"
+            );
+        }
+        // What the resolver cannot judge (cycles, remote references) is never an error.
+        if codes.is_empty() {
+            assert!(
+                report
+                    .diagnostics
+                    .iter()
+                    .all(|d| d.severity < Severity::Error),
+                "{name}:\n{rendered}"
+            );
+        }
+        for d in &report.diagnostics {
+            assert!(
+                d.message.chars().count() < 400,
+                "{name}: message too long: {}",
+                d.message
+            );
+            assert!(d.span.is_some(), "{name}: {} has no span", d.code);
+        }
+        insta::assert_snapshot!(
+            format!("adversarial_{}", name.trim_end_matches(".json")),
+            rendered
+        );
+    }
+}
+
+#[test]
+fn forty_thousand_tools() {
+    let count = 40_000;
+    let mut text = String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[");
+    text.push_str(
+        r#"{"name":"undo","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}},"annotations":{"idempotentHint":true,"destructiveHint":true}}"#,
+    );
+    for i in 0..count {
+        // Every 1000th tool repeats a name; every 5000th names a compensator that is not listed.
+        let name = if i % 1000 == 999 {
+            format!("tool_{}", i - 1)
+        } else {
+            format!("tool_{i}")
+        };
+        let target = if i % 5000 == 0 {
+            format!("missing_{i}")
+        } else {
+            "undo".to_owned()
+        };
+        write!(
+            text,
+            r#",{{"name":"{name}","inputSchema":{{"type":"object","properties":{{"id":{{"type":"string"}}}},"required":["id"]}},"annotations":{{"recovery":{{"strategy":"compensation","compensatingOperation":{{"operationId":"{target}","parameters":{{"id":"$request.body#/id"}}}}}}}}}}"#
+        )
+        .unwrap();
+    }
+    text.push_str("]}}");
+    let report = default_linter().lint_source(text.as_bytes());
+    assert_eq!(report.tools, count + 1);
+    let of = |code: &str| report.diagnostics.iter().filter(|d| d.code == code).count();
+    assert_eq!(of("R004"), count / 1000);
+    assert_eq!(of("R101"), count / 5000);
+    assert_eq!(
+        report.diagnostics.len(),
+        of("R004") + of("R101"),
+        "{:?}",
+        report.diagnostics.first()
+    );
+    let last = report.diagnostics.last().unwrap();
+    assert_eq!(last.pointer, "/result/tools/40000/name");
+    assert_eq!(last.span.unwrap().line, 1);
+}
+
+#[test]
+fn huge_strings() {
+    let long = "x".repeat(4 << 20);
+    let document = serde_json::json!({"tools": [
+        {"name": format!("n{long}"), "description": long, "inputSchema": {"type": "object"}},
+        {"name": "t", "inputSchema": {"type": "object", "properties": {"p": {"type": "string"}}},
+         "annotations": {"recovery": {"strategy": "compensation", "compensatingOperation": {
+            "operationId": "t", "parameters": {"p": format!("$request.body#/{long}~2")}}}}}
+    ]});
+    let text = serde_json::to_vec(&document).unwrap();
+    let report = default_linter().lint_source(&text);
+    let codes: Vec<&str> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert!(codes.contains(&"R005"), "{codes:?}");
+    assert!(codes.contains(&"R104"), "{codes:?}");
+    for d in &report.diagnostics {
+        assert!(d.message.chars().count() < 400, "{}", d.message);
+    }
+    // The invalid escape is at the very end of the binding: the span points there.
+    let r104 = report
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "R104")
+        .unwrap();
+    let span = r104.span.unwrap();
+    assert_eq!(&text[span.start..span.end], b"~");
+}
+
+#[test]
+fn nesting_at_any_depth_ends_with_a_diagnostic() {
+    let linter = default_linter();
+    for depth in [1, 64, 127, 128, 129, 10_000, 1_000_000] {
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let report = linter.lint_source(text.as_bytes());
+        assert_eq!(
+            report.diagnostics.len(),
+            if depth == 1 { 0 } else { 1 },
+            "depth {depth}"
+        );
+    }
+}
+
+#[test]
+fn lint_value_orders_like_the_source_without_spans() {
+    let path = fixtures().join("invalid/R005/bad-names.json");
+    let source = std::fs::read(&path).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&source).unwrap();
+    let linter = default_linter();
+    let from_source = linter.lint_source(&source);
+    let from_value = linter.lint_value(&value);
+    assert!(from_value.diagnostics.iter().all(|d| d.span.is_none()));
+    let strip = |r: &Report| -> Vec<(String, String)> {
+        r.diagnostics
+            .iter()
+            .map(|d| (d.code.to_owned(), d.pointer.clone()))
+            .collect()
+    };
+    assert_eq!(strip(&from_source), strip(&from_value));
+}
