@@ -6,10 +6,39 @@ use serde_json::{Value, json};
 
 use super::{Finding, Renderer, Summary};
 
-/// Keeps every diagnostic and prints the object at the end.
+/// Keeps every diagnostic, already rendered (a `Value` per record costs several times the
+/// text), and prints the object at the end.
 #[derive(Debug, Default)]
 pub struct Json {
-    diagnostics: Vec<Value>,
+    diagnostics: Vec<String>,
+}
+
+/// Prefixes the lines of `text` with `prefix` (the first one only when `first`).
+pub fn indent(text: &str, prefix: &str, first: bool) -> String {
+    let mut out = String::with_capacity(text.len() + 16 * prefix.len());
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if i > 0 || first {
+            out.push_str(prefix);
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Writes pre-indented elements as a pretty JSON array whose brackets sit at `outer`.
+pub fn write_array(out: &mut dyn Write, elements: &[String], outer: &str) -> io::Result<()> {
+    if elements.is_empty() {
+        return write!(out, "[]");
+    }
+    writeln!(out, "[")?;
+    for (i, element) in elements.iter().enumerate() {
+        let comma = if i + 1 < elements.len() { "," } else { "" };
+        writeln!(out, "{element}{comma}")?;
+    }
+    write!(out, "{outer}]")
 }
 
 /// One diagnostic record; `line`/`column` are null without source text.
@@ -38,23 +67,28 @@ impl Renderer for Json {
         _source: Option<&[u8]>,
         findings: &[Finding],
     ) -> io::Result<()> {
-        self.diagnostics.extend(findings.iter().map(record));
+        for finding in findings {
+            let text = serde_json::to_string_pretty(&record(finding))?;
+            self.diagnostics.push(indent(&text, "    ", true));
+        }
         Ok(())
     }
 
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
-        let document = json!({
-            "version": 1,
-            "summary": {
-                "files": summary.files,
-                "tools": summary.tools,
-                "errors": summary.errors,
-                "warnings": summary.warnings,
-                "infos": summary.infos,
-            },
-            "diagnostics": std::mem::take(&mut self.diagnostics),
+        let summary = json!({
+            "files": summary.files,
+            "tools": summary.tools,
+            "errors": summary.errors,
+            "warnings": summary.warnings,
+            "infos": summary.infos,
         });
-        serde_json::to_writer_pretty(&mut *out, &document)?;
-        writeln!(out)
+        let summary = indent(&serde_json::to_string_pretty(&summary)?, "  ", false);
+        // The layout of `serde_json::to_writer_pretty` for the whole object.
+        write!(
+            out,
+            "{{\n  \"version\": 1,\n  \"summary\": {summary},\n  \"diagnostics\": "
+        )?;
+        write_array(out, &std::mem::take(&mut self.diagnostics), "  ")?;
+        writeln!(out, "\n}}")
     }
 }

@@ -2,30 +2,36 @@
 //! physical locations with code-point regions, the tool name and JSON pointer as a logical
 //! location. GitHub code scanning reads it as is.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
 use mcp_recovery_validator::{DefaultLevel, Severity, find_rule};
 use serde_json::{Map, Value, json};
 
+use super::json::{indent, write_array};
 use super::{Finding, Renderer, Summary};
 
 /// Schema of the OASIS standard (errata 01), the document we validate against.
 const SARIF_SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
-/// Keeps every finding; prints the log at the end.
+/// Keeps every result, already rendered, and the descriptor of each rule that fired (in order
+/// of first appearance, which `ruleIndex` points into); prints the log at the end.
 #[derive(Debug)]
 pub struct Sarif {
-    findings: Vec<Finding>,
+    rules: Vec<Value>,
+    rule_index: HashMap<&'static str, usize>,
+    results: Vec<String>,
     cwd: Option<PathBuf>,
 }
 
 impl Default for Sarif {
     fn default() -> Self {
         Self {
-            findings: Vec::new(),
+            rules: Vec::new(),
+            rule_index: HashMap::new(),
+            results: Vec::new(),
             // Absolute inputs under the working directory become relative URIs, which code
             // scanning resolves against the checkout.
             cwd: std::env::current_dir().ok(),
@@ -160,49 +166,43 @@ impl Renderer for Sarif {
         _source: Option<&[u8]>,
         findings: &[Finding],
     ) -> io::Result<()> {
-        self.findings.extend_from_slice(findings);
+        for finding in findings {
+            let code = finding.diagnostic.code;
+            let index = match self.rule_index.get(code) {
+                Some(&index) => index,
+                None => {
+                    self.rules.push(rule_descriptor(finding));
+                    self.rule_index.insert(code, self.rules.len() - 1);
+                    self.rules.len() - 1
+                }
+            };
+            let result = result(finding, index, self.cwd.as_deref());
+            let text = serde_json::to_string_pretty(&result)?;
+            self.results.push(indent(&text, "        ", true));
+        }
         Ok(())
     }
 
     fn finish(&mut self, out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
-        // The rules that fired, by code; `ruleIndex` points into this list.
-        let mut first_by_code: BTreeMap<&str, &Finding> = BTreeMap::new();
-        for finding in &self.findings {
-            first_by_code
-                .entry(finding.diagnostic.code)
-                .or_insert(finding);
-        }
-        let index: BTreeMap<&str, usize> = first_by_code
-            .keys()
-            .enumerate()
-            .map(|(i, code)| (*code, i))
-            .collect();
-        let rules: Vec<Value> = first_by_code.values().map(|f| rule_descriptor(f)).collect();
-        let cwd = self.cwd.as_deref();
-        let results: Vec<Value> = self
-            .findings
-            .iter()
-            .map(|f| result(f, index.get(f.diagnostic.code).copied().unwrap_or(0), cwd))
-            .collect();
-        let log = json!({
-            "$schema": SARIF_SCHEMA,
-            "version": "2.1.0",
-            "runs": [{
-                "tool": {
-                    "driver": {
-                        "name": "mcp-recovery",
-                        "version": env!("CARGO_PKG_VERSION"),
-                        "semanticVersion": env!("CARGO_PKG_VERSION"),
-                        "informationUri": env!("CARGO_PKG_HOMEPAGE"),
-                        "rules": rules,
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }]
+        let tool = json!({
+            "driver": {
+                "name": "mcp-recovery",
+                "version": env!("CARGO_PKG_VERSION"),
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "informationUri": env!("CARGO_PKG_HOMEPAGE"),
+                "rules": std::mem::take(&mut self.rules),
+            }
         });
-        serde_json::to_writer_pretty(&mut *out, &log)?;
-        writeln!(out)
+        let tool = indent(&serde_json::to_string_pretty(&tool)?, "      ", false);
+        // The layout of `serde_json::to_writer_pretty` for the whole log.
+        write!(
+            out,
+            "{{\n  \"$schema\": {},\n  \"version\": \"2.1.0\",\n  \"runs\": [\n    {{\n      \
+             \"tool\": {tool},\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": ",
+            Value::from(SARIF_SCHEMA),
+        )?;
+        write_array(out, &std::mem::take(&mut self.results), "      ")?;
+        writeln!(out, "\n    }}\n  ]\n}}")
     }
 }
 

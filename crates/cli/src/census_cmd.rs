@@ -1,0 +1,69 @@
+//! `mcp-recovery census`: what a corpus of servers declares.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use mcp_recovery_census::{CensusOptions, census_paths};
+
+use crate::Failure;
+
+/// Arguments of `census`.
+#[derive(Debug, Args)]
+pub struct CensusArgs {
+    /// Files or directories (walked for `*.json`), one tools/list document per server.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CensusFormat::Table)]
+    pub format: CensusFormat,
+    /// Also draw the hint-signature distribution as an SVG bar chart into this file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// How many hint signatures to list by name.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Skip linting (no findings per rule; faster).
+    #[arg(long)]
+    pub no_lint: bool,
+}
+
+/// Output formats of `census`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CensusFormat {
+    /// An aligned table.
+    Table,
+    /// One JSON object.
+    Json,
+    /// A Markdown report.
+    Markdown,
+}
+
+/// Runs `census`.
+pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
+    let options = CensusOptions {
+        top_signatures: args.top,
+        lint: !args.no_lint,
+        ..CensusOptions::default()
+    };
+    let census = census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?;
+    let text = match args.format {
+        CensusFormat::Table => census.render_table(),
+        CensusFormat::Markdown => census.render_markdown(),
+        CensusFormat::Json => {
+            let mut json = serde_json::to_string_pretty(&census)
+                .map_err(|e| Failure::Usage(format!("cannot serialize the census: {e}")))?;
+            json.push('\n');
+            json
+        }
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if let Some(path) = &args.svg {
+        std::fs::write(path, census.render_svg()).map_err(|source| Failure::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,289 @@
+//! `mcp-recovery demo`: the whole story on a checkout whose last step fails.
+//!
+//! The demo server runs as a child process of this very binary (`mcp-recovery demo-server`),
+//! spoken to over stdio by the same client `lint --stdio` uses. Nothing below names a
+//! compensating tool: the plan comes from the metadata the server declares.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use mcp_recovery_client::{Connection, Options, Target};
+use mcp_recovery_plan::{Planner, Status, TracedCall, load_tools};
+use mcp_recovery_validator::{LintOptions, Linter, Severity};
+use serde_json::{Map, Value, json};
+
+use crate::Failure;
+use crate::plan_cmd::{paint, render_plan, use_color};
+
+/// Arguments of `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Give up on the demo server after this many seconds per request.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+}
+
+/// The checkout workflow: reserve, charge, ship (the carrier rejects the shipment).
+fn workflow() -> [(&'static str, Value); 3] {
+    [
+        ("reserve_inventory", json!({"sku": "sku-widget", "quantity": 2})),
+        (
+            "charge_payment",
+            json!({"customerId": "cus-42", "amount": 59.97, "currency": "EUR"}),
+        ),
+        (
+            "create_shipment",
+            json!({"reservationId": "{reservationId}", "address": "1 Main St", "simulateFailure": true}),
+        ),
+    ]
+}
+
+struct Demo {
+    color: bool,
+    out: std::io::StdoutLock<'static>,
+}
+
+impl Demo {
+    fn heading(&mut self, n: u8, text: &str) -> std::io::Result<()> {
+        let title = paint(self.color, "1", &format!("{n}. {text}"));
+        writeln!(self.out, "\n{title}")
+    }
+
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        writeln!(self.out, "   {text}")
+    }
+
+    fn ok(&self, text: &str) -> String {
+        paint(self.color, "32", text)
+    }
+
+    fn bad(&self, text: &str) -> String {
+        paint(self.color, "31", text)
+    }
+
+    fn dim(&self, text: &str) -> String {
+        paint(self.color, "2", text)
+    }
+}
+
+fn server(timeout: u64) -> Result<(Target, Connection), Failure> {
+    let program = std::env::current_exe()
+        .map_err(|e| Failure::Usage(format!("cannot locate this program: {e}")))?
+        .display()
+        .to_string();
+    let target = Target::Stdio {
+        program,
+        args: vec!["demo-server".to_owned()],
+    };
+    let options = Options {
+        timeout: Duration::from_secs(timeout),
+        ..Options::default()
+    };
+    let connection = Connection::open(&target, &options).map_err(|error| Failure::Server {
+        source_name: target.to_string(),
+        error,
+    })?;
+    Ok((target, connection))
+}
+
+fn call(
+    target: &Target,
+    connection: &mut Connection,
+    name: &str,
+    arguments: Value,
+) -> Result<Value, Failure> {
+    connection
+        .call_tool(name, arguments)
+        .map_err(|error| Failure::Server {
+            source_name: target.to_string(),
+            error,
+        })
+}
+
+fn state(target: &Target, connection: &mut Connection) -> Result<Value, Failure> {
+    let result = call(target, connection, "get_state", json!({}))?;
+    Ok(result.get("structuredContent").cloned().unwrap_or(Value::Null))
+}
+
+/// Runs the workflow; returns the trace. `{reservationId}` in an argument is filled from the
+/// first step's result, as an agent would.
+fn run_workflow(
+    demo: &mut Demo,
+    target: &Target,
+    connection: &mut Connection,
+    print: bool,
+) -> Result<Vec<TracedCall>, Failure> {
+    let mut trace = Vec::new();
+    let mut reservation = Value::Null;
+    for (name, mut arguments) in workflow() {
+        if arguments.get("reservationId") == Some(&json!("{reservationId}")) {
+            arguments["reservationId"] = reservation.clone();
+        }
+        let result = call(target, connection, name, arguments.clone())?;
+        if name == "reserve_inventory" {
+            reservation = result
+                .pointer("/structuredContent/reservationId")
+                .cloned()
+                .unwrap_or(Value::Null);
+        }
+        let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
+        if print {
+            let mark = if failed { demo.bad("✗") } else { demo.ok("✓") };
+            let outcome = if failed {
+                demo.bad(&first_text(&result))
+            } else {
+                demo.dim(&compact(result.get("structuredContent").unwrap_or(&Value::Null)))
+            };
+            demo.line(&format!("{mark} {name:<18} {}", compact(&arguments)))?;
+            demo.line(&format!("  {:<18} → {outcome}", ""))?;
+        }
+        let (Value::Object(arguments), Value::Object(result)) = (arguments, result) else {
+            return Err(Failure::Usage(format!(
+                "the demo server answered {name} with something other than an object"
+            )));
+        };
+        trace.push(TracedCall::new(name, arguments, Some(result)));
+    }
+    Ok(trace)
+}
+
+fn first_text(result: &Value) -> String {
+    result
+        .pointer("/content/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or("error")
+        .to_owned()
+}
+
+fn compact(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// One line per part of the shop's state, for the side-by-side comparison.
+fn state_lines(state: &Value) -> Vec<(String, String)> {
+    let entries = |key: &str| state.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+    let inventory = entries("inventory")
+        .iter()
+        .map(|(sku, n)| format!("{sku} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let list = |key: &str| {
+        let map: Map<String, Value> = entries(key);
+        if map.is_empty() {
+            "none".to_owned()
+        } else {
+            map.keys().cloned().collect::<Vec<_>>().join(", ")
+        }
+    };
+    vec![
+        ("inventory".to_owned(), inventory),
+        ("reservations".to_owned(), list("reservations")),
+        ("charges".to_owned(), list("charges")),
+        ("shipments".to_owned(), list("shipments")),
+    ]
+}
+
+/// Runs `demo`. Exit status 0 when the rollback restored the starting state, 1 otherwise.
+pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
+    let color = use_color();
+    let mut demo = Demo {
+        color,
+        out: std::io::stdout().lock(),
+    };
+    let title = paint(color, "1", "mcp-recovery demo");
+    writeln!(
+        demo.out,
+        "{title}: a checkout whose last step fails, rolled back from declared metadata"
+    )?;
+
+    let (target, mut connection) = server(args.timeout)?;
+    let start = state(&target, &mut connection)?;
+
+    demo.heading(1, "Lint the live server")?;
+    let tools_list = connection.list_tools().map_err(|error| Failure::Server {
+        source_name: target.to_string(),
+        error,
+    })?;
+    let report = Linter::new(LintOptions::default())?.lint_value(&tools_list);
+    let count = |s: Severity| report.diagnostics.iter().filter(|d| d.severity == s).count();
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
+    let verdict = if errors == 0 { demo.ok("clean") } else { demo.bad("broken") };
+    demo.line(&format!(
+        "{target}: {} tools, {errors} errors, {warnings} warnings — {verdict}",
+        report.tools
+    ))?;
+
+    demo.heading(2, "Run the workflow")?;
+    let trace = run_workflow(&mut demo, &target, &mut connection, true)?;
+
+    demo.heading(3, "Plan the compensation (reverse completion order)")?;
+    let tools = load_tools(&tools_list).map_err(|e| Failure::Usage(format!("{target}: {e}")))?;
+    let plan = Planner::new(&tools).build_plan(&trace);
+    for line in render_plan(&plan, color).lines() {
+        demo.line(line)?;
+    }
+
+    demo.heading(4, "Compensate")?;
+    for planned in plan.calls() {
+        let arguments = Value::Object(planned.arguments.clone());
+        let result = call(&target, &mut connection, &planned.name, arguments.clone())?;
+        let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
+        let mark = if failed { demo.bad("✗") } else { demo.ok("✓") };
+        demo.line(&format!("{mark} {:<18} {}", planned.name, compact(&arguments)))?;
+    }
+    let skipped = plan
+        .steps
+        .iter()
+        .filter(|s| s.status != Status::Compensate)
+        .map(|s| format!("{} ({})", s.tool, s.status))
+        .collect::<Vec<_>>();
+    if !skipped.is_empty() {
+        demo.line(&demo.dim(&format!("nothing to undo for {}", skipped.join(", "))))?;
+    }
+    let recovered = state(&target, &mut connection)?;
+    connection.close();
+
+    // The same workflow against a fresh server, by an orchestrator that ignores the metadata.
+    let (baseline_target, mut baseline) = server(args.timeout)?;
+    let mut quiet = Demo {
+        color,
+        out: std::io::stdout().lock(),
+    };
+    run_workflow(&mut quiet, &baseline_target, &mut baseline, false)?;
+    let unaware = state(&baseline_target, &mut baseline)?;
+    baseline.close();
+
+    demo.heading(5, "Compare the final state")?;
+    let (with, without) = (state_lines(&recovered), state_lines(&unaware));
+    let width = with.iter().map(|(_, v)| v.chars().count()).max().unwrap_or(0).max(13);
+    demo.line(&demo.dim(&format!("{:<13} {:<width$}   {}", "", "with recovery", "recovery-unaware")))?;
+    for ((label, a), (_, b)) in with.iter().zip(&without) {
+        let b_text = if a == b { b.clone() } else { demo.bad(b) };
+        demo.line(&format!("{label:<13} {a:<width$}   {b_text}"))?;
+    }
+    let restored = recovered == start;
+    writeln!(demo.out)?;
+    if restored {
+        let verdict = demo.ok("✓ state restored: identical to the start");
+        demo.line(&verdict)?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        let verdict = demo.bad("✗ the state differs from the start");
+        demo.line(&verdict)?;
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// Runs the demo server on stdio (the hidden `demo-server` subcommand).
+pub fn serve() -> Result<ExitCode, Failure> {
+    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config::default());
+    mcp_recovery_demo_server::stdio::serve(
+        &server,
+        None,
+        std::io::stdin().lock(),
+        std::io::stdout().lock(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

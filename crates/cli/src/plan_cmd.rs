@@ -1,0 +1,114 @@
+//! `mcp-recovery plan`: the compensation plan for a recorded trace.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
+use serde_json::Value;
+
+use crate::Failure;
+
+/// Arguments of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The tools/list document (JSON-RPC response, `{"tools": [...]}` or an array; `-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub tools: PathBuf,
+    /// The trace: JSON Lines, one completed call per line in completion order,
+    /// `{"name": …, "arguments": {…}, "result": <CallToolResult> | null}` (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Human)]
+    pub format: PlanFormat,
+}
+
+/// Output formats of `plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// An aligned table.
+    Human,
+    /// `{"steps": [...]}`.
+    Json,
+}
+
+/// Reads a file, or stdin for `-`.
+pub fn read_path(path: &Path) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::read(path).map(|b| bytes = b)
+    };
+    result.map_err(|source| Failure::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(bytes)
+}
+
+/// Reads and parses a JSON document, naming the file and position on failure.
+pub fn read_json(path: &Path) -> Result<Value, Failure> {
+    let bytes = read_path(path)?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::Usage(format!("{}: not valid JSON: {e}", path.display())))
+}
+
+/// True when ANSI colors should be written to stdout.
+pub fn use_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// Wraps `text` in an ANSI color when `color` is on.
+pub fn paint(color: bool, code: &str, text: &str) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The ANSI color of a plan status.
+pub fn status_color(status: Status) -> &'static str {
+    match status {
+        Status::Compensate => "32",
+        Status::ReadOnly | Status::Failed => "2",
+        Status::Unavailable | Status::UnknownOutcome => "31",
+        Status::Irreversible | Status::NotDeclared => "33",
+    }
+}
+
+/// Renders a plan as a table, colored when `color` is on.
+pub fn render_plan(plan: &Plan, color: bool) -> String {
+    plan.render_table_with(|status, cell| paint(color, status_color(status), cell))
+}
+
+/// Runs `plan`.
+pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
+    if args.tools.as_os_str() == "-" && args.trace.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "--tools and --trace cannot both read stdin".to_owned(),
+        ));
+    }
+    let document = read_json(&args.tools)?;
+    let tools = load_tools(&document)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", args.tools.display())))?;
+    let trace_bytes = read_path(&args.trace)?;
+    let trace_text = String::from_utf8(trace_bytes)
+        .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;
+    let trace = parse_trace(&trace_text)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?;
+    let plan = build_plan(&tools, &trace);
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        PlanFormat::Json => {
+            let text = serde_json::to_string_pretty(&plan)
+                .map_err(|e| Failure::Usage(format!("cannot serialize the plan: {e}")))?;
+            writeln!(out, "{text}")?;
+        }
+        PlanFormat::Human => write!(out, "{}", render_plan(&plan, use_color()))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
