@@ -29,6 +29,20 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Fetch the complete tools/list of a live server and print it as JSON.
     Fetch(FetchArgs),
+    /// Print the compensation plan for a recorded trace of tool calls.
+    Plan(crate::plan_cmd::PlanArgs),
+    /// Move recovery metadata between the SEP-3172 and mcp-compensate carriers.
+    ///
+    /// Exit status: 0 converted, 1 some metadata has no counterpart (reported on stderr and kept
+    /// where it was), 2 the document could not be read.
+    Convert(crate::convert_cmd::ConvertArgs),
+    /// Measure what a corpus of tools/list documents declares (one file per server).
+    Census(crate::census_cmd::CensusArgs),
+    /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
+    Demo(crate::demo::DemoArgs),
+    /// Serve the demo's checkout MCP server on stdio (used by `demo`).
+    #[command(hide = true)]
+    DemoServer,
 }
 
 /// Output formats of `lint`.

@@ -28,7 +28,10 @@ pub struct DemoArgs {
 /// The checkout workflow: reserve, charge, ship (the carrier rejects the shipment).
 fn workflow() -> [(&'static str, Value); 3] {
     [
-        ("reserve_inventory", json!({"sku": "sku-widget", "quantity": 2})),
+        (
+            "reserve_inventory",
+            json!({"sku": "sku-widget", "quantity": 2}),
+        ),
         (
             "charge_payment",
             json!({"customerId": "cus-42", "amount": 59.97, "currency": "EUR"}),
@@ -104,7 +107,10 @@ fn call(
 
 fn state(target: &Target, connection: &mut Connection) -> Result<Value, Failure> {
     let result = call(target, connection, "get_state", json!({}))?;
-    Ok(result.get("structuredContent").cloned().unwrap_or(Value::Null))
+    Ok(result
+        .get("structuredContent")
+        .cloned()
+        .unwrap_or(Value::Null))
 }
 
 /// Runs the workflow; returns the trace. `{reservationId}` in an argument is filled from the
@@ -130,11 +136,17 @@ fn run_workflow(
         }
         let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
         if print {
-            let mark = if failed { demo.bad("✗") } else { demo.ok("✓") };
+            let mark = if failed {
+                demo.bad("✗")
+            } else {
+                demo.ok("✓")
+            };
             let outcome = if failed {
                 demo.bad(&first_text(&result))
             } else {
-                demo.dim(&compact(result.get("structuredContent").unwrap_or(&Value::Null)))
+                demo.dim(&compact(
+                    result.get("structuredContent").unwrap_or(&Value::Null),
+                ))
             };
             demo.line(&format!("{mark} {name:<18} {}", compact(&arguments)))?;
             demo.line(&format!("  {:<18} → {outcome}", ""))?;
@@ -163,7 +175,13 @@ fn compact(value: &Value) -> String {
 
 /// One line per part of the shop's state, for the side-by-side comparison.
 fn state_lines(state: &Value) -> Vec<(String, String)> {
-    let entries = |key: &str| state.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+    let entries = |key: &str| {
+        state
+            .get(key)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
     let inventory = entries("inventory")
         .iter()
         .map(|(sku, n)| format!("{sku} {n}"))
@@ -207,11 +225,21 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         error,
     })?;
     let report = Linter::new(LintOptions::default())?.lint_value(&tools_list);
-    let count = |s: Severity| report.diagnostics.iter().filter(|d| d.severity == s).count();
+    let count = |s: Severity| {
+        report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == s)
+            .count()
+    };
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
-    let verdict = if errors == 0 { demo.ok("clean") } else { demo.bad("broken") };
+    let verdict = if errors == 0 {
+        demo.ok("clean")
+    } else {
+        demo.bad("broken")
+    };
     demo.line(&format!(
-        "{target}: {} tools, {errors} errors, {warnings} warnings — {verdict}",
+        "checkout server over stdio: {} tools, {errors} errors, {warnings} warnings — {verdict}",
         report.tools
     ))?;
 
@@ -230,8 +258,16 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         let arguments = Value::Object(planned.arguments.clone());
         let result = call(&target, &mut connection, &planned.name, arguments.clone())?;
         let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
-        let mark = if failed { demo.bad("✗") } else { demo.ok("✓") };
-        demo.line(&format!("{mark} {:<18} {}", planned.name, compact(&arguments)))?;
+        let mark = if failed {
+            demo.bad("✗")
+        } else {
+            demo.ok("✓")
+        };
+        demo.line(&format!(
+            "{mark} {:<18} {}",
+            planned.name,
+            compact(&arguments)
+        ))?;
     }
     let skipped = plan
         .steps
@@ -257,8 +293,16 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
 
     demo.heading(5, "Compare the final state")?;
     let (with, without) = (state_lines(&recovered), state_lines(&unaware));
-    let width = with.iter().map(|(_, v)| v.chars().count()).max().unwrap_or(0).max(13);
-    demo.line(&demo.dim(&format!("{:<13} {:<width$}   {}", "", "with recovery", "recovery-unaware")))?;
+    let width = with
+        .iter()
+        .map(|(_, v)| v.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    demo.line(&demo.dim(&format!(
+        "{:<13} {:<width$}   {}",
+        "", "with recovery", "recovery-unaware"
+    )))?;
     for ((label, a), (_, b)) in with.iter().zip(&without) {
         let b_text = if a == b { b.clone() } else { demo.bad(b) };
         demo.line(&format!("{label:<13} {a:<width$}   {b_text}"))?;

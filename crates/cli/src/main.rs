@@ -4,11 +4,15 @@
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
+mod census_cmd;
 mod cli;
 mod config;
+mod convert_cmd;
+mod demo;
 mod inputs;
 mod lint;
 mod live;
+mod plan_cmd;
 mod position;
 mod render;
 
@@ -69,6 +73,11 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain(&args).map(|()| ExitCode::SUCCESS),
         Command::Schema(args) => schema(&args).map(|()| ExitCode::SUCCESS),
         Command::Fetch(args) => fetch(&args).map(|()| ExitCode::SUCCESS),
+        Command::Plan(args) => plan_cmd::run(&args),
+        Command::Convert(args) => convert_cmd::run(&args),
+        Command::Census(args) => census_cmd::run(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::DemoServer => demo::serve(),
     };
     match result {
         Ok(code) => code,

@@ -36,3 +36,23 @@ fn schema_help() {
 fn fetch_help() {
     assert_cmd_snapshot!(bin().args(["fetch", "--help"]));
 }
+
+#[test]
+fn plan_help() {
+    assert_cmd_snapshot!(bin().args(["plan", "--help"]));
+}
+
+#[test]
+fn convert_help() {
+    assert_cmd_snapshot!(bin().args(["convert", "--help"]));
+}
+
+#[test]
+fn census_help() {
+    assert_cmd_snapshot!(bin().args(["census", "--help"]));
+}
+
+#[test]
+fn demo_help() {
+    assert_cmd_snapshot!(bin().args(["demo", "--help"]));
+}

@@ -1,0 +1,182 @@
+//! `plan`, `convert`, `census` and `demo` end to end through the binary.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::fs;
+
+use common::{bin, root};
+use serde_json::{Value, json};
+
+fn json_stdout(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+/// Every plan case of the conformance suite gives, through the CLI, the expected steps.
+#[test]
+fn plan_matches_the_conformance_suite() {
+    let dir = root().join("spec/conformance/plan");
+    let mut cases = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let case = entry.unwrap().path();
+        let output = bin()
+            .args(["plan", "--format", "json", "--tools"])
+            .arg(case.join("tools.json"))
+            .arg("--trace")
+            .arg(case.join("trace.jsonl"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", case.display());
+        let actual = json_stdout(&output);
+        let expected: Value =
+            serde_json::from_str(&fs::read_to_string(case.join("expected-plan.json")).unwrap())
+                .unwrap();
+        let steps = |v: &Value| -> Vec<Value> {
+            v["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| json!([s["tool"], s["status"], s["call"]]))
+                .collect()
+        };
+        assert_eq!(steps(&actual), steps(&expected), "{}", case.display());
+        cases += 1;
+    }
+    assert!(cases >= 30, "only {cases} plan cases");
+}
+
+#[test]
+fn plan_table_and_errors() {
+    let case = root().join("spec/conformance/plan/041-lifo-checkout");
+    let output = bin()
+        .args(["plan", "--tools"])
+        .arg(case.join("tools.json"))
+        .arg("--trace")
+        .arg(case.join("trace.jsonl"))
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(table.starts_with("#  tool"), "{table}");
+    assert!(!table.contains('\x1b'), "no colors when NO_COLOR is set");
+
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    fs::write(
+        &trace,
+        "{\"name\": \"x\", \"arguments\": {}, \"result\": null}\nnot json\n",
+    )
+    .unwrap();
+    let output = bin()
+        .args(["plan", "--tools"])
+        .arg(case.join("tools.json"))
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("trace.jsonl") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+}
+
+/// SEP-3172 → compensate → SEP-3172 gives back the document, and the lint stays clean.
+#[test]
+fn convert_round_trips_through_the_cli() {
+    let original = root().join("spec/conformance/lint/001-clean-sep3172/tools.json");
+    let dir = tempfile::tempdir().unwrap();
+    let there = dir.path().join("compensate.json");
+    let back = dir.path().join("sep3172.json");
+    let status = bin()
+        .args(["convert", "--to", "compensate", "-o"])
+        .arg(&there)
+        .arg(&original)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let converted: Value = serde_json::from_str(&fs::read_to_string(&there).unwrap()).unwrap();
+    assert!(converted.to_string().contains("dev.chronomcp/compensate"));
+    assert!(!converted.to_string().contains("compensatingOperation"));
+    let status = bin()
+        .args(["convert", "--to", "sep3172", "-o"])
+        .arg(&back)
+        .arg(&there)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let restored: Value = serde_json::from_str(&fs::read_to_string(&back).unwrap()).unwrap();
+    let input: Value = serde_json::from_str(&fs::read_to_string(&original).unwrap()).unwrap();
+    assert_eq!(restored, input);
+    let lint = bin().arg("lint").arg(&there).arg(&back).output().unwrap();
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
+/// What has no counterpart is reported on stderr with exit 1, and left where it was.
+#[test]
+fn convert_reports_what_it_cannot_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("tools.json");
+    let document = json!({"tools": [{
+        "name": "send_email",
+        "inputSchema": {"type": "object"},
+        "_meta": {"dev.chronomcp/compensate": {"reversibility": "irreversible"}}
+    }]});
+    fs::write(&input, document.to_string()).unwrap();
+    let output = bin()
+        .args(["convert", "--to", "sep3172"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json_stdout(&output), document);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.starts_with("not converted: send_email: /tools/0/_meta/dev.chronomcp~1compensate"),
+        "{stderr}"
+    );
+    // The input file is never touched.
+    assert_eq!(fs::read_to_string(&input).unwrap(), document.to_string());
+}
+
+#[test]
+fn census_counts_the_valid_fixtures() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("signatures.svg");
+    let output = bin()
+        .args(["census", "--format", "json", "--svg"])
+        .arg(&svg)
+        .arg("fixtures/valid")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let census = json_stdout(&output);
+    let files = fs::read_dir(root().join("fixtures/valid")).unwrap().count() as u64;
+    assert_eq!(census["files"]["total"].as_u64(), Some(files));
+    assert_eq!(census["files"]["not_tools_lists"].as_u64(), Some(0));
+    assert!(fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+}
+
+/// The README's first command: the rollback restores the starting state.
+#[test]
+fn demo_restores_the_state() {
+    let output = bin().arg("demo").output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("7 tools, 0 errors, 0 warnings"), "{stdout}");
+    assert!(stdout.contains("✓ refund_payment"), "{stdout}");
+    assert!(stdout.contains("✓ release_inventory"), "{stdout}");
+    assert!(stdout.contains("state restored"), "{stdout}");
+    assert!(!stdout.contains('\x1b'), "no colors when NO_COLOR is set");
+}
