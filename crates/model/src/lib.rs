@@ -38,19 +38,21 @@ mod pointer;
 mod recovery;
 mod tool;
 
-pub use binding::{Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern};
+pub use binding::{
+    Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern,
+};
 pub use convert::{
-    Conversion, ConversionNote, ConvertError, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
-    convert_tool,
+    Conversion, ConversionNote, ConvertError, DocumentConversion, NoteKind, UnknownCarrier,
+    convert_document, convert_tool,
 };
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use pointer::{JsonPointer, PointerError, array_index, escape_token};
 pub use recovery::{
-    COMPENSATION_STRATEGY, Carrier, CompensateCall, Compensate, CompensatingOperation,
+    COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,
     Compensation, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,
 };
 pub use tool::{
-    COMPENSATE_META_KEY, Hint, Icon, IconTheme, TaskSupport, Tool, ToolAnnotations,
-    ToolExecution, ToolMeta, ToolsList,
+    COMPENSATE_META_KEY, Hint, Icon, IconTheme, TaskSupport, Tool, ToolAnnotations, ToolExecution,
+    ToolMeta, ToolsList,
 };
