@@ -31,10 +31,9 @@ declare_rule! {
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for site in ctx.sites() {
-        let Some(compensator) = site.compensator_tool() else {
+        let Some(schema) = site.compensator_input_schema() else {
             continue;
         };
-        let schema = &compensator.input_schema;
         let shape = object_shape(schema, schema);
         for required in shape.required {
             if !site

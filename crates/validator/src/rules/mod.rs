@@ -107,9 +107,26 @@ pub(crate) struct ToolRef<'a> {
 
 impl<'a> ToolRef<'a> {
     /// Reads one tool; the typed error is returned for the schema stage to report.
+    ///
+    /// The typed tool is read from a shallow copy holding only `name`, `annotations` and `_meta`:
+    /// a deep copy of every schema dominated the cost of linting. The rules read schemas from the
+    /// raw tool ([`ToolRef::input_schema`], [`ToolRef::output_schema`]); the fields left out are
+    /// checked by the schema stage.
     pub(crate) fn read(pointer: String, raw: &'a Value) -> (Self, Option<serde_json::Error>) {
         let name = raw.get("name").and_then(Value::as_str);
-        let (typed, error) = match Tool::deserialize(raw) {
+        let shallow = match raw {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter_map(|(key, value)| match key.as_str() {
+                        "name" | "annotations" | "_meta" => Some((key.clone(), value.clone())),
+                        "inputSchema" => Some((key.clone(), Value::Null)),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        let (typed, error) = match Tool::deserialize(&shallow) {
             Ok(tool) => (Some(tool), None),
             Err(error) => (None, Some(error)),
         };
@@ -125,6 +142,16 @@ impl<'a> ToolRef<'a> {
             declared,
         };
         (tool, error)
+    }
+
+    /// The tool's `inputSchema` as written.
+    pub(crate) fn input_schema(&self) -> Option<&'a Value> {
+        self.raw.get("inputSchema")
+    }
+
+    /// The tool's `outputSchema` as written.
+    pub(crate) fn output_schema(&self) -> Option<&'a Value> {
+        self.raw.get("outputSchema")
     }
 
     /// Pointer of a place inside this tool, given relative to it.
@@ -185,8 +212,8 @@ impl<'a> Context<'a> {
                 expressions.into_iter().filter_map(move |expression| {
                     let (side, pointer) = expression.body_target()?;
                     let schema = match side {
-                        BodySide::Request => Some(&site.typed.input_schema),
-                        BodySide::Response => site.typed.output_schema.as_ref(),
+                        BodySide::Request => site.tool.input_schema(),
+                        BodySide::Response => site.tool.output_schema(),
                     };
                     Some(BodyRead {
                         site,
@@ -250,6 +277,12 @@ impl Site<'_, '_> {
     /// The typed compensator, when it is in the list and well formed.
     pub(crate) fn compensator_tool(&self) -> Option<&Tool> {
         self.compensator?.typed.as_ref()
+    }
+
+    /// The `inputSchema` of the compensator, when it is in the list and well formed.
+    pub(crate) fn compensator_input_schema(&self) -> Option<&Value> {
+        self.compensator_tool()?;
+        self.compensator?.input_schema()
     }
 }
 

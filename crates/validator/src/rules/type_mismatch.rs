@@ -1,5 +1,5 @@
 use jsonschema::Draft;
-use mcp_recovery_model::{Binding, JsonPointer, ParameterBinding, Tool};
+use mcp_recovery_model::{Binding, JsonPointer, ParameterBinding};
 use serde_json::Value;
 
 use crate::codes::{ERROR, Rule, declare_rule};
@@ -40,7 +40,7 @@ declare_rule! {
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for site in ctx.sites() {
-        let Some(compensator) = site.compensator_tool() else {
+        let Some(compensator_schema) = site.compensator_input_schema() else {
             continue;
         };
         for binding in &site.compensation.bindings {
@@ -48,7 +48,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 continue;
             };
             let parameter = JsonPointer::from_tokens([binding.parameter.as_str()]);
-            let accepts = resolve(&compensator.input_schema, &parameter);
+            let accepts = resolve(compensator_schema, &parameter);
             if accepts.exists == Knowledge::No {
                 continue;
             }
@@ -58,8 +58,8 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                         continue;
                     };
                     let schema = match side {
-                        mcp_recovery_model::BodySide::Request => Some(&site.typed.input_schema),
-                        mcp_recovery_model::BodySide::Response => site.typed.output_schema.as_ref(),
+                        mcp_recovery_model::BodySide::Request => site.tool.input_schema(),
+                        mcp_recovery_model::BodySide::Response => site.tool.output_schema(),
                     };
                     let Some(schema) = schema else { continue };
                     let source = resolve(schema, &pointer);
@@ -86,7 +86,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 }
                 Binding::Constant(value) => {
                     if let Some(problem) =
-                        constant_problem(compensator, &parameter, &accepts, value)
+                        constant_problem(compensator_schema, &parameter, &accepts, value)
                     {
                         out.push(mismatch(&site, binding, &problem, Focus::Value));
                     }
@@ -117,7 +117,7 @@ fn compare(source: &Resolution, accepts: &Resolution) -> Option<String> {
 }
 
 fn constant_problem(
-    compensator: &Tool,
+    root: &Value,
     parameter: &JsonPointer,
     accepts: &Resolution,
     value: &Value,
@@ -131,7 +131,6 @@ fn constant_problem(
             show(value)
         ));
     }
-    let root = &compensator.input_schema;
     let draft = draft_of(root);
     for schema in subschemas_at(root, parameter)? {
         // A subschema that refers elsewhere cannot be compiled on its own; its types were checked.
