@@ -74,6 +74,14 @@ pub fn check(root: &Path) -> Result<(), String> {
         "{examples} official examples validate against the MCP schema with sep-3172.defs.json merged"
     );
 
+    let captures = captures_lint_without_errors(&data, &mut failures)?;
+    println!("{captures} real tools/list captures lint without errors");
+
+    let results = sarif_validates(root, &data, &mut failures)?;
+    println!("`lint --format sarif fixtures/` ({results} results) validates against SARIF 2.1.0");
+
+    crate::corpus::census_shared(root)?;
+
     if failures.is_empty() {
         Ok(())
     } else {
@@ -156,6 +164,80 @@ fn merged_schema_accepts_official_examples(
 }
 
 /// A validator for one `$defs` entry of `schema`.
+/// Every capture of a real server, and the peer's tool list, lints with zero errors.
+fn captures_lint_without_errors(data: &Path, failures: &mut Vec<String>) -> Result<usize, String> {
+    let linter =
+        mcp_recovery_validator::Linter::new(mcp_recovery_validator::LintOptions::default())
+            .map_err(|e| e.to_string())?;
+    let mut count = 0;
+    for dir in ["real-servers", "peers"] {
+        for path in json_files(&data.join(dir))? {
+            let bytes =
+                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let report = linter.lint_source(&bytes);
+            if report.tools == 0 {
+                failures.push(format!("{}: linted as holding no tools", path.display()));
+            }
+            for d in report
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == mcp_recovery_validator::Severity::Error)
+            {
+                failures.push(format!(
+                    "{}: {} {} at {}: {}",
+                    path.display(),
+                    d.code,
+                    d.name,
+                    d.pointer,
+                    d.message
+                ));
+            }
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
+/// `mcp-recovery lint --format sarif fixtures/` validates against the OASIS SARIF 2.1.0 schema.
+fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Result<usize, String> {
+    let schema = read_json(&data.join("sarif-schema-2.1.0.json"))?;
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .map_err(|e| format!("the SARIF schema does not compile: {e}"))?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(cargo)
+        .current_dir(root)
+        .args(["run", "--quiet", "--locked", "-p", "mcp-recovery", "--"])
+        .args(["lint", "--format", "sarif", "fixtures"])
+        .output()
+        .map_err(|e| format!("cannot run mcp-recovery: {e}"))?;
+    // Exit 1: the invalid fixtures have findings, which is what this check needs.
+    if output.status.code() != Some(1) {
+        return Err(format!(
+            "`mcp-recovery lint --format sarif fixtures` exited with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let sarif: Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("the SARIF output is not JSON: {e}"))?;
+    for error in validator.iter_errors(&sarif) {
+        failures.push(format!(
+            "SARIF output rejected at {}: {error}",
+            error.instance_path()
+        ));
+    }
+    let results = sarif
+        .pointer("/runs/0/results")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if results == 0 {
+        failures.push("the SARIF output of the invalid fixtures has no results".to_owned());
+    }
+    Ok(results)
+}
+
 fn definition_validator(schema: &Value, definition: &str) -> Result<Validator, String> {
     if schema.pointer(&format!("/$defs/{definition}")).is_none() {
         return Err(format!(
