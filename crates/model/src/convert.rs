@@ -168,11 +168,7 @@ pub fn convert_tool(tool: &Value, to: Carrier) -> Conversion {
     let converted = match tool {
         Value::Object(object) => {
             let mut object = object.clone();
-            let done = match to {
-                Carrier::Compensate => converter.sep_to_compensate(&mut object),
-                Carrier::Sep3172 => converter.compensate_to_sep(&mut object),
-            };
-            if done {
+            if converter.convert(&mut object, to) {
                 Value::Object(object)
             } else {
                 tool.clone()
@@ -201,10 +197,56 @@ struct Converter {
     notes: Vec<ConversionNote>,
 }
 
-const SEP_POINTER: &str = "/annotations/recovery";
+impl Carrier {
+    /// The other carrier: where a conversion to `self` reads from.
+    fn other(self) -> Self {
+        match self {
+            Self::Sep3172 => Self::Compensate,
+            Self::Compensate => Self::Sep3172,
+        }
+    }
 
-fn compensate_pointer() -> String {
-    format!("/_meta/{}", escape_token(COMPENSATE_META_KEY))
+    /// The tool member holding the carrier, and the carrier's key inside that member.
+    fn location(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Sep3172 => ("annotations", "recovery"),
+            Self::Compensate => ("_meta", COMPENSATE_META_KEY),
+        }
+    }
+
+    /// How notes name the carrier's place in a tool.
+    fn label(self) -> String {
+        match self {
+            Self::Sep3172 => "annotations.recovery".to_owned(),
+            Self::Compensate => format!("_meta[\"{COMPENSATE_META_KEY}\"]"),
+        }
+    }
+
+    /// How notes name the carrier's format.
+    fn format_name(self) -> &'static str {
+        match self {
+            Self::Sep3172 => "SEP-3172",
+            Self::Compensate => "mcp-compensate",
+        }
+    }
+
+    /// The raw declaration this carrier holds in `tool`, if any.
+    fn read(self, tool: &Map<String, Value>) -> Option<&Value> {
+        let (member, key) = self.location();
+        tool.get(member).and_then(|m| m.get(key))
+    }
+
+    /// A declaration already in this carrier, normalized; `None` when it does not parse.
+    fn declared(self, raw: &Value) -> Option<DeclaredRecovery> {
+        match self {
+            Self::Sep3172 => serde_json::from_value::<Recovery>(raw.clone())
+                .ok()
+                .and_then(|r| r.normalize()),
+            Self::Compensate => serde_json::from_value::<Compensate>(raw.clone())
+                .ok()
+                .map(|c| c.normalize()),
+        }
+    }
 }
 
 impl Converter {
@@ -217,112 +259,131 @@ impl Converter {
         });
     }
 
-    /// SEP-3172 → compensate. Returns false when the tool stays as it was.
-    fn sep_to_compensate(&mut self, tool: &mut Map<String, Value>) -> bool {
-        let Some(raw) = tool.get("annotations").and_then(|a| a.get("recovery")) else {
+    /// Moves the declaration from the other carrier to `to`. Returns false when the tool stays as
+    /// it was.
+    fn convert(&mut self, tool: &mut Map<String, Value>, to: Carrier) -> bool {
+        let from = to.other();
+        let Some(raw) = from.read(tool) else {
             return false;
         };
-        let Some(translated) = self.translate_sep(raw) else {
+        let translated = match to {
+            Carrier::Compensate => self.translate_sep(raw),
+            Carrier::Sep3172 => self.translate_compensate(raw),
+        };
+        let Some(translated) = translated else {
             return false;
         };
-        let existing = tool
-            .get("_meta")
-            .and_then(|m| m.get(COMPENSATE_META_KEY))
-            .cloned();
-        if let Some(existing) = existing {
-            let agree = serde_json::from_value::<Compensate>(existing)
-                .ok()
-                .is_some_and(|c| c.normalize().agrees_with(&translated.declared));
+        let (member, key) = to.location();
+        if let Some(existing) = to.read(tool) {
+            let agree = to
+                .declared(existing)
+                .is_some_and(|d| d.agrees_with(&translated.declared));
             if !agree {
                 self.note(
-                    SEP_POINTER.to_owned(),
+                    from.pointer().to_owned(),
                     NoteKind::NotConverted,
                     format!(
-                        "_meta[\"{COMPENSATE_META_KEY}\"] already says something else (carrier conflict, R116); nothing converted"
+                        "{} already says something else (carrier conflict, R116); nothing converted",
+                        to.label()
                     ),
                 );
                 return false;
             }
         } else {
-            let meta = tool
-                .entry("_meta")
+            let container = tool
+                .entry(member)
                 .or_insert_with(|| Value::Object(Map::new()));
-            let Value::Object(meta) = meta else {
+            let Value::Object(container) = container else {
                 self.note(
-                    "/_meta".to_owned(),
+                    format!("/{member}"),
                     NoteKind::NotConverted,
-                    "_meta is not an object; nothing converted",
+                    format!("{member} is not an object; nothing converted"),
                 );
                 return false;
             };
-            meta.insert(COMPENSATE_META_KEY.to_owned(), translated.value);
+            container.insert(key.to_owned(), translated.value);
         }
         if translated.lossless {
-            remove_member(tool, "annotations", "recovery");
+            let (member, key) = from.location();
+            remove_member(tool, member, key);
         }
         true
     }
 
-    /// compensate → SEP-3172. Returns false when the tool stays as it was.
-    fn compensate_to_sep(&mut self, tool: &mut Map<String, Value>) -> bool {
-        let Some(raw) = tool.get("_meta").and_then(|m| m.get(COMPENSATE_META_KEY)) else {
-            return false;
-        };
-        let Some(translated) = self.translate_compensate(raw) else {
-            return false;
-        };
-        let existing = tool
-            .get("annotations")
-            .and_then(|a| a.get("recovery"))
-            .cloned();
-        if let Some(existing) = existing {
-            let agree = serde_json::from_value::<Recovery>(existing)
-                .ok()
-                .and_then(|r| r.normalize())
-                .is_some_and(|r| r.agrees_with(&translated.declared));
-            if !agree {
+    /// Parses the raw declaration of `from`, noting why when it is malformed.
+    fn parse<T: serde::de::DeserializeOwned>(
+        &mut self,
+        raw: &Value,
+        from: Carrier,
+        what: &str,
+    ) -> Option<T> {
+        match serde_json::from_value(raw.clone()) {
+            Ok(parsed) => Some(parsed),
+            Err(e) => {
                 self.note(
-                    compensate_pointer(),
+                    from.pointer().to_owned(),
                     NoteKind::NotConverted,
-                    "annotations.recovery already says something else (carrier conflict, R116); nothing converted",
+                    format!("malformed {what} object: {e}"),
                 );
-                return false;
+                None
             }
-        } else {
-            let annotations = tool
-                .entry("annotations")
-                .or_insert_with(|| Value::Object(Map::new()));
-            let Value::Object(annotations) = annotations else {
-                self.note(
-                    "/annotations".to_owned(),
-                    NoteKind::NotConverted,
-                    "annotations is not an object; nothing converted",
-                );
-                return false;
-            };
-            annotations.insert("recovery".to_owned(), translated.value);
         }
-        if translated.lossless {
-            remove_member(tool, "_meta", COMPENSATE_META_KEY);
+    }
+
+    /// Converts each binding of `from` with `convert`, noting every one that does not convert;
+    /// `None` when any did not, since a partial compensation must not be written.
+    fn convert_bindings(
+        &mut self,
+        from: Carrier,
+        bindings: &Map<String, Value>,
+        convert: impl Fn(&Value) -> Result<Value, String>,
+    ) -> Option<Map<String, Value>> {
+        let base = format!("{}{}", from.pointer(), from.bindings_pointer());
+        let mut converted = Map::new();
+        let mut complete = true;
+        for (parameter, raw) in bindings {
+            match convert(raw) {
+                Ok(value) => {
+                    converted.insert(parameter.clone(), value);
+                }
+                Err(why) => {
+                    complete = false;
+                    self.note(
+                        format!("{base}/{}", escape_token(parameter)),
+                        NoteKind::NotConverted,
+                        why,
+                    );
+                }
+            }
         }
-        true
+        complete.then_some(converted)
+    }
+
+    /// Notes every `(parent pointer, key)` field of `from` that has no counterpart in the other
+    /// carrier; returns true when there is none, i.e. the conversion is lossless.
+    fn note_kept_fields(&mut self, from: Carrier, fields: &[(&str, &str)]) -> bool {
+        let to = from.other();
+        for (parent, key) in fields {
+            self.note(
+                format!("{parent}/{}", escape_token(key)),
+                NoteKind::KeptInSource,
+                format!(
+                    "'{key}' has no {} counterpart; {} is kept",
+                    to.format_name(),
+                    from.label()
+                ),
+            );
+        }
+        fields.is_empty()
     }
 
     fn translate_sep(&mut self, raw: &Value) -> Option<Translated> {
-        let recovery: Recovery = match serde_json::from_value(raw.clone()) {
-            Ok(recovery) => recovery,
-            Err(e) => {
-                self.note(
-                    SEP_POINTER.to_owned(),
-                    NoteKind::NotConverted,
-                    format!("malformed recovery object: {e}"),
-                );
-                return None;
-            }
-        };
+        let from = Carrier::Sep3172;
+        let base = from.pointer();
+        let recovery: Recovery = self.parse(raw, from, "recovery")?;
         if recovery.strategy != COMPENSATION_STRATEGY {
             self.note(
-                format!("{SEP_POINTER}/strategy"),
+                format!("{base}/strategy"),
                 NoteKind::NotConverted,
                 format!(
                     "strategy '{}' has no mcp-compensate counterpart (only 'compensation' has)",
@@ -333,43 +394,19 @@ impl Converter {
         }
         let declared = recovery.normalize()?;
         let operation = &recovery.compensating_operation;
-        let base = format!("{SEP_POINTER}/compensatingOperation/parameters");
-        let mut mapping = Map::new();
-        let mut complete = true;
-        for (parameter, raw) in &operation.parameters {
-            let pointer = format!("{base}/{}", escape_token(parameter));
-            match sep_binding_as_path(raw) {
-                Ok(path) => {
-                    mapping.insert(parameter.clone(), Value::String(path));
-                }
-                Err(why) => {
-                    complete = false;
-                    self.note(pointer, NoteKind::NotConverted, why);
-                }
-            }
-        }
-        if !complete {
-            return None;
-        }
-        let mut lossless = true;
-        for (pointer, extra) in [
-            (SEP_POINTER.to_owned(), &recovery.extra),
-            (
-                format!("{SEP_POINTER}/compensatingOperation"),
-                &operation.extra,
-            ),
-        ] {
-            for key in extra.keys() {
-                lossless = false;
-                self.note(
-                    format!("{pointer}/{}", escape_token(key)),
-                    NoteKind::KeptInSource,
-                    format!(
-                        "'{key}' has no mcp-compensate counterpart; annotations.recovery is kept"
-                    ),
-                );
-            }
-        }
+        let mapping = self.convert_bindings(from, &operation.parameters, |raw| {
+            sep_binding_as_path(raw).map(Value::String)
+        })?;
+        let operation_base = format!("{base}/compensatingOperation");
+        let mut fields: Vec<(&str, &str)> = Vec::new();
+        fields.extend(recovery.extra.keys().map(|k| (base, k.as_str())));
+        fields.extend(
+            operation
+                .extra
+                .keys()
+                .map(|k| (operation_base.as_str(), k.as_str())),
+        );
+        let lossless = self.note_kept_fields(from, &fields);
         let mut compensation = Map::new();
         compensation.insert(
             "toolName".to_owned(),
@@ -390,119 +427,49 @@ impl Converter {
     }
 
     fn translate_compensate(&mut self, raw: &Value) -> Option<Translated> {
-        let base = compensate_pointer();
-        let compensate: Compensate = match serde_json::from_value(raw.clone()) {
-            Ok(compensate) => compensate,
-            Err(e) => {
-                self.note(
-                    base,
-                    NoteKind::NotConverted,
-                    format!("malformed compensate object: {e}"),
-                );
-                return None;
-            }
-        };
+        let from = Carrier::Compensate;
+        let base = from.pointer();
+        let compensate: Compensate = self.parse(raw, from, "compensate")?;
         let call = match (compensate.reversibility, &compensate.compensation) {
-            (Reversibility::Readonly, _) => {
-                self.note(
-                    format!("{base}/reversibility"),
-                    NoteKind::NotConverted,
-                    "reversibility 'readonly' has no SEP-3172 counterpart (readOnlyHint: true is the closest MCP annotation)",
-                );
-                return None;
-            }
-            (Reversibility::Irreversible, _) => {
-                self.note(
-                    format!("{base}/reversibility"),
-                    NoteKind::NotConverted,
-                    "reversibility 'irreversible' has no SEP-3172 counterpart (SEP-3172 can only declare a compensation)",
-                );
-                return None;
-            }
-            (Reversibility::Compensable, None) => {
-                self.note(
-                    format!("{base}/reversibility"),
-                    NoteKind::NotConverted,
-                    "'compensable' without a compensation declares no call to convert",
-                );
-                return None;
-            }
             (Reversibility::Compensable, Some(call)) => call,
-        };
-        let mut parameters = Map::new();
-        let mut complete = true;
-        for (parameter, raw) in &call.parameter_mapping {
-            let pointer = format!(
-                "{base}/compensation/parameterMapping/{}",
-                escape_token(parameter)
-            );
-            match Binding::parse_compensate(raw) {
-                Ok(binding) => {
-                    parameters.insert(parameter.clone(), canonical_sep(&binding));
-                }
-                Err(e) => {
-                    complete = false;
-                    self.note(
-                        pointer,
-                        NoteKind::NotConverted,
-                        format!("malformed binding: {e}"),
-                    );
-                }
+            (reversibility, _) => {
+                let why = match reversibility {
+                    Reversibility::Readonly => {
+                        "reversibility 'readonly' has no SEP-3172 counterpart (readOnlyHint: true is the closest MCP annotation)"
+                    }
+                    Reversibility::Irreversible => {
+                        "reversibility 'irreversible' has no SEP-3172 counterpart (SEP-3172 can only declare a compensation)"
+                    }
+                    Reversibility::Compensable => {
+                        "'compensable' without a compensation declares no call to convert"
+                    }
+                };
+                self.note(format!("{base}/reversibility"), NoteKind::NotConverted, why);
+                return None;
             }
-        }
-        if !complete {
-            return None;
-        }
-        let mut lossless = true;
-        let mut kept = |converter: &mut Self, pointer: String, what: String| {
-            lossless = false;
-            converter.note(
-                pointer,
-                NoteKind::KeptInSource,
-                format!(
-                    "{what} has no SEP-3172 counterpart; _meta[\"{COMPENSATE_META_KEY}\"] is kept"
-                ),
-            );
         };
+        let parameters = self.convert_bindings(from, &call.parameter_mapping, |raw| {
+            Binding::parse_compensate(raw)
+                .map(|binding| canonical_sep(&binding))
+                .map_err(|e| format!("malformed binding: {e}"))
+        })?;
         let call_base = format!("{base}/compensation");
+        let mut fields: Vec<(&str, &str)> = Vec::new();
         if call.timeout_ms.is_some() {
-            kept(
-                self,
-                format!("{call_base}/timeoutMs"),
-                "'timeoutMs'".to_owned(),
-            );
+            fields.push((&call_base, "timeoutMs"));
         }
         if call.max_retries.is_some() {
-            kept(
-                self,
-                format!("{call_base}/maxRetries"),
-                "'maxRetries'".to_owned(),
-            );
+            fields.push((&call_base, "maxRetries"));
         }
-        for key in call.extra.keys() {
-            kept(
-                self,
-                format!("{call_base}/{}", escape_token(key)),
-                format!("'{key}'"),
-            );
-        }
+        fields.extend(call.extra.keys().map(|k| (call_base.as_str(), k.as_str())));
         if compensate.side_effect_scope.is_some() {
-            kept(
-                self,
-                format!("{base}/sideEffectScope"),
-                "'sideEffectScope'".to_owned(),
-            );
+            fields.push((base, "sideEffectScope"));
         }
         if compensate.notes.is_some() {
-            kept(self, format!("{base}/notes"), "'notes'".to_owned());
+            fields.push((base, "notes"));
         }
-        for key in compensate.extra.keys() {
-            kept(
-                self,
-                format!("{base}/{}", escape_token(key)),
-                format!("'{key}'"),
-            );
-        }
+        fields.extend(compensate.extra.keys().map(|k| (base, k.as_str())));
+        let lossless = self.note_kept_fields(from, &fields);
         let declared = compensate.normalize();
         let mut operation = Map::new();
         operation.insert(
