@@ -13,8 +13,14 @@ pub struct Json {
     diagnostics: Vec<String>,
 }
 
+/// `value` as pretty JSON with its lines prefixed by `prefix` (the first one only when `first`),
+/// ready to be embedded in a pretty document.
+pub fn pretty(value: &Value, prefix: &str, first: bool) -> io::Result<String> {
+    Ok(indent(&serde_json::to_string_pretty(value)?, prefix, first))
+}
+
 /// Prefixes the lines of `text` with `prefix` (the first one only when `first`).
-pub fn indent(text: &str, prefix: &str, first: bool) -> String {
+fn indent(text: &str, prefix: &str, first: bool) -> String {
     let mut out = String::with_capacity(text.len() + 16 * prefix.len());
     for (i, line) in text.lines().enumerate() {
         if i > 0 {
@@ -68,8 +74,8 @@ impl Renderer for Json {
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {
-            let text = serde_json::to_string_pretty(&record(finding))?;
-            self.diagnostics.push(indent(&text, "    ", true));
+            self.diagnostics
+                .push(pretty(&record(finding), "    ", true)?);
         }
         Ok(())
     }
@@ -82,7 +88,7 @@ impl Renderer for Json {
             "warnings": summary.warnings,
             "infos": summary.infos,
         });
-        let summary = indent(&serde_json::to_string_pretty(&summary)?, "  ", false);
+        let summary = pretty(&summary, "  ", false)?;
         // The layout of `serde_json::to_writer_pretty` for the whole object.
         write!(
             out,

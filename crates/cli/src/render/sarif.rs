@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use mcp_recovery_validator::{DefaultLevel, Severity, find_rule};
 use serde_json::{Map, Value, json};
 
-use super::json::{indent, write_array};
+use super::json::{pretty, write_array};
 use super::{Finding, Renderer, Summary};
 
 /// Schema of the OASIS standard (errata 01), the document we validate against.
@@ -168,17 +168,13 @@ impl Renderer for Sarif {
     ) -> io::Result<()> {
         for finding in findings {
             let code = finding.diagnostic.code;
-            let index = match self.rule_index.get(code) {
-                Some(&index) => index,
-                None => {
-                    self.rules.push(rule_descriptor(finding));
-                    self.rule_index.insert(code, self.rules.len() - 1);
-                    self.rules.len() - 1
-                }
-            };
+            let rules = &mut self.rules;
+            let index = *self.rule_index.entry(code).or_insert_with(|| {
+                rules.push(rule_descriptor(finding));
+                rules.len() - 1
+            });
             let result = result(finding, index, self.cwd.as_deref());
-            let text = serde_json::to_string_pretty(&result)?;
-            self.results.push(indent(&text, "        ", true));
+            self.results.push(pretty(&result, "        ", true)?);
         }
         Ok(())
     }
@@ -193,7 +189,7 @@ impl Renderer for Sarif {
                 "rules": std::mem::take(&mut self.rules),
             }
         });
-        let tool = indent(&serde_json::to_string_pretty(&tool)?, "      ", false);
+        let tool = pretty(&tool, "      ", false)?;
         // The layout of `serde_json::to_writer_pretty` for the whole log.
         write!(
             out,
