@@ -8,7 +8,7 @@ use clap::Args;
 use mcp_recovery_model::{Carrier, NoteKind, convert_document};
 
 use crate::Failure;
-use crate::plan_cmd::read_json;
+use crate::inputs::read_json;
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]

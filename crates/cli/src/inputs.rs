@@ -1,6 +1,12 @@
-//! Which documents a `lint` run reads: files as given, directories walked for `*.json`, `-`.
+//! Which documents a `lint` run reads: files as given, directories walked for `*.json`, `-`;
+//! and reading one document, file or stdin, for every command.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::Failure;
 
 /// One document to lint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +18,33 @@ pub enum Input {
 }
 
 impl Input {
+    /// The document a command-line path names: `-` is stdin.
+    pub fn named(path: &Path) -> Self {
+        if path.as_os_str() == "-" {
+            Self::Stdin
+        } else {
+            Self::File(path.to_owned())
+        }
+    }
+
+    /// Reads the whole document; the failure names it as shown in output.
+    pub fn read(&self) -> Result<Vec<u8>, Failure> {
+        let result = match self {
+            Self::Stdin => {
+                let mut bytes = Vec::new();
+                std::io::stdin()
+                    .lock()
+                    .read_to_end(&mut bytes)
+                    .map(|_| bytes)
+            }
+            Self::File(path) => std::fs::read(path),
+        };
+        result.map_err(|source| Failure::Read {
+            path: self.display(),
+            source,
+        })
+    }
+
     /// The name shown in output: the path as given, `-` for stdin.
     pub fn display(&self) -> String {
         match self {
@@ -29,6 +62,14 @@ pub struct WalkError {
     pub path: String,
     /// Why.
     pub source: ignore::Error,
+}
+
+/// Reads and parses the JSON document at `path` (`-` for stdin), naming the file and position
+/// on failure.
+pub fn read_json(path: &Path) -> Result<Value, Failure> {
+    let bytes = Input::named(path).read()?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::Usage(format!("{}: not valid JSON: {e}", path.display())))
 }
 
 /// Expands the paths of the command line, in order; directories in sorted order.

@@ -1,6 +1,6 @@
 //! `lint`: settings (config file, then flags), inputs, the validator, a renderer, the exit code.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,7 +9,7 @@ use mcp_recovery_validator::{LintOptions, Linter, Report, Severity};
 use crate::Failure;
 use crate::cli::{Deny, Format, LintArgs};
 use crate::config::{self, Config};
-use crate::inputs::{self, Input};
+use crate::inputs;
 use crate::live;
 use crate::position::LineIndex;
 use crate::render::{self, Finding, Region, Style, Summary};
@@ -93,10 +93,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         };
         for input in inputs::collect(&paths)? {
             let name = input.display();
-            let source = read(&input).map_err(|source| Failure::Read {
-                path: name.clone(),
-                source,
-            })?;
+            let source = input.read()?;
             let Report { tools, diagnostics } = linter.lint_source(&source);
             let findings = findings(&name, Some(&source), diagnostics);
             summary.add(tools, &findings);
@@ -122,17 +119,6 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn read(input: &Input) -> std::io::Result<Vec<u8>> {
-    match input {
-        Input::Stdin => {
-            let mut buffer = Vec::new();
-            std::io::stdin().lock().read_to_end(&mut buffer)?;
-            Ok(buffer)
-        }
-        Input::File(path) => std::fs::read(path),
-    }
 }
 
 /// Attaches the file name and the region (computed while the text is at hand).

@@ -1,14 +1,14 @@
 //! `mcp-recovery plan`: the compensation plan for a recorded trace.
 
-use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
-use serde_json::Value;
 
 use crate::Failure;
+use crate::inputs::{Input, read_json};
 
 /// Arguments of `plan`.
 #[derive(Debug, Args)]
@@ -32,28 +32,6 @@ pub enum PlanFormat {
     Human,
     /// `{"steps": [...]}`.
     Json,
-}
-
-/// Reads a file, or stdin for `-`.
-pub fn read_path(path: &Path) -> Result<Vec<u8>, Failure> {
-    let mut bytes = Vec::new();
-    let result = if path.as_os_str() == "-" {
-        std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        std::fs::read(path).map(|b| bytes = b)
-    };
-    result.map_err(|source| Failure::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
-    Ok(bytes)
-}
-
-/// Reads and parses a JSON document, naming the file and position on failure.
-pub fn read_json(path: &Path) -> Result<Value, Failure> {
-    let bytes = read_path(path)?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| Failure::Usage(format!("{}: not valid JSON: {e}", path.display())))
 }
 
 /// True when ANSI colors should be written to stdout.
@@ -95,7 +73,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     let document = read_json(&args.tools)?;
     let tools = load_tools(&document)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.tools.display())))?;
-    let trace_bytes = read_path(&args.trace)?;
+    let trace_bytes = Input::named(&args.trace).read()?;
     let trace_text = String::from_utf8(trace_bytes)
         .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;
     let trace = parse_trace(&trace_text)
