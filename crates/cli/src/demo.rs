@@ -15,7 +15,8 @@ use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
-use crate::plan_cmd::{paint, render_plan, use_color};
+use crate::plan_cmd::render_plan;
+use crate::render::{paint, use_color};
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]

@@ -1,6 +1,6 @@
 //! `mcp-recovery plan`: the compensation plan for a recorded trace.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,6 +9,7 @@ use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
 
 use crate::Failure;
 use crate::inputs::{Input, read_json};
+use crate::render::{paint, use_color};
 
 /// Arguments of `plan`.
 #[derive(Debug, Args)]
@@ -32,20 +33,6 @@ pub enum PlanFormat {
     Human,
     /// `{"steps": [...]}`.
     Json,
-}
-
-/// True when ANSI colors should be written to stdout.
-pub fn use_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
-}
-
-/// Wraps `text` in an ANSI color when `color` is on.
-pub fn paint(color: bool, code: &str, text: &str) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_owned()
-    }
 }
 
 /// The ANSI color of a plan status.

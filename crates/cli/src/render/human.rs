@@ -32,11 +32,9 @@ pub struct Style {
 }
 
 impl Style {
-    /// Colors when stdout is a terminal and `NO_COLOR` is unset or empty.
+    /// Colors as [`super::use_color`] decides; the width from `COLUMNS` (at least 40, else 100).
     pub fn detect() -> Self {
-        use std::io::IsTerminal;
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = std::io::stdout().is_terminal() && !no_color;
+        let color = super::use_color();
         let width = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.parse().ok())

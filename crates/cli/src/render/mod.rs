@@ -98,6 +98,23 @@ impl Summary {
     }
 }
 
+/// Whether stdout gets ANSI colors: only on a terminal, and not when `NO_COLOR` is set to a
+/// non-empty value (an empty one does not count, as no-color.org defines it).
+pub fn use_color() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    std::io::stdout().is_terminal() && !no_color
+}
+
+/// Wraps `text` in the ANSI SGR `code` when `color` is on.
+pub fn paint(color: bool, code: &str, text: &str) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
 /// One output format.
 pub trait Renderer {
     /// Called once per linted document, in input order.
