@@ -70,6 +70,26 @@ impl Demo {
     fn dim(&self, text: &str) -> String {
         paint(self.color, "2", text)
     }
+
+    /// The mark of a call's outcome.
+    fn mark(&self, failed: bool) -> String {
+        if failed {
+            self.bad("✗")
+        } else {
+            self.ok("✓")
+        }
+    }
+}
+
+/// How a failure of the demo server's connection is reported.
+fn server_failure(target: &Target) -> impl FnOnce(mcp_recovery_client::ClientError) -> Failure {
+    let source_name = target.to_string();
+    move |error| Failure::Server { source_name, error }
+}
+
+/// Whether a `CallToolResult` reports a failed call.
+fn is_error(result: &Value) -> bool {
+    result.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
 fn server(timeout: u64) -> Result<(Target, Connection), Failure> {
@@ -85,10 +105,7 @@ fn server(timeout: u64) -> Result<(Target, Connection), Failure> {
         timeout: Duration::from_secs(timeout),
         ..Options::default()
     };
-    let connection = Connection::open(&target, &options).map_err(|error| Failure::Server {
-        source_name: target.to_string(),
-        error,
-    })?;
+    let connection = Connection::open(&target, &options).map_err(server_failure(&target))?;
     Ok((target, connection))
 }
 
@@ -100,10 +117,7 @@ fn call(
 ) -> Result<Value, Failure> {
     connection
         .call_tool(name, arguments)
-        .map_err(|error| Failure::Server {
-            source_name: target.to_string(),
-            error,
-        })
+        .map_err(server_failure(target))
 }
 
 fn state(target: &Target, connection: &mut Connection) -> Result<Value, Failure> {
@@ -135,13 +149,9 @@ fn run_workflow(
                 .cloned()
                 .unwrap_or(Value::Null);
         }
-        let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
+        let failed = is_error(&result);
         if print {
-            let mark = if failed {
-                demo.bad("✗")
-            } else {
-                demo.ok("✓")
-            };
+            let mark = demo.mark(failed);
             let outcome = if failed {
                 demo.bad(&first_text(&result))
             } else {
@@ -221,10 +231,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     let start = state(&target, &mut connection)?;
 
     demo.heading(1, "Lint the live server")?;
-    let tools_list = connection.list_tools().map_err(|error| Failure::Server {
-        source_name: target.to_string(),
-        error,
-    })?;
+    let tools_list = connection.list_tools().map_err(server_failure(&target))?;
     let report = Linter::new(LintOptions::default())?.lint_value(&tools_list);
     let count = |s: Severity| {
         report
@@ -258,12 +265,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     for planned in plan.calls() {
         let arguments = Value::Object(planned.arguments.clone());
         let result = call(&target, &mut connection, &planned.name, arguments.clone())?;
-        let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
-        let mark = if failed {
-            demo.bad("✗")
-        } else {
-            demo.ok("✓")
-        };
+        let mark = demo.mark(is_error(&result));
         demo.line(&format!(
             "{mark} {:<18} {}",
             planned.name,
