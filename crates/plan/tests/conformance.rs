@@ -2,32 +2,14 @@
 //! against this implementation, and checks that the suite's README indexes every case.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::{cases, read_json, suite};
 use mcp_recovery_plan::{Status, build_plan, load_tools, parse_trace};
-use serde_json::Value;
-
-fn suite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/conformance")
-}
-
-/// The case directories of one kind, sorted by name.
-fn cases(kind: &str) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = fs::read_dir(suite().join(kind))
-        .unwrap_or_else(|e| panic!("spec/conformance/{kind}: {e}"))
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// Compares one case; returns what differs.
 fn check_plan_case(dir: &Path) -> Result<(), String> {

@@ -2,10 +2,13 @@
 //! `mcp-recovery-validator`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::{cases, read_json};
 use mcp_recovery_validator::{LintOptions, Linter, rules};
 use serde_json::Value;
 
@@ -15,22 +18,6 @@ const CATALOG: [&str; 25] = [
     "R107", "R108", "R109", "R110", "R111", "R112", "R113", "R114", "R116", "R117", "R118", "R201",
     "R202",
 ];
-
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/conformance/lint");
-    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 fn strings(value: &Value) -> Vec<String> {
     value
@@ -62,7 +49,7 @@ fn options(dir: &Path) -> LintOptions {
 
 #[test]
 fn lint_cases_pass() {
-    let dirs = cases();
+    let dirs = cases("lint");
     let mut failures = Vec::new();
     for dir in &dirs {
         let source = fs::read(dir.join("tools.json")).unwrap();
@@ -98,7 +85,10 @@ fn lint_cases_pass() {
 
 #[test]
 fn lint_cases_cover_every_rule() {
-    let covered: BTreeSet<String> = cases().iter().flat_map(|dir| expected_codes(dir)).collect();
+    let covered: BTreeSet<String> = cases("lint")
+        .iter()
+        .flat_map(|dir| expected_codes(dir))
+        .collect();
     let catalog = CATALOG
         .iter()
         .copied()
