@@ -573,6 +573,14 @@ mod tests {
         notes.iter().map(|n| (n.pointer.as_str(), n.kind)).collect()
     }
 
+    /// Asserts that the notes point at `base` followed by each suffix, in order, all of `kind`.
+    fn assert_notes(notes: &[ConversionNote], base: &str, suffixes: &[&str], kind: NoteKind) {
+        let expected: Vec<String> = suffixes.iter().map(|s| format!("{base}{s}")).collect();
+        let got: Vec<&str> = notes.iter().map(|n| n.pointer.as_str()).collect();
+        assert_eq!(got, expected);
+        assert!(notes.iter().all(|n| n.kind == kind), "{notes:?}");
+    }
+
     #[test]
     fn sep_to_compensate_moves_the_declaration() {
         let tool = sep_tool(json!({
@@ -659,22 +667,11 @@ mod tests {
         }));
         let conversion = convert_tool(&tool, Carrier::Compensate);
         assert_eq!(conversion.tool, tool);
-        let base = "/annotations/recovery/compensatingOperation/parameters";
-        let expected: Vec<String> = ["reason", "memo", "everything", "etag", "bad"]
-            .iter()
-            .map(|p| format!("{base}/{p}"))
-            .collect();
-        let got: Vec<&str> = conversion
-            .notes
-            .iter()
-            .map(|n| n.pointer.as_str())
-            .collect();
-        assert_eq!(got, expected);
-        assert!(
-            conversion
-                .notes
-                .iter()
-                .all(|n| n.kind == NoteKind::NotConverted)
+        assert_notes(
+            &conversion.notes,
+            "/annotations/recovery/compensatingOperation/parameters/",
+            &["reason", "memo", "everything", "etag", "bad"],
+            NoteKind::NotConverted,
         );
         let messages: Vec<String> = conversion.notes.iter().map(ToString::to_string).collect();
         assert!(
@@ -781,27 +778,16 @@ mod tests {
             conversion.tool["annotations"],
             json!({"recovery": {"strategy": "compensation", "compensatingOperation": {"operationId": "u", "parameters": {"id": "$request.body#/id"}}}})
         );
-        let base = "/_meta/dev.chronomcp~1compensate";
-        let expected: Vec<String> = [
-            "/compensation/timeoutMs",
-            "/compensation/maxRetries",
-            "/sideEffectScope",
-            "/notes",
-        ]
-        .iter()
-        .map(|p| format!("{base}{p}"))
-        .collect();
-        let got: Vec<&str> = conversion
-            .notes
-            .iter()
-            .map(|n| n.pointer.as_str())
-            .collect();
-        assert_eq!(got, expected);
-        assert!(
-            conversion
-                .notes
-                .iter()
-                .all(|n| n.kind == NoteKind::KeptInSource)
+        assert_notes(
+            &conversion.notes,
+            "/_meta/dev.chronomcp~1compensate",
+            &[
+                "/compensation/timeoutMs",
+                "/compensation/maxRetries",
+                "/sideEffectScope",
+                "/notes",
+            ],
+            NoteKind::KeptInSource,
         );
         // Converting again changes nothing: the carriers now agree and the extras still need _meta.
         let again = convert_tool(&conversion.tool, Carrier::Sep3172);
