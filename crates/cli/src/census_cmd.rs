@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use mcp_recovery_census::{CensusOptions, census_paths};
 
-use crate::Failure;
+use crate::{Failure, pretty};
 
 /// Arguments of `census`.
 #[derive(Debug, Args)]
@@ -51,12 +51,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     let text = match args.format {
         CensusFormat::Table => census.render_table(),
         CensusFormat::Markdown => census.render_markdown(),
-        CensusFormat::Json => {
-            let mut json = serde_json::to_string_pretty(&census)
-                .map_err(|e| Failure::Usage(format!("cannot serialize the census: {e}")))?;
-            json.push('\n');
-            json
-        }
+        CensusFormat::Json => format!("{}\n", pretty(&census, "the census")?),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if let Some(path) = &args.svg {

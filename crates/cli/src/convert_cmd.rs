@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 use mcp_recovery_model::{Carrier, NoteKind, convert_document};
 
-use crate::Failure;
 use crate::inputs::read_json;
+use crate::{Failure, pretty};
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
@@ -31,9 +31,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Failure> {
     let document = read_json(&args.input)?;
     let converted = convert_document(&document, args.to)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.input.display())))?;
-    let mut text = serde_json::to_string_pretty(&converted.document)
-        .map_err(|e| Failure::Usage(format!("cannot serialize the document: {e}")))?;
-    text.push('\n');
+    let text = format!("{}\n", pretty(&converted.document, "the document")?);
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(|source| Failure::Read {
             path: path.display().to_string(),

@@ -207,7 +207,7 @@ fn schema(args: &SchemaArgs) -> Result<(), Failure> {
         })?;
         for (file, value) in &schemas {
             let path = dir.join(file);
-            let text = format!("{}\n", pretty(value)?);
+            let text = format!("{}\n", pretty(value, "the schema")?);
             std::fs::write(&path, text)
                 .map_err(|e| Failure::Usage(format!("cannot write {}: {e}", path.display())))?;
             writeln!(out, "{}", path.display())?;
@@ -230,12 +230,14 @@ fn schema(args: &SchemaArgs) -> Result<(), Failure> {
                 known.join(", ")
             ))
         })?;
-    writeln!(out, "{}", pretty(value)?)?;
+    writeln!(out, "{}", pretty(value, "the schema")?)?;
     Ok(())
 }
 
-fn pretty(value: &serde_json::Value) -> Result<String, Failure> {
-    serde_json::to_string_pretty(value).map_err(|e| Failure::Usage(e.to_string()))
+/// `value` as pretty JSON; `what` names it should that fail.
+pub fn pretty<T: serde::Serialize>(value: &T, what: &str) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::Usage(format!("cannot serialize {what}: {e}")))
 }
 
 /// `fetch`: the merged raw tools/list of a live server.
@@ -250,6 +252,6 @@ fn fetch(args: &FetchArgs) -> Result<(), Failure> {
         error,
     })?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", pretty(&value)?)?;
+    writeln!(out, "{}", pretty(&value, "the tools/list")?)?;
     Ok(())
 }

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
 
-use crate::Failure;
 use crate::inputs::{Input, read_json};
 use crate::render::{paint, use_color};
+use crate::{Failure, pretty};
 
 /// Arguments of `plan`.
 #[derive(Debug, Args)]
@@ -68,11 +68,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     let plan = build_plan(&tools, &trace);
     let mut out = std::io::stdout().lock();
     match args.format {
-        PlanFormat::Json => {
-            let text = serde_json::to_string_pretty(&plan)
-                .map_err(|e| Failure::Usage(format!("cannot serialize the plan: {e}")))?;
-            writeln!(out, "{text}")?;
-        }
+        PlanFormat::Json => writeln!(out, "{}", pretty(&plan, "the plan")?)?,
         PlanFormat::Human => write!(out, "{}", render_plan(&plan, use_color()))?,
     }
     Ok(ExitCode::SUCCESS)
