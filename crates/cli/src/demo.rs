@@ -81,12 +81,6 @@ impl Demo {
     }
 }
 
-/// How a failure of the demo server's connection is reported.
-fn server_failure(target: &Target) -> impl FnOnce(mcp_recovery_client::ClientError) -> Failure {
-    let source_name = target.to_string();
-    move |error| Failure::Server { source_name, error }
-}
-
 /// Whether a `CallToolResult` reports a failed call.
 fn is_error(result: &Value) -> bool {
     result.get("isError").and_then(Value::as_bool) == Some(true)
@@ -105,7 +99,8 @@ fn server(timeout: u64) -> Result<(Target, Connection), Failure> {
         timeout: Duration::from_secs(timeout),
         ..Options::default()
     };
-    let connection = Connection::open(&target, &options).map_err(server_failure(&target))?;
+    let connection =
+        Connection::open(&target, &options).map_err(Failure::server(target.to_string()))?;
     Ok((target, connection))
 }
 
@@ -117,7 +112,7 @@ fn call(
 ) -> Result<Value, Failure> {
     connection
         .call_tool(name, arguments)
-        .map_err(server_failure(target))
+        .map_err(Failure::server(target.to_string()))
 }
 
 fn state(target: &Target, connection: &mut Connection) -> Result<Value, Failure> {
@@ -231,7 +226,9 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     let start = state(&target, &mut connection)?;
 
     demo.heading(1, "Lint the live server")?;
-    let tools_list = connection.list_tools().map_err(server_failure(&target))?;
+    let tools_list = connection
+        .list_tools()
+        .map_err(Failure::server(target.to_string()))?;
     let report = Linter::new(LintOptions::default())?.lint_value(&tools_list);
     let count = |s: Severity| {
         report

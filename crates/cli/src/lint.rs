@@ -77,10 +77,9 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
 
     if let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? {
         let source_name = server.name();
-        let document = server.fetch().map_err(|error| Failure::Server {
-            source_name: source_name.clone(),
-            error,
-        })?;
+        let document = server
+            .fetch()
+            .map_err(Failure::server(source_name.clone()))?;
         let report = linter.lint_value(&document);
         let findings = findings(&source_name, None, report.diagnostics);
         summary.add(report.tools, &findings);

@@ -63,6 +63,13 @@ pub enum Failure {
     Usage(String),
 }
 
+impl Failure {
+    /// Maps an error of the live server `source_name` (its command line or URL).
+    pub fn server(source_name: String) -> impl FnOnce(mcp_recovery_client::ClientError) -> Self {
+        move |error| Self::Server { source_name, error }
+    }
+}
+
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors (and 0 for --help/--version), as the contract wants.
     let cli = Cli::parse();
@@ -247,10 +254,7 @@ fn fetch(args: &FetchArgs) -> Result<(), Failure> {
             "fetch needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
         ));
     };
-    let value = server.fetch().map_err(|error| Failure::Server {
-        source_name: server.name(),
-        error,
-    })?;
+    let value = server.fetch().map_err(Failure::server(server.name()))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", pretty(&value, "the tools/list")?)?;
     Ok(())
