@@ -55,7 +55,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if let Some(path) = &args.svg {
-        std::fs::write(path, census.render_svg()).map_err(|source| Failure::Read {
+        std::fs::write(path, census.render_svg()).map_err(|source| Failure::WriteFile {
             path: path.display().to_string(),
             source,
         })?;

@@ -33,7 +33,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.input.display())))?;
     let text = format!("{}\n", pretty(&converted.document, "the document")?);
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|source| Failure::Read {
+        Some(path) => std::fs::write(path, text).map_err(|source| Failure::WriteFile {
             path: path.display().to_string(),
             source,
         })?,

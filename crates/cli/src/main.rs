@@ -35,6 +35,14 @@ pub enum Failure {
         /// Why.
         source: std::io::Error,
     },
+    /// A file or directory could not be written.
+    #[error("cannot write {path}: {source}")]
+    WriteFile {
+        /// The path as given.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A directory could not be walked.
     #[error(transparent)]
     Walk(#[from] inputs::WalkError),
@@ -208,15 +216,17 @@ fn schema(args: &SchemaArgs) -> Result<(), Failure> {
     };
     let mut out = std::io::stdout().lock();
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|source| Failure::Read {
+        std::fs::create_dir_all(dir).map_err(|source| Failure::WriteFile {
             path: dir.display().to_string(),
             source,
         })?;
         for (file, value) in &schemas {
             let path = dir.join(file);
             let text = format!("{}\n", pretty(value, "the schema")?);
-            std::fs::write(&path, text)
-                .map_err(|e| Failure::Usage(format!("cannot write {}: {e}", path.display())))?;
+            std::fs::write(&path, text).map_err(|source| Failure::WriteFile {
+                path: path.display().to_string(),
+                source,
+            })?;
             writeln!(out, "{}", path.display())?;
         }
         return Ok(());
