@@ -6,11 +6,16 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use mcp_recovery_validator::{Severity, find_rule};
+
+use crate::inputs::{self, ReadError, ReadPolicy};
 use serde::Deserialize;
 use toml::Spanned;
 
 /// File name looked for in the working directory and its ancestors.
 pub const CONFIG_FILE: &str = "mcp-recovery.toml";
+
+/// Largest config file read: settings fit in a few hundred bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Checked settings (empty when there is no config file).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,13 +47,14 @@ struct RawConfig {
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file exists but cannot be read.
+    /// The file exists but cannot be read (or is refused: a link out of its tree, a FIFO, too
+    /// large, not UTF-8).
     #[error("cannot read {path}: {source}")]
     Read {
         /// The file as shown to the user.
         path: String,
         /// Why.
-        source: std::io::Error,
+        source: ReadError,
     },
     /// The file is read but wrong; `span` points into `text`.
     #[error("{path}{}: {message}", location(text, span.as_ref()))]
@@ -73,12 +79,13 @@ fn location(text: &str, span: Option<&Range<usize>>) -> String {
     format!(":{line}:{column}")
 }
 
-/// Finds `mcp-recovery.toml` in `start` or its nearest ancestor that has one.
+/// Finds `mcp-recovery.toml` in `start` or its nearest ancestor that has one (of any kind: a
+/// FIFO or a dangling link there is found, and then refused by [`load`], never skipped).
 pub fn discover(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .map(|dir| dir.join(CONFIG_FILE))
-        .find(|candidate| candidate.is_file())
+        .find(|candidate| std::fs::symlink_metadata(candidate).is_ok())
 }
 
 /// How to show `path` to the user: relative to `cwd` when it lies in `cwd` or above it.
@@ -102,11 +109,24 @@ pub fn display_path(path: &Path, cwd: &Path) -> String {
     path.display().to_string()
 }
 
-/// Reads and checks the config file at `path` (shown to the user as `shown`).
-pub fn load(path: &Path, shown: &str) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+/// Reads and checks the config file at `path` (shown to the user as `shown`). A symbolic link
+/// must resolve inside `root` (its own directory when discovered, the working directory when
+/// named), the file must be a regular one of at most [`MAX_CONFIG_BYTES`] of UTF-8 text.
+pub fn load(path: &Path, root: &Path, shown: &str) -> Result<Config, ConfigError> {
+    let policy = ReadPolicy {
+        max_bytes: MAX_CONFIG_BYTES,
+        ..inputs::policy()
+    };
+    let error = |source| ConfigError::Read {
         path: shown.to_owned(),
         source,
+    };
+    let bytes = inputs::read_file(path, root, policy).map_err(error)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        error(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is not UTF-8 text",
+        )))
     })?;
     parse(&text, shown)
 }

@@ -24,14 +24,17 @@ mod span;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
-pub use diagnostic::{Diagnostic, Report, Severity, Span};
+pub use diagnostic::{
+    Diagnostic, Report, Severity, Span, escape_controls, is_unsafe_char, push_escape,
+};
 use serde_json::Value;
 
 use crate::codes::Rule;
 use crate::finding::{Finding, Focus};
 use crate::rules::{Context, ToolRef};
 use crate::schema_stage::SchemaStage;
-use crate::span::{LineIndex, Place};
+pub use crate::span::LineIndex;
+use crate::span::Place;
 
 /// Where the rule documentation is published; each rule has an anchor named after its code.
 pub const RULES_DOC_URL: &str =
@@ -271,13 +274,23 @@ impl Linter {
             severity: self.overrides[finding.rule.index()]
                 .or(finding.severity)
                 .unwrap_or(default),
-            message: finding.message,
-            help: finding.help,
-            tool: finding.tool,
-            pointer: finding.pointer,
+            // Messages quote names and values from the document: every text a renderer prints
+            // is made inert here, once, whatever the output format.
+            message: inert(finding.message),
+            help: finding.help.map(inert),
+            tool: finding.tool.map(inert),
+            pointer: inert(finding.pointer),
             span,
             url: finding.rule.url(),
         }
+    }
+}
+
+/// `text` with its unsafe characters escaped, reusing the allocation when there are none.
+fn inert(text: String) -> String {
+    match escape_controls(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(escaped) => escaped,
     }
 }
 
