@@ -6,8 +6,6 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use mcp_recovery_validator::{Severity, find_rule};
-
-use crate::inputs::{self, ReadError, ReadPolicy};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -44,18 +42,9 @@ struct RawConfig {
     severity: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
-/// A config file that cannot be used.
+/// A config file that was read but cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file exists but cannot be read (or is refused: a link out of its tree, a FIFO, too
-    /// large, not UTF-8).
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file as shown to the user.
-        path: String,
-        /// Why.
-        source: ReadError,
-    },
     /// The file is read but wrong; `span` points into `text`.
     #[error("{path}{}: {message}", location(text, span.as_ref()))]
     Invalid {
@@ -80,7 +69,7 @@ fn location(text: &str, span: Option<&Range<usize>>) -> String {
 }
 
 /// Finds `mcp-recovery.toml` in `start` or its nearest ancestor that has one (of any kind: a
-/// FIFO or a dangling link there is found, and then refused by [`load`], never skipped).
+/// FIFO or a dangling link there is found, and then refused when read, never skipped).
 pub fn discover(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
@@ -107,28 +96,6 @@ pub fn display_path(path: &Path, cwd: &Path) -> String {
         ups.push("..");
     }
     path.display().to_string()
-}
-
-/// Reads and checks the config file at `path` (shown to the user as `shown`). A symbolic link
-/// must resolve inside `root` (its own directory when discovered, the working directory when
-/// named), the file must be a regular one of at most [`MAX_CONFIG_BYTES`] of UTF-8 text.
-pub fn load(path: &Path, root: &Path, shown: &str) -> Result<Config, ConfigError> {
-    let policy = ReadPolicy {
-        max_bytes: MAX_CONFIG_BYTES,
-        ..inputs::policy()
-    };
-    let error = |source| ConfigError::Read {
-        path: shown.to_owned(),
-        source,
-    };
-    let bytes = inputs::read_file(path, root, policy).map_err(error)?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        error(ReadError::Io(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "it is not UTF-8 text",
-        )))
-    })?;
-    parse(&text, shown)
 }
 
 /// Parses and checks config text.
@@ -252,14 +219,10 @@ mod tests {
 
     #[test]
     fn unknown_key_has_span() {
-        let err = parse("deny = []\nselct = []\n", "c.toml").unwrap_err();
-        match err {
-            ConfigError::Invalid { message, span, .. } => {
-                assert!(message.contains("selct"), "{message}");
-                assert_eq!(span.map(|s| s.start), Some(10));
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+        let ConfigError::Invalid { message, span, .. } =
+            parse("deny = []\nselct = []\n", "c.toml").unwrap_err();
+        assert!(message.contains("selct"), "{message}");
+        assert_eq!(span.map(|s| s.start), Some(10));
     }
 
     #[test]

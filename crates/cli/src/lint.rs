@@ -9,7 +9,7 @@ use mcp_recovery_validator::{LintOptions, Linter, Report, Severity, escape_contr
 use crate::Failure;
 use crate::cli::{Deny, Format, LintArgs};
 use crate::config::{self, Config};
-use crate::inputs;
+use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
 use crate::render::{self, Finding, Region, Source, Style, Summary};
 
@@ -66,7 +66,24 @@ fn load_config(args: &LintArgs) -> Result<Config, Failure> {
         },
     };
     let shown = escape_controls(&shown).into_owned();
-    Ok(config::load(&path, &root, &shown)?)
+    // A symbolic link must resolve inside `root` (the config's own directory when discovered,
+    // the working directory when named); the file must be a small regular file of UTF-8 text.
+    let policy = ReadPolicy {
+        max_bytes: config::MAX_CONFIG_BYTES,
+        ..inputs::policy()
+    };
+    let unreadable = |source| Failure::Read {
+        path: shown.clone(),
+        source,
+    };
+    let bytes = inputs::read_file(&path, &root, policy).map_err(unreadable)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        unreadable(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is not UTF-8 text",
+        )))
+    })?;
+    Ok(config::parse(&text, &shown)?)
 }
 
 /// Runs `lint` and returns the exit code (0 clean, 1 findings at the failing level).
