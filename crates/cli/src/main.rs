@@ -56,7 +56,7 @@ pub enum Failure {
     /// The live server failed (could not start, hung, answered garbage, was unreachable).
     #[error("server {source_name}: {error}")]
     Server {
-        /// The command line or URL.
+        /// How the server is named in output (`stdio:PROGRAM`, the reduced URL or `--name`).
         source_name: String,
         /// What went wrong.
         error: mcp_recovery_client::ClientError,
@@ -73,7 +73,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// Maps an error of the live server `source_name` (its command line or URL).
+    /// Maps an error of the live server named `source_name`.
     pub fn server(source_name: String) -> impl FnOnce(mcp_recovery_client::ClientError) -> Self {
         move |error| Self::Server { source_name, error }
     }

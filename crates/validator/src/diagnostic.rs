@@ -44,7 +44,8 @@ pub struct Span {
     pub column: usize,
 }
 
-/// One finding.
+/// One finding. Every text in it that comes from the document (`message`, `help`, `tool`,
+/// `pointer`) has its [unsafe characters](is_unsafe_char) escaped, so it prints safely as is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     /// Stable code, such as `R101`.
