@@ -40,6 +40,13 @@ pub enum Command {
     Census(crate::census_cmd::CensusArgs),
     /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
     Demo(crate::demo::DemoArgs),
+    /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
+    /// tool calls (`proxy [OPTIONS] -- CMD ARGS...`).
+    Proxy(crate::proxy_cmd::ProxyArgs),
+    /// Audit a proxy journal.
+    Audit(crate::audit_cmd::AuditArgs),
+    /// Run the compensations of a recorded session against a live server (resumable).
+    Rollback(crate::rollback_cmd::RollbackArgs),
     /// Serve the demo's checkout MCP server on stdio (used by `demo`).
     #[command(hide = true)]
     DemoServer,
