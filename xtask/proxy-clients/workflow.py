@@ -29,7 +29,7 @@ async def main(proxy, server, journal):
             await session.initialize()
 
             async def state():
-                return (await session.call_tool("get_state", {})).structuredContent
+                return (await session.call_tool("get_state", {})).structured_content
 
             listed = await session.list_tools()
             if not any(tool.name == "reserve_inventory" for tool in listed.tools):
@@ -37,21 +37,21 @@ async def main(proxy, server, journal):
             start = await state()
             reserved = await session.call_tool(
                 "reserve_inventory", {"sku": "sku-gadget", "quantity": 1})
-            if reserved.isError:
+            if reserved.is_error:
                 fail("reserve_inventory failed")
             charged = await session.call_tool(
                 "charge_payment", {"customerId": "c-2", "amount": 9.5, "currency": "USD"})
-            if charged.isError:
+            if charged.is_error:
                 fail("charge_payment was not approved")
             if await state() == start:
                 fail("the first two steps changed nothing")
             shipped = await session.call_tool("create_shipment", {
-                "reservationId": reserved.structuredContent["reservationId"],
+                "reservationId": reserved.structured_content["reservationId"],
                 "address": "2 High St", "simulateFailure": True})
-            if not shipped.isError:
+            if not shipped.is_error:
                 fail("the third step was meant to fail")
             denied = await session.call_tool("get_secret_key", {})
-            if not denied.isError or "refused" not in json.dumps(
+            if not denied.is_error or "refused" not in json.dumps(
                     [c.model_dump() for c in denied.content]):
                 fail("a denied call was not refused")
             end = await state()

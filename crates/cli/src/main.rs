@@ -98,7 +98,7 @@ fn main() -> ExitCode {
         Command::Proxy(args) => proxy_cmd::run(&args),
         Command::Audit(args) => audit_cmd::run(&args),
         Command::Rollback(args) => rollback_cmd::run(&args),
-        Command::DemoServer => demo::serve(),
+        Command::DemoServer(args) => demo::serve(&args),
     };
     match result {
         Ok(code) => code,

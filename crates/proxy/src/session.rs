@@ -452,6 +452,12 @@ impl<W: Write> Session<W> {
             let wait = (deadline - now).min(self.next_wait());
             let outcome = match self.events.recv_timeout(wait) {
                 Ok(Event::Server(line)) => self.on_server(line),
+                // Answers to the server's own requests (a ping, roots/list) go on at once: the
+                // server may be waiting for them before it answers us.
+                Ok(Event::Client(Line::Message(message, text))) if is_response(&message) => {
+                    self.send_server(&text);
+                    Ok(())
+                }
                 Ok(Event::Client(line)) => {
                     self.deferred.push_back(line);
                     Ok(())
