@@ -31,7 +31,7 @@ const NPM_PACKAGES: &[(&str, &str)] = &[
 const PYPI_PACKAGE: (&str, &str) = ("mcp-server-time", "2026.10.19");
 
 /// Time limit of one package installation (a cold npm cache takes most of a minute).
-const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Time limit of one `mcp-recovery` run against one server, start to shutdown.
 const SERVER_TIMEOUT: Duration = Duration::from_secs(60);
 /// The per-request limit handed to `mcp-recovery --timeout`, below [`SERVER_TIMEOUT`] so that
@@ -67,11 +67,11 @@ pub fn check(root: &Path) -> Result<(), String> {
     }
 
     let binary = timed("build mcp-recovery", || build_binary(root))?;
-    let tmp = TempDir::create()?;
+    let tmp = TempDir::create("mcp-recovery-live")?;
     println!("temporary directory: {}", tmp.path.display());
 
     let npm_prefix = tmp.path.join("npm");
-    timed("npm install", || npm_install(&npm_prefix))?;
+    timed("npm install", || npm_install(&npm_prefix, NPM_PACKAGES))?;
     let python = timed("pip install", || pip_install(&tmp.path))?;
 
     let allowed = tmp.path.join("allowed");
@@ -110,7 +110,7 @@ pub fn check(root: &Path) -> Result<(), String> {
 }
 
 /// Runs one step, printing its name, outcome and duration.
-fn timed<T>(step: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+pub(crate) fn timed<T>(step: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     println!("--> {step}");
     let started = Instant::now();
     let result = body();
@@ -193,8 +193,8 @@ fn build_binary(root: &Path) -> Result<PathBuf, String> {
         })
 }
 
-/// Installs the pinned npm packages under `prefix`.
-fn npm_install(prefix: &Path) -> Result<(), String> {
+/// Installs pinned npm packages (name, exact version) under `prefix`.
+pub(crate) fn npm_install(prefix: &Path, packages: &[(&str, &str)]) -> Result<(), String> {
     let step = "step `npm install`";
     probe("npm", step)?;
     let mut command = Command::new("npm");
@@ -204,7 +204,7 @@ fn npm_install(prefix: &Path) -> Result<(), String> {
         .arg(prefix)
         .args(["--no-audit", "--no-fund", "--loglevel=error"])
         .args(
-            NPM_PACKAGES
+            packages
                 .iter()
                 .map(|(name, version)| format!("{name}@{version}")),
         )
@@ -215,7 +215,7 @@ fn npm_install(prefix: &Path) -> Result<(), String> {
             "{step} (registry unreachable or a pinned version missing?)"
         )));
     }
-    for (name, version) in NPM_PACKAGES {
+    for (name, version) in packages {
         let manifest = prefix.join("node_modules").join(name).join("package.json");
         let installed = read_json(&manifest).map_err(|e| format!("{step}: {e}"))?;
         if installed["version"] != *version {
@@ -292,7 +292,7 @@ fn pip_install(tmp: &Path) -> Result<PythonServer, String> {
 }
 
 /// Fails the step when `program --version` cannot run.
-fn probe(program: &str, step: &str) -> Result<(), String> {
+pub(crate) fn probe(program: &str, step: &str) -> Result<(), String> {
     let mut command = Command::new(program);
     command.arg("--version");
     let output = run(command, PROBE_TIMEOUT, step)
@@ -458,18 +458,19 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 /// A directory under the system temporary directory, removed when dropped.
-struct TempDir {
-    path: PathBuf,
+pub(crate) struct TempDir {
+    /// The directory.
+    pub(crate) path: PathBuf,
 }
 
 impl TempDir {
-    fn create() -> Result<Self, String> {
+    /// A new directory whose name starts with `prefix`.
+    pub(crate) fn create(prefix: &str) -> Result<Self, String> {
         // The process id plus the start time make the name unique among concurrent runs.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("mcp-recovery-live-{}-{nanos}", std::process::id()));
+        let path = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path).map_err(|e| {
             format!(
                 "step `setup`: cannot create temporary directory {}: {e}",
@@ -489,15 +490,18 @@ impl Drop for TempDir {
 }
 
 /// What a finished command printed.
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    /// How it ended.
+    pub(crate) status: ExitStatus,
+    /// Its standard output.
+    pub(crate) stdout: String,
+    /// Its standard error.
+    pub(crate) stderr: String,
 }
 
 impl Output {
     /// A failure message with the exit status and the last lines of both streams.
-    fn failure(&self, what: &str) -> String {
+    pub(crate) fn failure(&self, what: &str) -> String {
         let mut message = format!("{what}: exited with {}", self.status);
         for (stream, text) in [("stderr", &self.stderr), ("stdout", &self.stdout)] {
             if !text.trim().is_empty() {
@@ -520,7 +524,7 @@ fn tail(text: &str) -> String {
 
 /// Runs `command` with no stdin, capturing both streams; when it outlives `limit` it is killed
 /// with its whole process group.
-fn run(command: Command, limit: Duration, what: &str) -> Result<Output, String> {
+pub(crate) fn run(command: Command, limit: Duration, what: &str) -> Result<Output, String> {
     run_in(command, limit, what, true)
 }
 

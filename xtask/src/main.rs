@@ -7,6 +7,7 @@ mod codegen;
 mod corpus;
 mod live;
 mod shared;
+mod spec_repo;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,7 +25,10 @@ tasks:
                       lint and census over the corpus against the serde_json parse floor
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
-                      and compare its tools with ../shared/data/real-servers";
+                      and compare its tools with ../shared/data/real-servers
+  check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
+                      temporary directory), run it on spec/typescript/ and compare the result with
+                      spec/schema/; needs ../shared/data for the official schema";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
         ["bench-child", rest @ ..] => bench::child(rest),
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
+        ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -15,6 +15,7 @@ mod live;
 mod plan_cmd;
 mod position;
 mod render;
+mod spec_repo_cmd;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -207,6 +208,9 @@ fn explain(args: &ExplainArgs) -> Result<(), Failure> {
 
 /// `schema`: list, print one, or write all.
 fn schema(args: &SchemaArgs) -> Result<(), Failure> {
+    if let Some(repo) = &args.spec_repo {
+        return spec_repo_cmd::run(repo, &args.version);
+    }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {
         file.strip_suffix(".schema.json")
