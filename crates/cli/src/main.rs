@@ -18,6 +18,7 @@ mod position;
 mod proxy_cmd;
 mod render;
 mod rollback_cmd;
+mod spec_repo_cmd;
 
 use std::io::Write;
 use std::path::Path;
@@ -243,6 +244,9 @@ fn explain(args: &ExplainArgs) -> Result<(), Failure> {
 
 /// `schema`: list, print one, or write all.
 fn schema(args: &SchemaArgs) -> Result<(), Failure> {
+    if let Some(repo) = &args.spec_repo {
+        return spec_repo_cmd::run(repo, &args.version);
+    }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {
         file.strip_suffix(".schema.json")
