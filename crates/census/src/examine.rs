@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use mcp_recovery_model::{COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint};
+use mcp_recovery_model::{
+    COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint, LocateError, locate_tools,
+};
 use mcp_recovery_validator::{Linter, Report, Severity};
 use serde::Serialize;
 use serde_json::Value;
@@ -225,36 +227,19 @@ fn lint_counts(report: &Report) -> LintCounts {
     counts
 }
 
-/// Finds the tools array of an accepted document shape.
+/// Finds the tools array with the locator every command shares.
 pub(crate) fn tools_of(document: &Value) -> Result<&[Value], NotToolsReason> {
-    match document {
-        Value::Array(tools) => Ok(tools),
-        Value::Object(object) => {
-            if let Some(Value::Array(tools)) = object.get("result").and_then(|r| r.get("tools")) {
-                return Ok(tools);
-            }
-            if let Some(Value::Array(tools)) = object.get("tools") {
-                return Ok(tools);
-            }
-            if let Some(error) = object.get("error") {
-                let message = error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)")
-                    .to_owned();
-                return Err(NotToolsReason::JsonRpcError { message });
-            }
-            let found = if object.contains_key("result") {
-                "an object whose `result` has no `tools` array"
-            } else {
-                "an object without a `tools` array"
-            };
-            Err(NotToolsReason::OtherShape {
-                found: found.to_owned(),
-            })
-        }
-        other => Err(NotToolsReason::OtherShape {
-            found: format!("a top-level {}", mcp_recovery_model::json_type_name(other)),
+    match locate_tools(document) {
+        Ok(location) => Ok(location.tools),
+        Err(LocateError::JsonRpcError { error }) => Err(NotToolsReason::JsonRpcError {
+            message: error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)")
+                .to_owned(),
+        }),
+        Err(other) => Err(NotToolsReason::OtherShape {
+            found: other.to_string(),
         }),
     }
 }

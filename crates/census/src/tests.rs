@@ -185,21 +185,22 @@ fn every_accepted_shape_is_a_server_and_others_are_listed() {
         listed[0],
         (
             "v-result.json",
-            "not a tools list: an object whose `result` has no `tools` array".to_owned()
+            "not a tools list: the JSON-RPC result has no `tools` array (found an empty object)"
+                .to_owned()
         )
     );
     assert_eq!(
         listed[1],
         (
             "w-number.json",
-            "not a tools list: a top-level integer".to_owned()
+            "not a tools list: the document is a JSON integer, not a tools list".to_owned()
         )
     );
     assert_eq!(
         listed[2],
         (
             "x-package.json",
-            "not a tools list: an object without a `tools` array".to_owned()
+            "not a tools list: the object has no `tools` array and is not a JSON-RPC response (found members \"name\", \"version\")".to_owned()
         )
     );
     assert!(

@@ -166,13 +166,13 @@ impl Linter {
         let schema_stage = self.enabled(Rule::SchemaViolation);
         if let (true, Some(reason)) = (schema_stage, self.schema.unavailable()) {
             findings.push(rules::schema_violation::schema_unavailable(
-                array.pointer.to_owned(),
+                array.pointer().to_owned(),
                 reason,
             ));
         }
         let mut tools = Vec::with_capacity(array.tools.len());
         for (i, raw) in array.tools.iter().enumerate() {
-            let (tool, typed_error) = ToolRef::read(format!("{}/{i}", array.pointer), raw);
+            let (tool, typed_error) = ToolRef::read(array.tool_pointer(i), raw);
             if schema_stage {
                 let mut reported = false;
                 for violation in self.schema.check(raw) {
