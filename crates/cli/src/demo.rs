@@ -253,7 +253,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
 
     demo.heading(3, "Plan the compensation (reverse completion order)")?;
     let tools = load_tools(&tools_list).map_err(|e| Failure::Usage(format!("{target}: {e}")))?;
-    let plan = Planner::new(&tools).build_plan(&trace);
+    let plan = Planner::for_list(&tools).build_plan(&trace);
     for line in render_plan(&plan, color).lines() {
         demo.line(line)?;
     }
@@ -321,11 +321,15 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
 }
 
 /// Runs the demo server on stdio (the hidden `demo-server` subcommand).
-pub fn serve() -> Result<ExitCode, Failure> {
-    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config::default());
+pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
+    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config {
+        call_log: args.call_log.clone(),
+        slow: args.slow.clone(),
+        ..mcp_recovery_demo_server::Config::default()
+    });
     mcp_recovery_demo_server::stdio::serve(
         &server,
-        None,
+        args.hostile,
         std::io::stdin().lock(),
         std::io::stdout().lock(),
     )?;

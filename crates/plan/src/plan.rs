@@ -177,13 +177,26 @@ pub struct Planner<'t> {
 }
 
 impl<'t> Planner<'t> {
-    /// A planner for this tool list; when names repeat, the first readable tool wins.
-    pub fn new(list: &'t ToolList) -> Self {
+    /// A planner for these tools; when names repeat, the first tool wins.
+    pub fn new(tools: &'t [Tool]) -> Self {
+        Self::with_unusable(tools, &[])
+    }
+
+    /// A planner for a loaded tool list, its unreadable tools included (see [`load_tools`]).
+    ///
+    /// [`load_tools`]: crate::load_tools
+    pub fn for_list(list: &'t ToolList) -> Self {
+        Self::with_unusable(&list.tools, &list.unusable)
+    }
+
+    /// A planner for readable tools and the tools that could not be read; when names repeat, the
+    /// first readable tool wins.
+    pub fn with_unusable(tools: &'t [Tool], unusable: &'t [UnusableTool]) -> Self {
         let mut by_name = HashMap::new();
-        for tool in &list.tools {
+        for tool in tools {
             by_name.entry(tool.name.as_str()).or_insert(Ok(tool));
         }
-        for unusable in &list.unusable {
+        for unusable in unusable {
             if let Some(name) = &unusable.name {
                 by_name.entry(name.as_str()).or_insert(Err(unusable));
             }
@@ -367,12 +380,12 @@ impl<'t> Planner<'t> {
 
 /// The step for one traced call against a tool list (see [`Planner`] for the rules).
 pub fn resolve_step(tools: &ToolList, call: &TracedCall) -> Step {
-    Planner::new(tools).resolve_step(call)
+    Planner::for_list(tools).resolve_step(call)
 }
 
 /// The compensation plan for a trace given in completion order (see [`Planner`]).
 pub fn build_plan(tools: &ToolList, trace: &[TracedCall]) -> Plan {
-    Planner::new(tools).build_plan(trace)
+    Planner::for_list(tools).build_plan(trace)
 }
 
 impl Plan {
