@@ -377,14 +377,11 @@ fn check_server(binary: &Path, server: &LiveServer, capture_path: &Path) -> Resu
     }
 }
 
-/// The tools array of a JSON-RPC response, a `tools/list` result or a bare array.
+/// The tools array, found by the locator every command uses.
 fn tools_of(document: &Value) -> Option<&[Value]> {
-    document
-        .pointer("/result/tools")
-        .or_else(|| document.get("tools"))
-        .unwrap_or(document)
-        .as_array()
-        .map(Vec::as_slice)
+    mcp_recovery_model::locate_tools(document)
+        .ok()
+        .map(|location| location.tools)
 }
 
 /// Every difference in tool names (set and order) and in each tool's `annotations`, key by key.

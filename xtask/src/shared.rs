@@ -305,13 +305,11 @@ where
     }
 }
 
-/// The tools of a JSON-RPC `tools/list` response, a `{ "tools": [...] }` object, or an array.
-pub(crate) fn tools_of(document: &Value) -> Option<&Vec<Value>> {
-    document
-        .pointer("/result/tools")
-        .or_else(|| document.get("tools"))
-        .unwrap_or(document)
-        .as_array()
+/// The tools, found by the locator every command uses.
+fn tools_of(document: &Value) -> Option<&[Value]> {
+    mcp_recovery_model::locate_tools(document)
+        .ok()
+        .map(|location| location.tools)
 }
 
 /// The `*.json` files of a directory, sorted; a missing directory is an error.
@@ -349,7 +347,11 @@ mod tests {
             json!({"tools": [tool]}),
             json!([tool]),
         ] {
-            assert_eq!(tools_of(&document).map(Vec::len), Some(1), "{document}");
+            assert_eq!(
+                tools_of(&document).map(<[Value]>::len),
+                Some(1),
+                "{document}"
+            );
         }
         assert!(tools_of(&json!({"result": {}})).is_none());
     }

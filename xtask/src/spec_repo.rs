@@ -32,7 +32,6 @@ use crate::live::{Output, TempDir, npm_install, probe, run, timed};
 use crate::read_json;
 use crate::shared::{
     compile, definition_validator, examples_validate, merge_in_force, official_schema_with,
-    tools_of,
 };
 
 /// The generator and its neighbours, at the versions the specification repository's
@@ -432,19 +431,13 @@ fn document_cases(file: &str, document: &Value) -> Vec<Case> {
             value: document.clone(),
         }];
     }
-    let (base, tools): (String, Vec<&Value>) = match tools_of(document) {
-        Some(list) => {
-            let base = if document.pointer("/result/tools").is_some() {
-                "/result/tools"
-            } else if document.get("tools").is_some() {
-                "/tools"
-            } else {
-                ""
-            };
-            (base.to_owned(), list.iter().collect())
-        }
-        None if document.get("name").is_some() => (String::new(), vec![document]),
-        None => return Vec::new(),
+    let (base, tools): (String, Vec<&Value>) = match mcp_recovery_model::locate_tools(document) {
+        Ok(location) => (
+            location.pointer().to_owned(),
+            location.tools.iter().collect(),
+        ),
+        Err(_) if document.get("name").is_some() => (String::new(), vec![document]),
+        Err(_) => return Vec::new(),
     };
     let single = tools.len() == 1 && std::ptr::eq(tools[0], document);
     let mut cases = Vec::new();

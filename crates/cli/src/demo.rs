@@ -253,7 +253,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
 
     demo.heading(3, "Plan the compensation (reverse completion order)")?;
     let tools = load_tools(&tools_list).map_err(|e| Failure::Usage(format!("{target}: {e}")))?;
-    let plan = Planner::new(&tools).build_plan(&trace);
+    let plan = Planner::for_list(&tools).build_plan(&trace);
     for line in render_plan(&plan, color).lines() {
         demo.line(line)?;
     }

@@ -109,6 +109,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that stops early (`lint … | head -1`) is not an error: end quietly, as
+        // ripgrep does.
+        Err(Failure::Write(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(failure) => {
             report_failure(&failure);
             ExitCode::from(2)

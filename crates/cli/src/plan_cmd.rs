@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
 
-use crate::inputs::{Input, read_json};
+use crate::inputs::{Input, not_a_tools_list, read_json};
 use crate::render::{paint, use_color};
 use crate::{Failure, pretty};
 
@@ -58,8 +58,13 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let document = read_json(&args.tools)?;
-    let tools = load_tools(&document)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.tools.display())))?;
+    let tools = load_tools(&document).map_err(|e| not_a_tools_list(&args.tools, &e))?;
+    // A tool the model cannot read only makes the steps that need it unavailable; say which.
+    let mut stderr = std::io::stderr().lock();
+    for unusable in &tools.unusable {
+        writeln!(stderr, "warning: {}: {unusable}", args.tools.display())?;
+    }
+    drop(stderr);
     let trace_bytes = Input::named(&args.trace).read()?;
     let trace_text = String::from_utf8(trace_bytes)
         .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;

@@ -115,7 +115,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let mut runner = Runner::start(connection, &mut journal, session.clone(), approver, &policy);
     let report = rollback(
         &mut runner,
-        &tools,
+        &tools.tools,
         &policy,
         &calls,
         &prior,

@@ -43,14 +43,14 @@ pub struct ExampleError {
 fn recovery(operation_id: &str, parameters: Value) -> Recovery {
     Recovery {
         strategy: COMPENSATION_STRATEGY.to_owned(),
-        compensating_operation: CompensatingOperation {
+        compensating_operation: Some(CompensatingOperation {
             operation_id: operation_id.to_owned(),
             parameters: match parameters {
                 Value::Object(map) => map,
                 _ => Map::new(),
             },
             extra: Map::new(),
-        },
+        }),
         extra: Map::new(),
     }
 }
