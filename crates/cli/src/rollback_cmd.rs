@@ -45,10 +45,7 @@ pub struct RollbackArgs {
 /// step needs attention, 2 when it could not run.
 pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let shown = args.journal.display().to_string();
-    let bytes = std::fs::read(&args.journal).map_err(|source| Failure::Read {
-        path: shown.clone(),
-        source,
-    })?;
+    let bytes = crate::inputs::Input::named(&args.journal).read()?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     if let Some(broken) = verify(&text).broken {
         return Err(Failure::Usage(format!(
