@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
+use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_session_trace, parse_trace};
 
 use crate::inputs::{Input, not_a_tools_list, read_json};
 use crate::render::{paint, use_color};
@@ -21,6 +21,9 @@ pub struct PlanArgs {
     /// `{"name": …, "arguments": {…}, "result": <CallToolResult> | null}` (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
+    /// With a proxy journal as the trace: plan only this session's calls.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = PlanFormat::Human)]
     pub format: PlanFormat,
@@ -68,8 +71,11 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     let trace_bytes = Input::named(&args.trace).read()?;
     let trace_text = String::from_utf8(trace_bytes)
         .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;
-    let trace = parse_trace(&trace_text)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?;
+    let trace = match &args.session {
+        Some(session) => parse_session_trace(&trace_text, session),
+        None => parse_trace(&trace_text),
+    }
+    .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?;
     let plan = build_plan(&tools, &trace);
     let mut out = std::io::stdout().lock();
     match args.format {

@@ -178,6 +178,9 @@ fn demo_restores_the_state() {
     assert!(stdout.contains("✓ refund_payment"), "{stdout}");
     assert!(stdout.contains("✓ release_inventory"), "{stdout}");
     assert!(stdout.contains("state restored"), "{stdout}");
+    assert!(stdout.contains("the proxy compensated 2 calls"), "{stdout}");
+    assert!(stdout.contains("chain intact"), "{stdout}");
+    assert!(stdout.contains("✓ state restored by the proxy"), "{stdout}");
     assert!(!stdout.contains('\x1b'), "no colors when NO_COLOR is set");
 }
 
