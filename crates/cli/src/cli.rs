@@ -74,9 +74,36 @@ pub enum Command {
     Census(crate::census_cmd::CensusArgs),
     /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
     Demo(crate::demo::DemoArgs),
+    /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
+    /// tool calls (`proxy [OPTIONS] -- CMD ARGS...`).
+    Proxy(crate::proxy_cmd::ProxyArgs),
+    /// Audit a proxy journal.
+    Audit(crate::audit_cmd::AuditArgs),
+    /// Run the compensations of a recorded session against a live server (resumable).
+    Rollback(crate::rollback_cmd::RollbackArgs),
     /// Serve the demo's checkout MCP server on stdio (used by `demo`).
     #[command(hide = true)]
-    DemoServer,
+    DemoServer(DemoServerArgs),
+}
+
+/// Arguments of the hidden `demo-server` (test hooks of the demo server).
+#[derive(Debug, Args)]
+pub struct DemoServerArgs {
+    /// Append each tools/call (name, arguments) to this file as a JSON line.
+    #[arg(long, value_name = "PATH")]
+    pub call_log: Option<PathBuf>,
+    /// Wait MS milliseconds before answering calls to TOOL (`TOOL=MS`, repeatable).
+    #[arg(long, value_name = "TOOL=MS", value_parser = parse_slow)]
+    pub slow: Vec<(String, u64)>,
+    /// Misbehave on tools/list (hang, crash, garbage, endless-pages, repeat-cursor, huge, chatty).
+    #[arg(long, value_name = "MODE", value_parser = str::parse::<mcp_recovery_demo_server::stdio::Hostile>)]
+    pub hostile: Option<mcp_recovery_demo_server::stdio::Hostile>,
+}
+
+fn parse_slow(spec: &str) -> Result<(String, u64), String> {
+    spec.split_once('=')
+        .and_then(|(tool, ms)| Some((tool.to_owned(), ms.parse().ok()?)))
+        .ok_or_else(|| format!("{spec:?} is not TOOL=MILLISECONDS"))
 }
 
 /// Output formats of `lint`.

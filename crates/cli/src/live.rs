@@ -61,6 +61,16 @@ impl Server {
         self.name.clone()
     }
 
+    /// Where the server is.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The connection limits of the flags.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     /// The complete tools/list result, all pages merged, every field as the server sent it.
     pub fn fetch(&self) -> Result<Value, ClientError> {
         fetch_tools(&self.target, &self.options)

@@ -4,6 +4,7 @@
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
+mod audit_cmd;
 mod census_cmd;
 mod cli;
 mod config;
@@ -14,7 +15,9 @@ mod lint;
 mod live;
 mod plan_cmd;
 mod position;
+mod proxy_cmd;
 mod render;
+mod rollback_cmd;
 
 use std::io::Write;
 use std::path::Path;
@@ -98,7 +101,10 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert_cmd::run(&args),
         Command::Census(args) => census_cmd::run(&args),
         Command::Demo(args) => demo::run(&args),
-        Command::DemoServer => demo::serve(),
+        Command::Proxy(args) => proxy_cmd::run(&args),
+        Command::Audit(args) => audit_cmd::run(&args),
+        Command::Rollback(args) => rollback_cmd::run(&args),
+        Command::DemoServer(args) => demo::serve(&args),
     };
     match result {
         Ok(code) => code,
@@ -128,6 +134,7 @@ fn check_server_args(cli: &Cli) {
     let server = match &cli.command {
         Command::Lint(args) => &args.server,
         Command::Fetch(args) => &args.server,
+        Command::Rollback(args) => &args.server,
         _ => return,
     };
     let problem = if !server.headers.is_empty() && server.url.is_none() {
