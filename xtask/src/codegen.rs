@@ -31,6 +31,11 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/rules.md", || {
         Ok(mcp_recovery_validator::rules_markdown())
     }),
+    ("spec/schema/policy.schema.json", || {
+        Ok(json(mcp_recovery_schema::schema_document::<
+            mcp_recovery_proxy::PolicyFile,
+        >("policy.schema.json")))
+    }),
 ];
 
 /// The standalone TypeScript module of the SEP-3172 definitions.

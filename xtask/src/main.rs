@@ -6,6 +6,7 @@ mod bench;
 mod codegen;
 mod corpus;
 mod live;
+mod proxy_check;
 mod shared;
 mod spec_repo;
 
@@ -26,6 +27,8 @@ tasks:
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers
+  check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
+                      drive a failing workflow through `mcp-recovery proxy`; verify its journals
   check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
                       temporary directory), run it on spec/typescript/ and compare the result with
                       spec/schema/; needs ../shared/data for the official schema";
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         ["bench-child", rest @ ..] => bench::child(rest),
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
+        ["check-proxy"] => proxy_check::check(&root),
         ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

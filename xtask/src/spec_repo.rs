@@ -102,7 +102,7 @@ pub fn check(root: &Path) -> Result<(), String> {
             data.display()
         ));
     }
-    let tmp = TempDir::create("mcp-recovery-spec-repo")?;
+    let tmp = TempDir::create()?;
     println!("temporary directory: {}", tmp.path.display());
     let npm = tmp.path.join("npm");
     timed("npm install", || {
