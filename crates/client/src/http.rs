@@ -71,6 +71,11 @@ impl HttpTransport {
         }
     }
 
+    /// Changes how long each later request may wait.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.options.timeout = timeout;
+    }
+
     /// Sends `MCP-Protocol-Version` with every later request (`None`: no such header).
     pub(crate) fn set_protocol_version(&mut self, version: Option<&str>) {
         self.protocol_version = version.map(str::to_string);

@@ -78,6 +78,10 @@ use text::{EXCERPT_CHARS, excerpt};
 /// The version the `initialize` handshake asks for; the server answers with the one it speaks.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
+/// Longest wait for an answer to `server/discover` before the `initialize` handshake is tried
+/// (the per-request timeout when that is shorter).
+pub const DISCOVER_PATIENCE: Duration = Duration::from_secs(10);
+
 /// Limits, timing and, for stdio servers, the process environment of one connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -296,7 +300,12 @@ impl Connection {
     fn negotiate(&mut self) -> Result<(), ClientError> {
         const DISCOVER: &str = "server/discover";
         self.set_http_version(Some(LATEST_VERSION));
-        let supported = match self.raw_request(DISCOVER, None) {
+        // A server that ignores methods it does not know never answers: after a short wait,
+        // try the handshake, which such a server was written for.
+        self.set_request_timeout(self.options.timeout.min(DISCOVER_PATIENCE));
+        let discovered = self.raw_request(DISCOVER, None);
+        self.set_request_timeout(self.options.timeout);
+        let supported = match discovered {
             Ok(result) => match protocol::supported_versions(&result) {
                 Ok(supported) => {
                     self.server_info = result;
@@ -305,7 +314,10 @@ impl Connection {
                 Err(detail) => return Err(self.protocol_error(DISCOVER, detail)),
             },
             Err(ClientError::UnsupportedProtocolVersion { supported, .. }) => supported,
-            Err(error) if protocol::predates_discover(&error) => {
+            Err(error)
+                if protocol::predates_discover(&error)
+                    || matches!(error, ClientError::Timeout { .. }) =>
+            {
                 return self.initialize(PROTOCOL_VERSION);
             }
             Err(error) => return Err(error),
@@ -370,6 +382,13 @@ impl Connection {
             }
         }
         Ok(())
+    }
+
+    fn set_request_timeout(&mut self, timeout: Duration) {
+        match &mut self.transport {
+            Transport::Stdio(stdio) => stdio.set_timeout(timeout),
+            Transport::Http(http) => http.set_timeout(timeout),
+        }
     }
 
     fn set_http_version(&mut self, version: Option<&str>) {
@@ -629,7 +648,7 @@ mod tests {
         let error = Connection::stdio("sh", &args, &options).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "no answer to `server/discover` within 1s\n  last lines of the server's stderr:\n  | starting"
+            "no answer to `initialize` within 1s\n  last lines of the server's stderr:\n  | starting"
         );
     }
 

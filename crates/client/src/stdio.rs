@@ -372,6 +372,11 @@ impl StdioTransport {
         let _ = self.child.wait();
     }
 
+    /// Changes how long each later request may wait.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.options.timeout = timeout;
+    }
+
     /// The child's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
