@@ -131,10 +131,7 @@ fn hanging_server_exits_2_within_the_timeout() {
     assert!(started.elapsed() < Duration::from_secs(15));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.starts_with("error: server sh -c "), "{stderr}");
-    assert!(
-        stderr.contains("no answer to `initialize`"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("no answer to `initialize`"), "{stderr}");
 }
 
 #[test]
