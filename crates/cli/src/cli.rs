@@ -91,7 +91,7 @@ pub struct ServerArgs {
 
     /// Add a variable to the environment of a stdio server, as K=V (repeatable). Its value is
     /// replaced by *** wherever the server echoes it.
-    #[arg(long = "env", value_name = "K=V")]
+    #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
     pub env: Vec<String>,
 
     /// Lint this server of the MCP client config given with --config (repeatable). With it,
