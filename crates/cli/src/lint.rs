@@ -1,18 +1,17 @@
 //! `lint`: settings (config file, then flags), inputs, the validator, a renderer, the exit code.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mcp_recovery_validator::{LintOptions, Linter, Report, Severity};
+use mcp_recovery_validator::{LintOptions, Linter, Report, Severity, escape_controls};
 
 use crate::Failure;
 use crate::cli::{Deny, Format, LintArgs};
 use crate::config::{self, Config};
-use crate::inputs;
+use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
-use crate::position::LineIndex;
-use crate::render::{self, Finding, Region, Style, Summary};
+use crate::render::{self, Finding, Region, Source, Style, Summary};
 
 /// Settings of one run after merging the config file and the flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,39 +44,57 @@ pub fn merge(config: Config, args: &LintArgs) -> Settings {
     }
 }
 
-/// Reads the config named by `--config`, or the one found upward from the working directory.
+/// Reads the config named by `--config`, or the one found upward from the working directory;
+/// none under `--isolated`.
 fn load_config(args: &LintArgs) -> Result<Config, Failure> {
+    if args.isolated {
+        return Ok(Config::default());
+    }
     let cwd = std::env::current_dir().map_err(|source| Failure::Read {
         path: ".".to_owned(),
-        source,
+        source: source.into(),
     })?;
     // With --server/--all-servers, --config is the MCP client config, not settings.
     let settings = args
         .config
         .as_ref()
         .filter(|_| !live::names_config_servers(&args.server));
-    let path = match settings {
-        Some(path) => path.clone(),
+    let (path, root, shown) = match settings {
+        Some(path) => (path.clone(), cwd, path.display().to_string()),
         None => match config::discover(&cwd) {
-            Some(path) => path,
+            Some(path) => {
+                let shown = config::display_path(&path, &cwd);
+                let root = path.parent().map_or_else(|| cwd.clone(), Path::to_owned);
+                (path, root, shown)
+            }
             None => return Ok(Config::default()),
         },
     };
-    let shown = if settings.is_some() {
-        path.display().to_string()
-    } else {
-        config::display_path(&path, &cwd)
+    let shown = escape_controls(&shown).into_owned();
+    // A symbolic link must resolve inside `root` (the config's own directory when discovered,
+    // the working directory when named); the file must be a small regular file of UTF-8 text.
+    let policy = ReadPolicy {
+        max_bytes: config::MAX_CONFIG_BYTES,
+        ..inputs::policy()
     };
-    if settings.is_some()
-        && std::fs::read_to_string(&path)
-            .is_ok_and(|text| crate::client_config::looks_like_client_config(&text))
-    {
+    let unreadable = |source| Failure::Read {
+        path: shown.clone(),
+        source,
+    };
+    let bytes = inputs::read_file(&path, &root, policy).map_err(unreadable)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        unreadable(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is not UTF-8 text",
+        )))
+    })?;
+    if settings.is_some() && crate::client_config::looks_like_client_config(&text) {
         return Err(Failure::Usage(format!(
             "{shown} is an MCP client config, not mcp-recovery.toml settings: add --server NAME \
              or --all-servers to lint its servers"
         )));
     }
-    Ok(config::load(&path, &shown)?)
+    Ok(config::parse(&text, &shown)?)
 }
 
 /// Runs `lint` and returns the exit code (0 clean, 1 findings at the failing level).
@@ -109,9 +126,10 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 live::save(&live::save_path(save, server, several), &text)?;
             }
             let name = server.name();
-            let source = text.into_bytes();
-            let Report { tools, diagnostics } = linter.lint_source(&source);
-            let findings = findings(&name, Some(&source), diagnostics);
+            let bytes = text.into_bytes();
+            let Report { tools, diagnostics } = linter.lint_source(&bytes);
+            let source = Source::new(&bytes);
+            let findings = findings(&name, Some(&source), diagnostics, true);
             summary.add(tools, &findings);
             renderer.file(&mut out, &name, Some(&source), &findings)?;
         }
@@ -125,9 +143,14 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             let name = input.display();
             let source = input.read()?;
             let Report { tools, diagnostics } = linter.lint_source(&source);
-            let findings = findings(&name, Some(&source), diagnostics);
+            // Indexed once per document, and only when a finding points into it.
+            let source = diagnostics
+                .iter()
+                .any(|d| d.span.is_some())
+                .then(|| Source::new(&source));
+            let findings = findings(&name, source.as_ref(), diagnostics, false);
             summary.add(tools, &findings);
-            renderer.file(&mut out, &name, Some(&source), &findings)?;
+            renderer.file(&mut out, &name, source.as_ref(), &findings)?;
         }
     }
     renderer.finish(&mut out, &summary)?;
@@ -156,26 +179,25 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// Attaches the file name and the region (computed while the text is at hand).
+/// Attaches the file name (already inert) and the region (computed while the text is at hand).
 fn findings(
     file: &str,
-    source: Option<&[u8]>,
+    source: Option<&Source<'_>>,
     diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
+    live: bool,
 ) -> Vec<Finding> {
-    let index = source
-        .filter(|_| diagnostics.iter().any(|d| d.span.is_some()))
-        .map(LineIndex::new);
     diagnostics
         .into_iter()
         .map(|diagnostic| {
-            let region = match (source, &index, &diagnostic.span) {
-                (Some(text), Some(index), Some(span)) => Some(Region::of(span, text, index)),
+            let region = match (source, &diagnostic.span) {
+                (Some(source), Some(span)) => Some(Region::of(span, &source.lines)),
                 _ => None,
             };
             Finding {
                 file: file.to_owned(),
                 diagnostic,
                 region,
+                live,
             }
         })
         .collect()

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_recovery_client::{ClientError, Connection, Header, Options, Target};
+use mcp_recovery_validator::escape_controls;
 use serde_json::Value;
 
 use crate::Failure;
@@ -18,8 +19,8 @@ use crate::client_config::{self, ClientConfig};
 pub struct Server {
     target: Target,
     options: Options,
-    /// The name of a server from a client config (`mcp.json#memory`).
-    label: Option<String>,
+    /// How it is named in output, made inert.
+    name: String,
 }
 
 /// The client options of the flags: limits and the `--env` of a stdio server.
@@ -84,19 +85,28 @@ impl Server {
         } else {
             return Ok(None);
         };
+        let name = args.name.clone().unwrap_or_else(|| default_name(&target));
         Ok(Some(Self {
             target,
             options: options(args)?,
-            label: None,
+            name: escape_controls(&name).into_owned(),
         }))
     }
 
-    /// How the server is named in output (`file` of its diagnostics): the config's
-    /// `FILE#NAME`, else the shell-quoted command line or the URL without its password.
+    /// How the server is named in output (`file` of its diagnostics, the subject of its errors),
+    /// made inert: `--name`, the config's `FILE#NAME`, else [`default_name`].
     pub fn name(&self) -> String {
-        self.label
-            .clone()
-            .unwrap_or_else(|| self.target.to_string())
+        self.name.clone()
+    }
+
+    /// Where the server is.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The connection limits and environment of the flags.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
     /// The complete tools/list result, all pages merged, every field as the server sent it
@@ -154,7 +164,7 @@ pub fn configured(
         .collect::<Result<_, _>>()?;
     let text = std::fs::read_to_string(file).map_err(|source| Failure::Read {
         path: file.display().to_string(),
-        source,
+        source: source.into(),
     })?;
     let config = ClientConfig::parse(file, &text, inputs).map_err(Failure::ClientConfig)?;
     let wanted: Vec<String> = if names.is_empty() {
@@ -175,7 +185,7 @@ pub fn configured(
         servers.push(Server {
             options: client_config::options_for(&server, base),
             target: server.target,
-            label: Some(format!("{}#{}", file.display(), server.name)),
+            name: escape_controls(&format!("{}#{}", file.display(), server.name)).into_owned(),
         });
     }
     if servers.is_empty() {
@@ -232,4 +242,62 @@ pub fn save(path: &Path, text: &str) -> Result<(), Failure> {
 pub fn report(server: &Server, error: ClientError) {
     let failure = Failure::server(server.name())(error);
     eprintln!("error: {failure}");
+}
+
+/// The name of a server without anything that may be secret: `stdio:PROGRAM` (the arguments and
+/// any `VAR=value` are left out), or the URL reduced to scheme, host, port and path (no user,
+/// password, query or fragment).
+pub fn default_name(target: &Target) -> String {
+    match target {
+        Target::Stdio { program, .. } => format!("stdio:{program}"),
+        Target::Http { url, .. } => url_name(url),
+    }
+}
+
+fn url_name(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let rest = &rest[..end];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_hold_no_arguments_or_credentials() {
+        let stdio = Target::Stdio {
+            program: "server".into(),
+            args: vec!["--access-token=SECRET123".into(), "TOKEN=x".into()],
+        };
+        assert_eq!(default_name(&stdio), "stdio:server");
+        for (url, name) in [
+            (
+                "https://u:pw@h.example:8443/mcp?key=SECRET#frag",
+                "https://h.example:8443/mcp",
+            ),
+            (
+                "http://h.example/mcp/?token=SECRET",
+                "http://h.example/mcp/",
+            ),
+            ("http://tok@h.example", "http://h.example"),
+            ("https://h.example/p@q", "https://h.example/p@q"),
+        ] {
+            let target = Target::Http {
+                url: url.into(),
+                headers: Vec::new(),
+            };
+            assert_eq!(default_name(&target), name, "{url}");
+        }
+    }
 }

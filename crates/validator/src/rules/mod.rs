@@ -17,6 +17,7 @@ use crate::finding::{Finding, Focus};
 pub(crate) mod carrier_conflict;
 pub(crate) mod dangling_operation_id;
 pub(crate) mod destructive_without_recovery;
+pub(crate) mod duplicate_key;
 pub(crate) mod duplicate_tool_name;
 pub(crate) mod expression_source_not_in_mcp;
 pub(crate) mod hint_contradiction;
