@@ -78,7 +78,19 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             }
             builder.finish()
         }
-        None => census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?,
+        None => {
+            let census =
+                census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?;
+            if census.files.total == 0 {
+                let named: Vec<String> =
+                    args.paths.iter().map(|p| p.display().to_string()).collect();
+                return Err(Failure::Usage(format!(
+                    "no *.json documents found in {}: nothing to count",
+                    named.join(", ")
+                )));
+            }
+            census
+        }
     };
     let text = match args.format {
         CensusFormat::Table => census.render_table(),
