@@ -11,6 +11,7 @@ use crate::cli::{Deny, Format, LintArgs};
 use crate::config::{self, Config};
 use crate::inputs;
 use crate::live;
+use crate::overlay_cmd::LoadedOverlay;
 use crate::position::LineIndex;
 use crate::render::{self, Finding, Region, Style, Summary};
 
@@ -37,6 +38,11 @@ pub fn merge(config: Config, args: &LintArgs) -> Settings {
     };
     Settings {
         options: LintOptions {
+            preset: args
+                .preset
+                .map(crate::cli::PresetArg::preset)
+                .or(config.preset)
+                .unwrap_or_default(),
             select,
             ignore,
             severity: config.severity,
@@ -74,13 +80,28 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut renderer = render::renderer(args.format, style);
     let mut out = std::io::stdout().lock();
     let mut summary = Summary::default();
+    let overlay = args
+        .overlay
+        .as_deref()
+        .map(LoadedOverlay::read)
+        .transpose()?;
+    let mut overlay_findings = None;
 
     if let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? {
         let source_name = server.name();
-        let document = server
-            .fetch()
+        let (document, server_name) = server
+            .fetch_named()
             .map_err(Failure::server(source_name.clone()))?;
-        let report = linter.lint_value(&document);
+        let report = match &overlay {
+            Some(overlay) => {
+                overlay.check_server(server_name.as_deref())?;
+                let both =
+                    linter.lint_value_with_overlay(&document, &overlay.overlay, &overlay.text);
+                overlay_findings = Some(both.overlay);
+                both.document
+            }
+            None => linter.lint_value(&document),
+        };
         let findings = findings(&source_name, None, report.diagnostics);
         summary.add(report.tools, &findings);
         renderer.file(&mut out, &source_name, None, &findings)?;
@@ -90,14 +111,35 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         } else {
             args.paths.clone()
         };
-        for input in inputs::collect(&paths)? {
+        let inputs = inputs::collect(&paths)?;
+        if overlay.is_some() && inputs.len() != 1 {
+            return Err(Failure::Usage(format!(
+                "--overlay applies to one tools/list document, and {} were given",
+                inputs.len()
+            )));
+        }
+        for input in inputs {
             let name = input.display();
             let source = input.read()?;
-            let Report { tools, diagnostics } = linter.lint_source(&source);
+            let Report { tools, diagnostics } = match &overlay {
+                Some(overlay) => {
+                    let both =
+                        linter.lint_source_with_overlay(&source, &overlay.overlay, &overlay.text);
+                    overlay_findings = Some(both.overlay);
+                    both.document
+                }
+                None => linter.lint_source(&source),
+            };
             let findings = findings(&name, Some(&source), diagnostics);
             summary.add(tools, &findings);
             renderer.file(&mut out, &name, Some(&source), &findings)?;
         }
+    }
+    if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
+        let text = overlay.text.as_bytes();
+        let findings = findings(&overlay.shown, Some(text), report.diagnostics);
+        summary.add(0, &findings);
+        renderer.file(&mut out, &overlay.shown, Some(text), &findings)?;
     }
     renderer.finish(&mut out, &summary)?;
     out.flush()?;
@@ -171,6 +213,7 @@ mod tests {
     #[test]
     fn flags_replace_config_lists() {
         let config = Config {
+            preset: None,
             select: vec!["R101".into()],
             ignore: vec!["R114".into()],
             deny_warnings: false,

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use mcp_recovery_client::{ClientError, Header, Options, Target, fetch_tools};
+use mcp_recovery_client::{ClientError, Connection, Header, Options, Target, fetch_tools};
 use serde_json::Value;
 
 use crate::cli::ServerArgs;
@@ -55,5 +55,18 @@ impl Server {
     /// The complete tools/list result, all pages merged, every field as the server sent it.
     pub fn fetch(&self) -> Result<Value, ClientError> {
         fetch_tools(&self.target, &self.options)
+    }
+
+    /// [`Self::fetch`], with the name the server gives itself (`serverInfo.name`), if any.
+    pub fn fetch_named(&self) -> Result<(Value, Option<String>), ClientError> {
+        let mut connection = Connection::open(&self.target, &self.options)?;
+        let tools = connection.list_tools();
+        let name = connection
+            .initialize_result()
+            .pointer("/serverInfo/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        connection.close();
+        Ok((tools?, name))
     }
 }

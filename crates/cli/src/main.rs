@@ -12,9 +12,13 @@ mod demo;
 mod inputs;
 mod lint;
 mod live;
+mod overlay_cmd;
 mod plan_cmd;
 mod position;
+mod profile_cmd;
 mod render;
+mod suggest;
+mod suggest_cmd;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -90,6 +94,8 @@ fn main() -> ExitCode {
         Command::Fetch(args) => fetch(&args).map(|()| ExitCode::SUCCESS),
         Command::Plan(args) => plan_cmd::run(&args),
         Command::Convert(args) => convert_cmd::run(&args),
+        Command::Suggest(args) => suggest_cmd::run(&args),
+        Command::Profile(args) => profile_cmd::run(&args),
         Command::Census(args) => census_cmd::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::DemoServer => demo::serve(),
@@ -109,6 +115,8 @@ fn check_server_args(cli: &Cli) {
     let server = match &cli.command {
         Command::Lint(args) => &args.server,
         Command::Fetch(args) => &args.server,
+        Command::Suggest(args) => &args.server,
+        Command::Profile(args) => &args.server,
         _ => return,
     };
     let problem = if !server.headers.is_empty() && server.url.is_none() {

@@ -34,6 +34,7 @@ mod binding;
 mod convert;
 mod expression;
 mod jsonpath;
+mod overlay;
 mod pointer;
 mod recovery;
 mod tool;
@@ -47,6 +48,10 @@ pub use convert::{
 };
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
+pub use overlay::{
+    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,
+    OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlaySpan, OverlayTool,
+};
 pub use pointer::{JsonPointer, PointerError, array_index, escape_token};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,

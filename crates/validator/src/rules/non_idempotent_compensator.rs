@@ -48,5 +48,5 @@ fn not_idempotent(site: &Site<'_, '_>) -> Finding {
         ),
     )
     .tool(site.tool_name())
-    .help("make the compensator idempotent and declare idempotentHint: true")
+    .help("make the compensator idempotent and set its `annotations.idempotentHint` to true")
 }
