@@ -21,6 +21,9 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/tools-list.schema.json", || {
         json(mcp_recovery_schema::tools_list_schema())
     }),
+    ("spec/schema/overlay.schema.json", || {
+        json(mcp_recovery_schema::overlay_schema())
+    }),
     ("spec/schema/sep-3172.defs.json", || {
         json(mcp_recovery_schema::sep_defs())
     }),
