@@ -93,7 +93,9 @@ fn lint_cases_cover_every_rule() {
         .iter()
         .copied()
         .chain(rules().iter().map(|r| r.code));
-    for code in catalog {
+    // Overlay findings need a second document, which a lint case does not have; their
+    // fixtures are under fixtures/invalid/R007 and R008.
+    for code in catalog.filter(|code| !matches!(*code, "R007" | "R008")) {
         assert!(covered.contains(code), "no lint case expects {code}");
     }
 }
