@@ -115,7 +115,7 @@ const PAIRS: &[Pair] = &[
     pair("set", "unset", false),
     pair("set", "clear", false),
     pair("lock", "unlock", true),
-    pair("start", "stop", true),
+    pair("start", "stop", false),
     pair("enable", "disable", true),
     pair("attach", "detach", true),
     pair("follow", "unfollow", true),
@@ -162,6 +162,12 @@ const IRREVERSIBLE: &[&str] = &[
     "wipe",
     "erase",
     "destroy",
+];
+
+/// Optional compensator parameters that narrow what it acts on: left unbound, the compensating
+/// call could act on more than the original call touched (`delete_many` without its filter).
+const SELECTORS: &[&str] = &[
+    "filter", "query", "where", "selector", "match", "ids", "id", "key", "name", "names",
 ];
 
 /// Verbs that only read: tools named with them get nothing.
@@ -333,6 +339,14 @@ fn fits(source: &Value, target: &Value) -> bool {
     if !meets {
         return false;
     }
+    // An object fits when it has every property the parameter requires.
+    if from.iter().all(|t| t == "object") && to.iter().all(|t| t == "object") {
+        let (needed, _) = object_fields(Some(target));
+        let (_, offered) = object_fields(Some(source));
+        if !needed.iter().all(|n| offered.contains_key(n)) {
+            return false;
+        }
+    }
     if from.iter().any(|t| t == "array") && to.iter().any(|t| t == "array") {
         return match (source.get("items"), target.get("items")) {
             (Some(a), Some(b)) => fits(a, b) || (types(a).is_empty() && types(b).is_empty()),
@@ -355,6 +369,15 @@ fn bind(forward: &Tool, compensator: &Tool) -> Result<BTreeMap<String, String>, 
     }
     let (out_required, out_properties) = object_fields(forward.output_schema.as_ref());
     let (in_required, in_properties) = object_fields(Some(&forward.input_schema));
+    if let Some(open) = wanted
+        .keys()
+        .find(|p| !needed.contains(p) && SELECTORS.contains(&p.to_ascii_lowercase().as_str()))
+    {
+        return Err(format!(
+            "'{}' would leave its optional '{open}' unbound and could act on more than the call it undoes",
+            compensator.name
+        ));
+    }
     let mut mapping = BTreeMap::new();
     for parameter in &needed {
         let Some(target) = wanted.get(parameter) else {
@@ -379,6 +402,25 @@ fn bind(forward: &Tool, compensator: &Tool) -> Result<BTreeMap<String, String>, 
             ));
         };
         mapping.insert(parameter.clone(), path);
+    }
+    // An optional parameter the forward call also takes says which things to undo
+    // (`firewall-remove-rules` with the rules `firewall-add-rules` added): bind it, or give up.
+    for (parameter, target) in &wanted {
+        if needed.contains(parameter) || !in_properties.contains_key(parameter) {
+            continue;
+        }
+        let bound = in_required.contains(parameter)
+            && simple(parameter)
+            && in_properties
+                .get(parameter)
+                .is_some_and(|s| fits(s, target));
+        if !bound {
+            return Err(format!(
+                "'{parameter}' of '{}' says what to undo, but '{}' may be called without it",
+                compensator.name, forward.name
+            ));
+        }
+        mapping.insert(parameter.clone(), format!("$.input.{parameter}"));
     }
     Ok(mapping)
 }
@@ -489,8 +531,13 @@ pub fn suggest(tools: &[Tool]) -> Suggestions {
             }
         }
         let best = best.or_else(|| self_inverse(forward)).or_else(|| {
-            let (_, verb) = verb_of(&forward.words)?;
-            IRREVERSIBLE.contains(&verb).then(|| Suggestion {
+            let (at, verb) = verb_of(&forward.words)?;
+            // `post_search` names an HTTP method, not a message.
+            let reads = forward
+                .words
+                .get(at + 1)
+                .is_some_and(|next| READ_VERBS.contains(&next.as_str()));
+            (IRREVERSIBLE.contains(&verb) && !reads).then(|| Suggestion {
                 tool: forward.tool.name.clone(),
                 proposal: Proposal::Irreversible,
                 confidence: if forward.words.first().map(String::as_str) == Some(verb) {
@@ -636,6 +683,40 @@ mod tests {
         let found = suggest(&list);
         assert!(found.suggestions.is_empty(), "{:#?}", found.suggestions);
         assert_eq!(found.skipped.len(), 2);
+    }
+
+    #[test]
+    fn compensators_that_could_act_more_broadly_are_left_out() {
+        let list = tools(json!([
+            {"name": "add-rules", "inputSchema": {"type": "object",
+                "properties": {"ID": {"type": "string"}, "Rules": {"type": "array"}},
+                "required": ["ID"]}},
+            {"name": "remove-rules", "inputSchema": {"type": "object",
+                "properties": {"ID": {"type": "string"}, "Rules": {"type": "array"}},
+                "required": ["ID"]}},
+            {"name": "insert-many", "inputSchema": {"type": "object",
+                "properties": {"collection": {"type": "string"}, "documents": {"type": "array"}},
+                "required": ["collection", "documents"]}},
+            {"name": "delete-many", "inputSchema": {"type": "object",
+                "properties": {"collection": {"type": "string"}, "filter": {"type": "object"}},
+                "required": ["collection"]}},
+            {"name": "create_project", "inputSchema": {"type": "object",
+                "properties": {"params": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "required": ["params"]}},
+            {"name": "delete_project", "inputSchema": {"type": "object",
+                "properties": {"params": {"type": "object", "properties": {"projectId": {"type": "string"}},
+                    "required": ["projectId"]}},
+                "required": ["params"]}},
+            {"name": "API-post-search", "inputSchema": {"type": "object"}},
+            {"name": "start_trace", "inputSchema": {"type": "object",
+                "properties": {"session": {"type": "string"}}, "required": ["session"]}},
+            {"name": "stop_trace", "inputSchema": {"type": "object",
+                "properties": {"session": {"type": "string"}}, "required": ["session"]}}
+        ]));
+        let found = suggest(&list);
+        let tools: Vec<&str> = found.suggestions.iter().map(|s| s.tool.as_str()).collect();
+        assert_eq!(tools, ["start_trace"], "{:#?}", found);
+        assert_eq!(found.skipped.len(), 3, "{:#?}", found.skipped);
     }
 
     #[test]
