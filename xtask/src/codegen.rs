@@ -27,6 +27,11 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/sep-3172.defs.json", || {
         json(mcp_recovery_schema::sep_defs())
     }),
+    ("spec/schema/policy.schema.json", || {
+        json(mcp_recovery_schema::schema_document::<
+            mcp_recovery_proxy::PolicyFile,
+        >("policy.schema.json"))
+    }),
     ("spec/rules.md", mcp_recovery_validator::rules_markdown),
 ];
 

@@ -31,7 +31,7 @@ const NPM_PACKAGES: &[(&str, &str)] = &[
 const PYPI_PACKAGE: (&str, &str) = ("mcp-server-time", "2026.10.19");
 
 /// Time limit of one package installation (a cold npm cache takes most of a minute).
-const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Time limit of one `mcp-recovery` run against one server, start to shutdown.
 const SERVER_TIMEOUT: Duration = Duration::from_secs(60);
 /// The per-request limit handed to `mcp-recovery --timeout`, below [`SERVER_TIMEOUT`] so that
@@ -66,12 +66,14 @@ pub fn check(root: &Path) -> Result<(), String> {
         ));
     }
 
-    let binary = timed("build mcp-recovery", || build_binary(root))?;
+    let binary = timed("build mcp-recovery", || {
+        build_binary(root, "mcp-recovery", "mcp-recovery")
+    })?;
     let tmp = TempDir::create()?;
     println!("temporary directory: {}", tmp.path.display());
 
     let npm_prefix = tmp.path.join("npm");
-    timed("npm install", || npm_install(&npm_prefix))?;
+    timed("npm install", || npm_install(&npm_prefix, NPM_PACKAGES))?;
     let python = timed("pip install", || pip_install(&tmp.path))?;
 
     let allowed = tmp.path.join("allowed");
@@ -110,7 +112,7 @@ pub fn check(root: &Path) -> Result<(), String> {
 }
 
 /// Runs one step, printing its name, outcome and duration.
-fn timed<T>(step: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+pub fn timed<T>(step: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     println!("--> {step}");
     let started = Instant::now();
     let result = body();
@@ -159,24 +161,18 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Builds the `mcp-recovery` binary and returns the path cargo reports for it.
-fn build_binary(root: &Path) -> Result<PathBuf, String> {
+/// Builds one binary of one package and returns the path cargo reports for it.
+pub fn build_binary(root: &Path, package: &str, binary: &str) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(&cargo);
     command
-        .args([
-            "build",
-            "--locked",
-            "--package",
-            "mcp-recovery",
-            "--bin",
-            "mcp-recovery",
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(["build", "--locked", "--package", package, "--bin", binary])
+        .arg("--message-format=json-render-diagnostics")
         .current_dir(root);
-    let output = run_in(command, BUILD_TIMEOUT, "step `build mcp-recovery`", false)?;
+    let step = format!("step `build {binary}`");
+    let output = run_in(command, BUILD_TIMEOUT, &step, false)?;
     if !output.status.success() {
-        return Err(output.failure("step `build mcp-recovery`"));
+        return Err(output.failure(&step));
     }
     // Cargo names the executable in its artifact message; this follows CARGO_TARGET_DIR and
     // profiles without guessing paths.
@@ -185,16 +181,14 @@ fn build_binary(root: &Path) -> Result<PathBuf, String> {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|message| {
-            message["reason"] == "compiler-artifact" && message["target"]["name"] == "mcp-recovery"
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == binary
         })
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| {
-            "step `build mcp-recovery`: cargo built no mcp-recovery executable".to_owned()
-        })
+        .ok_or_else(|| format!("{step}: cargo built no {binary} executable"))
 }
 
-/// Installs the pinned npm packages under `prefix`.
-fn npm_install(prefix: &Path) -> Result<(), String> {
+/// Installs pinned npm packages under `prefix`.
+pub fn npm_install(prefix: &Path, packages: &[(&str, &str)]) -> Result<(), String> {
     let step = "step `npm install`";
     probe("npm", step)?;
     let mut command = Command::new("npm");
@@ -204,7 +198,7 @@ fn npm_install(prefix: &Path) -> Result<(), String> {
         .arg(prefix)
         .args(["--no-audit", "--no-fund", "--loglevel=error"])
         .args(
-            NPM_PACKAGES
+            packages
                 .iter()
                 .map(|(name, version)| format!("{name}@{version}")),
         )
@@ -215,7 +209,7 @@ fn npm_install(prefix: &Path) -> Result<(), String> {
             "{step} (registry unreachable or a pinned version missing?)"
         )));
     }
-    for (name, version) in NPM_PACKAGES {
+    for (name, version) in packages {
         let manifest = prefix.join("node_modules").join(name).join("package.json");
         let installed = read_json(&manifest).map_err(|e| format!("{step}: {e}"))?;
         if installed["version"] != *version {
@@ -292,7 +286,7 @@ fn pip_install(tmp: &Path) -> Result<PythonServer, String> {
 }
 
 /// Fails the step when `program --version` cannot run.
-fn probe(program: &str, step: &str) -> Result<(), String> {
+pub fn probe(program: &str, step: &str) -> Result<(), String> {
     let mut command = Command::new(program);
     command.arg("--version");
     let output = run(command, PROBE_TIMEOUT, step)
@@ -458,12 +452,14 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 /// A directory under the system temporary directory, removed when dropped.
-struct TempDir {
-    path: PathBuf,
+pub struct TempDir {
+    /// The directory.
+    pub path: PathBuf,
 }
 
 impl TempDir {
-    fn create() -> Result<Self, String> {
+    /// Creates a fresh one.
+    pub fn create() -> Result<Self, String> {
         // The process id plus the start time make the name unique among concurrent runs.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -489,15 +485,18 @@ impl Drop for TempDir {
 }
 
 /// What a finished command printed.
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub struct Output {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
 }
 
 impl Output {
     /// A failure message with the exit status and the last lines of both streams.
-    fn failure(&self, what: &str) -> String {
+    pub fn failure(&self, what: &str) -> String {
         let mut message = format!("{what}: exited with {}", self.status);
         for (stream, text) in [("stderr", &self.stderr), ("stdout", &self.stdout)] {
             if !text.trim().is_empty() {
@@ -520,7 +519,7 @@ fn tail(text: &str) -> String {
 
 /// Runs `command` with no stdin, capturing both streams; when it outlives `limit` it is killed
 /// with its whole process group.
-fn run(command: Command, limit: Duration, what: &str) -> Result<Output, String> {
+pub fn run(command: Command, limit: Duration, what: &str) -> Result<Output, String> {
     run_in(command, limit, what, true)
 }
 

@@ -321,11 +321,15 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
 }
 
 /// Runs the demo server on stdio (the hidden `demo-server` subcommand).
-pub fn serve() -> Result<ExitCode, Failure> {
-    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config::default());
+pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
+    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config {
+        call_log: args.call_log.clone(),
+        slow: args.slow.clone(),
+        ..mcp_recovery_demo_server::Config::default()
+    });
     mcp_recovery_demo_server::stdio::serve(
         &server,
-        None,
+        args.hostile,
         std::io::stdin().lock(),
         std::io::stdout().lock(),
     )?;

@@ -1,19 +1,18 @@
 //! `lint`: settings (config file, then flags), inputs, the validator, a renderer, the exit code.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mcp_recovery_validator::{LintOptions, Linter, Report, Severity};
+use mcp_recovery_validator::{LintOptions, Linter, Report, Severity, escape_controls};
 
 use crate::Failure;
 use crate::cli::{Deny, Format, LintArgs};
 use crate::config::{self, Config};
-use crate::inputs;
+use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
 use crate::overlay_cmd::LoadedOverlay;
-use crate::position::LineIndex;
-use crate::render::{self, Finding, Region, Style, Summary};
+use crate::render::{self, Finding, Region, Source, Style, Summary};
 
 /// Settings of one run after merging the config file and the flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,25 +50,46 @@ pub fn merge(config: Config, args: &LintArgs) -> Settings {
     }
 }
 
-/// Reads the config named by `--config`, or the one found upward from the working directory.
+/// Reads the config named by `--config`, or the one found upward from the working directory;
+/// none under `--isolated`.
 fn load_config(args: &LintArgs) -> Result<Config, Failure> {
+    if args.isolated {
+        return Ok(Config::default());
+    }
     let cwd = std::env::current_dir().map_err(|source| Failure::Read {
         path: ".".to_owned(),
-        source,
+        source: source.into(),
     })?;
-    let path = match &args.config {
-        Some(path) => path.clone(),
+    let (path, root, shown) = match &args.config {
+        Some(path) => (path.clone(), cwd, path.display().to_string()),
         None => match config::discover(&cwd) {
-            Some(path) => path,
+            Some(path) => {
+                let shown = config::display_path(&path, &cwd);
+                let root = path.parent().map_or_else(|| cwd.clone(), Path::to_owned);
+                (path, root, shown)
+            }
             None => return Ok(Config::default()),
         },
     };
-    let shown = if args.config.is_some() {
-        path.display().to_string()
-    } else {
-        config::display_path(&path, &cwd)
+    let shown = escape_controls(&shown).into_owned();
+    // A symbolic link must resolve inside `root` (the config's own directory when discovered,
+    // the working directory when named); the file must be a small regular file of UTF-8 text.
+    let policy = ReadPolicy {
+        max_bytes: config::MAX_CONFIG_BYTES,
+        ..inputs::policy()
     };
-    Ok(config::load(&path, &shown)?)
+    let unreadable = |source| Failure::Read {
+        path: shown.clone(),
+        source,
+    };
+    let bytes = inputs::read_file(&path, &root, policy).map_err(unreadable)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        unreadable(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is not UTF-8 text",
+        )))
+    })?;
+    Ok(config::parse(&text, &shown)?)
 }
 
 /// Runs `lint` and returns the exit code (0 clean, 1 findings at the failing level).
@@ -102,7 +122,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             }
             None => linter.lint_value(&document),
         };
-        let findings = findings(&source_name, None, report.diagnostics);
+        let findings = findings(&source_name, None, report.diagnostics, true);
         summary.add(report.tools, &findings);
         renderer.file(&mut out, &source_name, None, &findings)?;
     } else {
@@ -130,16 +150,21 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 }
                 None => linter.lint_source(&source),
             };
-            let findings = findings(&name, Some(&source), diagnostics);
+            // Indexed once per document, and only when a finding points into it.
+            let source = diagnostics
+                .iter()
+                .any(|d| d.span.is_some())
+                .then(|| Source::new(&source));
+            let findings = findings(&name, source.as_ref(), diagnostics, false);
             summary.add(tools, &findings);
-            renderer.file(&mut out, &name, Some(&source), &findings)?;
+            renderer.file(&mut out, &name, source.as_ref(), &findings)?;
         }
     }
     if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
-        let text = overlay.text.as_bytes();
-        let findings = findings(&overlay.shown, Some(text), report.diagnostics);
+        let source = Source::new(overlay.text.as_bytes());
+        let findings = findings(&overlay.shown, Some(&source), report.diagnostics, false);
         summary.add(0, &findings);
-        renderer.file(&mut out, &overlay.shown, Some(text), &findings)?;
+        renderer.file(&mut out, &overlay.shown, Some(&source), &findings)?;
     }
     renderer.finish(&mut out, &summary)?;
     out.flush()?;
@@ -162,26 +187,25 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// Attaches the file name and the region (computed while the text is at hand).
+/// Attaches the file name (already inert) and the region (computed while the text is at hand).
 fn findings(
     file: &str,
-    source: Option<&[u8]>,
+    source: Option<&Source<'_>>,
     diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
+    live: bool,
 ) -> Vec<Finding> {
-    let index = source
-        .filter(|_| diagnostics.iter().any(|d| d.span.is_some()))
-        .map(LineIndex::new);
     diagnostics
         .into_iter()
         .map(|diagnostic| {
-            let region = match (source, &index, &diagnostic.span) {
-                (Some(text), Some(index), Some(span)) => Some(Region::of(span, text, index)),
+            let region = match (source, &diagnostic.span) {
+                (Some(source), Some(span)) => Some(Region::of(span, &source.lines)),
                 _ => None,
             };
             Finding {
                 file: file.to_owned(),
                 diagnostic,
                 region,
+                live,
             }
         })
         .collect()

@@ -64,7 +64,7 @@ impl LoadedOverlay {
     /// stderr. Both name the overlay file, line and column.
     pub fn apply(&self, document: &mut Value) -> Result<(), Failure> {
         let linter = Linter::new(LintOptions {
-            select: vec!["R007".to_owned(), "R008".to_owned()],
+            select: vec!["R008".to_owned(), "R009".to_owned()],
             ..LintOptions::default()
         })?;
         let report = linter.lint_value_with_overlay(document, &self.overlay, &self.text);
@@ -95,17 +95,9 @@ impl LoadedOverlay {
     }
 }
 
-/// Control characters from input shown as escapes, so a name cannot move the cursor.
+/// Text from input (names, messages) as one inert line.
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    mcp_recovery_validator::escape_controls(text).into_owned()
 }
 
 /// Applies the overlay named by `--overlay`, when there is one.

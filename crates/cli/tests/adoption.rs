@@ -64,8 +64,8 @@ fn findings_in_overlay_declarations_point_into_the_overlay() {
     assert_eq!(
         found,
         [
-            at("R007", "/tools/create_notes", 4, 5),
-            at("R008", "/tools/pinNote/annotations/destructiveHint", 8, 42),
+            at("R008", "/tools/create_notes", 4, 5),
+            at("R009", "/tools/pinNote/annotations/destructiveHint", 8, 42),
             at(
                 "R107",
                 "/tools/pinNote/_meta/dev.chronomcp~1compensate/compensation/parameterMapping/noteId",
@@ -188,7 +188,7 @@ fn plan_rolls_back_with_the_overlay_and_not_without() {
     assert_eq!(code(&output), 2);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("notes.bad-overlay.json:4:5") && stderr.contains("R007"),
+        stderr.contains("notes.bad-overlay.json:4:5") && stderr.contains("R008"),
         "{stderr}"
     );
 }
@@ -347,7 +347,7 @@ fn live_overlay_checks_the_server_name() {
     let d = &report["diagnostics"][0];
     assert_eq!(
         (d["code"].as_str(), d["file"].as_str()),
-        (Some("R007"), Some("demo.toml"))
+        (Some("R008"), Some("demo.toml"))
     );
     assert_eq!(d["line"], 2);
 }

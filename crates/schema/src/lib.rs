@@ -148,6 +148,13 @@ fn root<T: JsonSchema>(file: &str, title: Option<&str>) -> Value {
     }
 }
 
+/// The schema document of any type with the settings of every generated schema (draft
+/// 2020-12, `$id` from `file`), for documents defined outside this crate such as the proxy's
+/// policy file.
+pub fn schema_document<T: JsonSchema>(file: &str) -> Value {
+    root::<T>(file, None)
+}
+
 /// The schema of one SEP-3172 `recovery` object (the value of `annotations.recovery`).
 pub fn recovery_schema() -> Value {
     root::<Recovery>(RECOVERY_SCHEMA, None)

@@ -18,6 +18,7 @@ pub(crate) mod carrier_conflict;
 pub(crate) mod dangling_operation_id;
 pub(crate) mod destructive_hint_omitted;
 pub(crate) mod destructive_without_recovery;
+pub(crate) mod duplicate_key;
 pub(crate) mod duplicate_tool_name;
 pub(crate) mod expression_source_not_in_mcp;
 pub(crate) mod hint_contradiction;

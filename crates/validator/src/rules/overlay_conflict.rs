@@ -21,7 +21,7 @@ declare_rule! {
     ///
     /// Use instead: remove the overlay's field once the server declares it, or ask the server's
     /// authors to fix theirs.
-    code: "R008",
+    code: "R009",
     name: "overlay-conflict",
     default: WARNING,
     summary: "an overlay field differs from the server's own declaration (the server's wins)",

@@ -19,7 +19,7 @@ declare_rule! {
     ///
     /// Use instead: the tool's exact name as `tools/list` gives it (`mcp-recovery fetch` prints
     /// the list), or remove the entry.
-    code: "R007",
+    code: "R008",
     name: "overlay-unknown-tool",
     default: ERROR,
     summary: "an overlay declares a tool the server does not list",
