@@ -239,11 +239,7 @@ fn twenty_tool_file(files: &[PathBuf]) -> Option<PathBuf> {
     files.iter().find_map(|p| {
         let bytes = std::fs::read(p).ok()?;
         let doc: Value = serde_json::from_slice(&bytes).ok()?;
-        let tools = doc
-            .pointer("/result/tools")
-            .or_else(|| doc.get("tools"))
-            .or(Some(&doc))?
-            .as_array()?;
+        let tools = mcp_recovery_model::locate_tools(&doc).ok()?.tools;
         (tools.len() == 20).then(|| p.clone())
     })
 }
@@ -311,11 +307,7 @@ fn over_files(
 }
 
 fn tools_in(doc: &Value) -> u64 {
-    let tools = doc
-        .pointer("/result/tools")
-        .or_else(|| doc.get("tools"))
-        .unwrap_or(doc);
-    tools.as_array().map_or(0, |a| a.len() as u64)
+    mcp_recovery_model::locate_tools(doc).map_or(0, |location| location.tools.len() as u64)
 }
 
 /// `bench-child MODE PATH THREADS RUNS`: one measurement, printed as one JSON line.

@@ -69,7 +69,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     let binary = timed("build mcp-recovery", || {
         build_binary(root, "mcp-recovery", "mcp-recovery")
     })?;
-    let tmp = TempDir::create()?;
+    let tmp = TempDir::create("mcp-recovery-live")?;
     println!("temporary directory: {}", tmp.path.display());
 
     let npm_prefix = tmp.path.join("npm");
@@ -377,14 +377,11 @@ fn check_server(binary: &Path, server: &LiveServer, capture_path: &Path) -> Resu
     }
 }
 
-/// The tools array of a JSON-RPC response, a `tools/list` result or a bare array.
+/// The tools array, found by the locator every command uses.
 fn tools_of(document: &Value) -> Option<&[Value]> {
-    document
-        .pointer("/result/tools")
-        .or_else(|| document.get("tools"))
-        .unwrap_or(document)
-        .as_array()
-        .map(Vec::as_slice)
+    mcp_recovery_model::locate_tools(document)
+        .ok()
+        .map(|location| location.tools)
 }
 
 /// Every difference in tool names (set and order) and in each tool's `annotations`, key by key.
@@ -458,14 +455,13 @@ pub struct TempDir {
 }
 
 impl TempDir {
-    /// Creates a fresh one.
-    pub fn create() -> Result<Self, String> {
+    /// A new directory whose name starts with `prefix`.
+    pub fn create(prefix: &str) -> Result<Self, String> {
         // The process id plus the start time make the name unique among concurrent runs.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("mcp-recovery-live-{}-{nanos}", std::process::id()));
+        let path = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path).map_err(|e| {
             format!(
                 "step `setup`: cannot create temporary directory {}: {e}",

@@ -8,6 +8,7 @@ mod corpus;
 mod live;
 mod proxy_check;
 mod shared;
+mod spec_repo;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,7 +28,10 @@ tasks:
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers
   check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
-                      drive a failing workflow through `mcp-recovery proxy`; verify its journals";
+                      drive a failing workflow through `mcp-recovery proxy`; verify its journals
+  check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
+                      temporary directory), run it on spec/typescript/ and compare the result with
+                      spec/schema/; needs ../shared/data for the official schema";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,6 +47,8 @@ fn main() -> ExitCode {
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
         ["check-proxy"] => proxy_check::check(&root),
+
+        ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

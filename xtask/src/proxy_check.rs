@@ -27,7 +27,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     let server = timed("build mcp-recovery-demo-server", || {
         build_binary(root, "mcp-recovery-demo-server", "mcp-recovery-demo-server")
     })?;
-    let tmp = TempDir::create()?;
+    let tmp = TempDir::create("mcp-recovery-proxy")?;
     println!("temporary directory: {}", tmp.path.display());
     let verifier = tmp.path.join("verify_journal.py");
     timed("extract the verifier of spec/journal.md", || {

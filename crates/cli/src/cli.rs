@@ -59,7 +59,9 @@ pub enum Command {
     Rules,
     /// Print the documentation of one rule.
     Explain(ExplainArgs),
-    /// Print one generated JSON Schema, or write all of them to a directory.
+    /// Print one generated JSON Schema, or write all of them to a directory, or write the
+    /// SEP-3172 TypeScript and examples into a checkout of the MCP specification repository.
+    #[command(disable_version_flag = true)]
     Schema(SchemaArgs),
     /// Fetch the complete tools/list of a live server and print it as JSON.
     Fetch(FetchArgs),
@@ -244,6 +246,23 @@ pub struct SchemaArgs {
     /// Write every schema into this directory (created if missing) instead of printing one.
     #[arg(long, value_name = "DIR", conflicts_with = "name")]
     pub out: Option<PathBuf>,
+
+    /// Add `ToolAnnotations.recovery` and its declarations to `schema/<VERSION>/schema.ts` of this
+    /// checkout of the MCP specification repository, and the examples to
+    /// `schema/<VERSION>/examples/Tool/`. Nothing else is touched; symbolic links are never
+    /// followed; running it again changes only what the generator changed.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "name"])]
+    pub spec_repo: Option<PathBuf>,
+
+    /// The protocol version directory under `schema/` for `--spec-repo`: `draft` (where schema
+    /// changes are proposed) or a date such as 2026-07-28.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        requires = "spec_repo",
+        default_value = mcp_recovery_schema::spec_repo::DEFAULT_VERSION
+    )]
+    pub version: String,
 
     /// Schema to print, by file name (`tool.schema.json`) or short name (`tool`).
     /// Without a name (and without `--out`), lists the available schemas.

@@ -216,6 +216,16 @@ pub fn read_json(path: &Path) -> Result<Value, Failure> {
         .map_err(|e| Failure::Usage(format!("{}: not valid JSON: {e}", input.display())))
 }
 
+/// The failure for a document that is not a `tools/list` document: the file, the pointer of the
+/// fault and why.
+pub fn not_a_tools_list(path: &Path, error: &mcp_recovery_model::LocateError) -> Failure {
+    let at = match error.pointer() {
+        "" => String::new(),
+        pointer => format!(" at {pointer}"),
+    };
+    Failure::Usage(format!("{}{at}: {error}", path.display()))
+}
+
 /// Expands the paths of the command line, in order; directories in sorted order. A directory
 /// reached through a symbolic link out of the working directory is refused like a file.
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, Failure> {

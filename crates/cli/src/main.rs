@@ -20,6 +20,7 @@ mod profile_cmd;
 mod proxy_cmd;
 mod render;
 mod rollback_cmd;
+mod spec_repo_cmd;
 mod suggest;
 mod suggest_cmd;
 
@@ -114,6 +115,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that stops early (`lint … | head -1`) is not an error: end quietly, as
+        // ripgrep does.
+        Err(Failure::Write(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(failure) => {
             report_failure(&failure);
             ExitCode::from(2)
@@ -251,6 +257,9 @@ fn explain(args: &ExplainArgs) -> Result<(), Failure> {
 
 /// `schema`: list, print one, or write all.
 fn schema(args: &SchemaArgs) -> Result<(), Failure> {
+    if let Some(repo) = &args.spec_repo {
+        return spec_repo_cmd::run(repo, &args.version);
+    }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {
         file.strip_suffix(".schema.json")

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use mcp_recovery_census::profile::{Profile, ServerProfile, profile_tools};
-use mcp_recovery_plan::tools_array;
+use mcp_recovery_model::locate_tools;
 
 use crate::cli::ServerArgs;
 use crate::inputs::read_json;
@@ -74,7 +74,9 @@ pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
     if let Some(overlay) = &overlay {
         overlay.apply(&mut document)?;
     }
-    let tools = tools_array(&document).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    let tools = locate_tools(&document)
+        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?
+        .tools;
     let profile = profile_tools(tools);
     let mut out = std::io::stdout().lock();
     match args.format {

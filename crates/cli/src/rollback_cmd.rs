@@ -44,11 +44,9 @@ pub struct RollbackArgs {
 /// Runs `rollback`: exit 0 when every compensation succeeded or was done before, 1 when some
 /// step needs attention, 2 when it could not run.
 pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
-    let shown = args.journal.display().to_string();
-    let bytes = std::fs::read(&args.journal).map_err(|source| Failure::Read {
-        path: shown.clone(),
-        source: crate::inputs::ReadError::Io(source),
-    })?;
+    let input = crate::inputs::Input::named(&args.journal);
+    let shown = input.display();
+    let bytes = input.read()?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     if let Some(broken) = verify(&text).broken {
         return Err(Failure::Usage(format!(
@@ -117,7 +115,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let mut runner = Runner::start(connection, &mut journal, session.clone(), approver, &policy);
     let report = rollback(
         &mut runner,
-        &tools,
+        &tools.tools,
         &policy,
         &calls,
         &prior,

@@ -79,7 +79,9 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
             (read_json(path)?, None, path.display().to_string())
         }
     };
-    let tools = load_tools(&document).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    let tools = load_tools(&document)
+        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?
+        .tools;
     let minimum = match args.min_confidence {
         ConfidenceArg::Medium => Confidence::Medium,
         ConfidenceArg::High => Confidence::High,

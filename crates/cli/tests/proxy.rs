@@ -287,6 +287,26 @@ fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
         .collect();
     assert!(statuses.contains(&"compensate"), "{plan}");
     assert!(statuses.contains(&"failed"), "{plan}");
+    // --session keeps one session's calls.
+    let session = records(&journal)[0]["session"].as_str().unwrap().to_owned();
+    for (id, steps) in [(session.as_str(), statuses.len()), ("another", 0)] {
+        let output = run_in(
+            dir.path(),
+            &[
+                "plan",
+                "--tools",
+                tools.to_str().unwrap(),
+                "--trace",
+                journal.to_str().unwrap(),
+                "--format",
+                "json",
+                "--session",
+                id,
+            ],
+        );
+        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(plan["steps"].as_array().unwrap().len(), steps);
+    }
 }
 
 #[test]

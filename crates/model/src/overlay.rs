@@ -345,13 +345,10 @@ impl Overlay {
     /// or a bare array). A document of another shape is left alone and every overlay tool is
     /// reported unknown.
     pub fn apply(&self, document: &mut Value) -> Applied {
-        let pointer = ["/result/tools", "/tools", ""]
-            .into_iter()
-            .find(|p| document.pointer(p).is_some_and(Value::is_array))
-            .unwrap_or("");
-        match document.pointer_mut(pointer) {
-            Some(Value::Array(tools)) => self.apply_to(tools, pointer),
-            _ => self.apply_to(&mut [], pointer),
+        let pointer = crate::document::locate_tools(document).map(|l| l.pointer());
+        match (pointer, crate::document::locate_tools_mut(document)) {
+            (Ok(pointer), Ok(tools)) => self.apply_to(tools, pointer),
+            _ => self.apply_to(&mut [], ""),
         }
     }
 

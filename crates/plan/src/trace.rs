@@ -55,9 +55,14 @@ impl TracedCall {
             .unwrap_or(false)
     }
 
-    /// The result's `structuredContent`, the only thing `$response.body` may read.
+    /// The result's `structuredContent`, the only thing `$response.body` may read; a
+    /// `structuredContent` of `null` is absent (MCP omits an absent field, so `null` says the
+    /// same thing).
     pub fn structured_content(&self) -> Option<&Value> {
-        self.result.as_ref()?.get("structuredContent")
+        self.result
+            .as_ref()?
+            .get("structuredContent")
+            .filter(|content| !content.is_null())
     }
 
     /// Reads one trace line that is already parsed as JSON.

@@ -10,6 +10,10 @@
 //! assert!(schema["$defs"]["Recovery"].is_object());
 //! ```
 
+pub mod examples;
+pub mod spec_repo;
+pub mod typescript;
+
 use mcp_recovery_model::{Compensate, OverlayDocument, Recovery, Tool, ToolAnnotations, ToolsList};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{Transform, transform_subschemas};

@@ -215,13 +215,13 @@ impl Linter {
         let schema_stage = self.enabled(Rule::SchemaViolation);
         if let (true, Some(reason)) = (schema_stage, self.schema.unavailable()) {
             findings.push(rules::schema_violation::schema_unavailable(
-                array.pointer.to_owned(),
+                array.pointer().to_owned(),
                 reason,
             ));
         }
         let mut tools = Vec::with_capacity(array.tools.len());
         for (i, raw) in array.tools.iter().enumerate() {
-            let (tool, typed_error) = ToolRef::read(format!("{}/{i}", array.pointer), raw);
+            let (tool, typed_error) = ToolRef::read(array.tool_pointer(i), raw);
             if schema_stage {
                 let mut reported = false;
                 for violation in self.schema.check(raw) {
@@ -351,7 +351,7 @@ fn duplicate_keys(source: &[u8], document: &Value, findings: &mut Vec<Finding>) 
     if duplicates.is_empty() {
         return;
     }
-    let tools_pointer = load::tools_of(document).map(|array| array.pointer).ok();
+    let tools_pointer = load::tools_of(document).map(|array| array.pointer()).ok();
     for duplicate in duplicates {
         // `<tools>/<index>/...`: the tool is the array element the pointer passes through.
         let tool = tools_pointer.and_then(|base| {

@@ -79,8 +79,8 @@ impl Linter {
             .filter_map(|t| t.get("name").and_then(Value::as_str))
             .collect();
         let mut merged = document.clone();
-        let applied = match merged.pointer_mut(array.pointer) {
-            Some(Value::Array(tools)) => overlay.apply_to(tools, array.pointer),
+        let applied = match merged.pointer_mut(array.pointer()) {
+            Some(Value::Array(tools)) => overlay.apply_to(tools, array.pointer()),
             _ => Applied::default(),
         };
         let mut declared = issues(&applied, &names);

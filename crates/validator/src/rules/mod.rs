@@ -142,7 +142,8 @@ impl<'a> ToolRef<'a> {
                 map.iter()
                     .filter_map(|(key, value)| match key.as_str() {
                         "name" | "annotations" | "_meta" => Some((key.clone(), value.clone())),
-                        "inputSchema" => Some((key.clone(), Value::Null)),
+                        // The schema stage checks the real one.
+                        "inputSchema" => Some((key.clone(), serde_json::json!({"type": "object"}))),
                         _ => None,
                     })
                     .collect(),
