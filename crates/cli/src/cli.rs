@@ -72,6 +72,10 @@ pub enum Command {
     /// Exit status: 0 converted, 1 some metadata has no counterpart (reported on stderr and kept
     /// where it was), 2 the document could not be read.
     Convert(crate::convert_cmd::ConvertArgs),
+    /// Draft an overlay declaring recovery for a server that declares none (file or live).
+    Suggest(crate::suggest_cmd::SuggestArgs),
+    /// The guarantee profiles each tool and the server reach from their declarations.
+    Profile(crate::profile_cmd::ProfileArgs),
     /// Measure what a corpus of tools/list documents declares (one file per server).
     Census(crate::census_cmd::CensusArgs),
     /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
@@ -262,6 +266,16 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// The rule set to run when no rule is selected: `recommended` (the default) or `strict`.
+    /// Replaces `extends` from the config file.
+    #[arg(long, value_enum, value_name = "SET")]
+    pub preset: Option<PresetArg>,
+
+    /// Apply this overlay (JSON or TOML) before linting: declarations for a server that does
+    /// not make them itself. Findings about them point into the overlay file.
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Option<PathBuf>,
+
     /// Ignore every config file: only the flags and the defaults apply. For CI on pull requests,
     /// where the repository (and so its `mcp-recovery.toml`) is the contributor's.
     #[arg(long, conflicts_with = "config")]
@@ -270,6 +284,25 @@ pub struct LintArgs {
     /// A live server to lint instead of files.
     #[command(flatten)]
     pub server: ServerArgs,
+}
+
+/// The rule sets of `--preset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetArg {
+    /// True findings worth acting on for any server (the default).
+    Recommended,
+    /// Every rule: also titles, explicit hints and a reversibility class on every tool.
+    Strict,
+}
+
+impl PresetArg {
+    /// The validator's preset.
+    pub fn preset(self) -> mcp_recovery_validator::Preset {
+        match self {
+            Self::Recommended => mcp_recovery_validator::Preset::Recommended,
+            Self::Strict => mcp_recovery_validator::Preset::Strict,
+        }
+    }
 }
 
 /// Arguments of `explain`.

@@ -11,6 +11,7 @@ use crate::cli::{Deny, Format, LintArgs};
 use crate::config::{self, Config};
 use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
+use crate::overlay_cmd::LoadedOverlay;
 use crate::render::{self, Finding, Region, Source, Style, Summary};
 
 /// Settings of one run after merging the config file and the flags.
@@ -36,6 +37,11 @@ pub fn merge(config: Config, args: &LintArgs) -> Settings {
     };
     Settings {
         options: LintOptions {
+            preset: args
+                .preset
+                .map(crate::cli::PresetArg::preset)
+                .or(config.preset)
+                .unwrap_or_default(),
             select,
             ignore,
             severity: config.severity,
@@ -106,13 +112,19 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut out = std::io::stdout().lock();
     let mut summary = Summary::default();
     let mut unlinted = 0;
+    let overlay = args
+        .overlay
+        .as_deref()
+        .map(LoadedOverlay::read)
+        .transpose()?;
+    let mut overlay_findings = None;
 
     if let Some(servers) = live::servers(&args.server, args.config.as_deref())? {
         // One section per server; one that cannot be reached is reported and the rest still run.
         let several = servers.len() > 1;
         for server in &servers {
-            let document = match server.fetch(args.server.verbose) {
-                Ok(document) => document,
+            let (document, server_name) = match server.fetch_named(args.server.verbose) {
+                Ok(fetched) => fetched,
                 Err(error) if several => {
                     live::report(server, error);
                     unlinted += 1;
@@ -127,7 +139,16 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             }
             let name = server.name();
             let bytes = text.into_bytes();
-            let Report { tools, diagnostics } = linter.lint_source(&bytes);
+            let Report { tools, diagnostics } = match &overlay {
+                Some(overlay) => {
+                    overlay.check_server(server_name.as_deref())?;
+                    let both =
+                        linter.lint_source_with_overlay(&bytes, &overlay.overlay, &overlay.text);
+                    overlay_findings = Some(both.overlay);
+                    both.document
+                }
+                None => linter.lint_source(&bytes),
+            };
             let source = Source::new(&bytes);
             let findings = findings(&name, Some(&source), diagnostics, true);
             summary.add(tools, &findings);
@@ -139,10 +160,25 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         } else {
             args.paths.clone()
         };
-        for input in inputs::collect(&paths)? {
+        let inputs = inputs::collect(&paths)?;
+        if overlay.is_some() && inputs.len() != 1 {
+            return Err(Failure::Usage(format!(
+                "--overlay applies to one tools/list document, and {} were given",
+                inputs.len()
+            )));
+        }
+        for input in inputs {
             let name = input.display();
             let source = input.read()?;
-            let Report { tools, diagnostics } = linter.lint_source(&source);
+            let Report { tools, diagnostics } = match &overlay {
+                Some(overlay) => {
+                    let both =
+                        linter.lint_source_with_overlay(&source, &overlay.overlay, &overlay.text);
+                    overlay_findings = Some(both.overlay);
+                    both.document
+                }
+                None => linter.lint_source(&source),
+            };
             // Indexed once per document, and only when a finding points into it.
             let source = diagnostics
                 .iter()
@@ -152,6 +188,12 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             summary.add(tools, &findings);
             renderer.file(&mut out, &name, source.as_ref(), &findings)?;
         }
+    }
+    if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
+        let source = Source::new(overlay.text.as_bytes());
+        let findings = findings(&overlay.shown, Some(&source), report.diagnostics, false);
+        summary.add(0, &findings);
+        renderer.file(&mut out, &overlay.shown, Some(&source), &findings)?;
     }
     renderer.finish(&mut out, &summary)?;
     out.flush()?;
@@ -229,6 +271,7 @@ mod tests {
     #[test]
     fn flags_replace_config_lists() {
         let config = Config {
+            preset: None,
             select: vec!["R101".into()],
             ignore: vec!["R114".into()],
             deny_warnings: false,

@@ -113,6 +113,11 @@ impl Server {
     /// (secrets we were given replaced by `***`). With `verbose`, says on stderr which
     /// protocol revision was spoken.
     pub fn fetch(&self, verbose: bool) -> Result<Value, ClientError> {
+        self.fetch_named(verbose).map(|(tools, _)| tools)
+    }
+
+    /// [`Self::fetch`], with the name the server gives itself (`serverInfo.name`), if any.
+    pub fn fetch_named(&self, verbose: bool) -> Result<(Value, Option<String>), ClientError> {
         let mut connection = Connection::open(&self.target, &self.options)?;
         if verbose {
             eprintln!(
@@ -123,8 +128,13 @@ impl Server {
             );
         }
         let tools = connection.list_tools();
+        let name = connection
+            .initialize_result()
+            .pointer("/serverInfo/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         connection.close();
-        tools
+        Ok((tools?, name))
     }
 }
 

@@ -14,12 +14,16 @@ mod demo;
 mod inputs;
 mod lint;
 mod live;
+mod overlay_cmd;
 mod plan_cmd;
 mod position;
+mod profile_cmd;
 mod proxy_cmd;
 mod render;
 mod rollback_cmd;
 mod spec_repo_cmd;
+mod suggest;
+mod suggest_cmd;
 
 use std::io::Write;
 use std::path::Path;
@@ -104,6 +108,8 @@ fn main() -> ExitCode {
         Command::Fetch(args) => fetch(&args).map(|()| ExitCode::SUCCESS),
         Command::Plan(args) => plan_cmd::run(&args),
         Command::Convert(args) => convert_cmd::run(&args),
+        Command::Suggest(args) => suggest_cmd::run(&args),
+        Command::Profile(args) => profile_cmd::run(&args),
         Command::Census(args) => census_cmd::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Proxy(args) => proxy_cmd::run(&args),
@@ -144,6 +150,8 @@ fn check_server_args(cli: &Cli) {
     let server = match &cli.command {
         Command::Lint(args) => &args.server,
         Command::Fetch(args) => &args.server,
+        Command::Suggest(args) => &args.server,
+        Command::Profile(args) => &args.server,
         Command::Rollback(args) => &args.server,
         _ => return,
     };
