@@ -36,7 +36,7 @@ export interface ToolAnnotations {
 }
 
 /**
- * How to compensate a completed call of this tool (SEP-3172).
+ * How to compensate a completed call of this tool (SEP-3172). The strategy `compensation` requires `compensatingOperation`; other strategies are reserved for future revisions, accepted with any other members, and ignored by orchestrators.
  *
  * @example With a compensating operation bound from the response and the request
  * {@includeCode ./examples/Tool/with-recovery-compensating-operation.json}
@@ -52,14 +52,9 @@ export interface ToolAnnotations {
  */
 export interface Recovery {
   /**
-   * `"compensation"`; other values are reserved and ignored by orchestrators.
+   * `compensation`; other values are reserved and ignored by orchestrators.
    */
   strategy: string;
-
-  /**
-   * The tool to call, and how its arguments are bound.
-   */
-  compensatingOperation: CompensatingOperation;
 }
 
 /**

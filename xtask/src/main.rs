@@ -47,7 +47,6 @@ fn main() -> ExitCode {
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
         ["check-proxy"] => proxy_check::check(&root),
-
         ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

@@ -148,6 +148,40 @@ pub struct ServerArgs {
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 
+    /// Give up after this many seconds in all (1 to 86400): starting or reaching the server, the
+    /// protocol handshake and every page of tools/list (each server of a config on its own).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub total_timeout: u64,
+
+    /// Add a variable to the environment of a stdio server, as K=V (repeatable). Its value is
+    /// replaced by *** wherever the server echoes it.
+    #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
+    pub env: Vec<String>,
+
+    /// Lint this server of the MCP client config given with --config (repeatable). With it,
+    /// --config names a client config (Claude Desktop, Cursor, VS Code) instead of settings.
+    #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["stdio", "url", "name"])]
+    pub servers: Vec<String>,
+
+    /// Lint every enabled server of the MCP client config given with --config.
+    #[arg(long, conflicts_with_all = ["servers", "stdio", "url", "name"])]
+    pub all_servers: bool,
+
+    /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
+    /// shown).
+    #[arg(long = "input", value_name = "ID=VALUE")]
+    pub inputs: Vec<String>,
+
+    /// Also write the fetched tools/list, pretty-printed as linted, to FILE (a directory, one
+    /// NAME.json per server, with several servers).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+
+    /// Say on stderr which protocol revision each server spoke.
+    #[arg(long, short)]
+    pub verbose: bool,
+
     /// How the server is named in output (`file` of its diagnostics). Default: `stdio:PROGRAM`
     /// (no arguments, which may hold secrets) or the URL without credentials, query or fragment.
     #[arg(long, value_name = "NAME")]
@@ -158,12 +192,50 @@ pub struct ServerArgs {
     pub command: Vec<String>,
 }
 
+/// How `census --live` reaches the servers of a client config.
+#[derive(Debug, Clone, Args)]
+pub struct ConfigServerArgs {
+    /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
+    /// shown).
+    #[arg(long = "input", value_name = "ID=VALUE", requires = "live")]
+    pub inputs: Vec<String>,
+
+    /// Give up on a request to a server after this many seconds (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "live",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+
+    /// Give up on a server after this many seconds in all (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "live",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub total_timeout: u64,
+
+    /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json.
+    #[arg(long, value_name = "DIR", requires = "live")]
+    pub save: Option<PathBuf>,
+
+    /// Say on stderr which protocol revision each server spoke.
+    #[arg(long, short, requires = "live")]
+    pub verbose: bool,
+}
+
+impl ConfigServerArgs {
+    /// The client options of these flags.
+    pub fn options(&self) -> mcp_recovery_client::Options {
+        mcp_recovery_client::Options {
+            timeout: std::time::Duration::from_secs(self.timeout),
+            total_timeout: std::time::Duration::from_secs(self.total_timeout),
+            ..mcp_recovery_client::Options::default()
+        }
+    }
+}
+
 /// Arguments of `lint`.
 #[derive(Debug, Args)]
 pub struct LintArgs {
     /// Files, directories (walked for *.json, .gitignore respected) or `-` for stdin.
     /// Default: the current directory.
-    #[arg(value_name = "PATH", conflicts_with_all = ["stdio", "url"])]
+    #[arg(value_name = "PATH", conflicts_with_all = ["stdio", "url", "servers", "all_servers"])]
     pub paths: Vec<PathBuf>,
 
     /// Output format.
@@ -185,7 +257,8 @@ pub struct LintArgs {
     pub deny: Vec<Deny>,
 
     /// Read settings from this file instead of the `mcp-recovery.toml` found upward from the
-    /// working directory.
+    /// working directory. With --server or --all-servers, FILE is an MCP client config instead
+    /// (its servers are linted; settings are then found as without --config).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -240,6 +313,10 @@ pub struct SchemaArgs {
 /// Arguments of `fetch`.
 #[derive(Debug, Args)]
 pub struct FetchArgs {
+    /// The MCP client config whose --server to fetch (Claude Desktop, Cursor, VS Code).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// The server to fetch from.
     #[command(flatten)]
     pub server: ServerArgs,

@@ -54,7 +54,12 @@ fn load_config(args: &LintArgs) -> Result<Config, Failure> {
         path: ".".to_owned(),
         source: source.into(),
     })?;
-    let (path, root, shown) = match &args.config {
+    // With --server/--all-servers, --config is the MCP client config, not settings.
+    let settings = args
+        .config
+        .as_ref()
+        .filter(|_| !live::names_config_servers(&args.server));
+    let (path, root, shown) = match settings {
         Some(path) => (path.clone(), cwd, path.display().to_string()),
         None => match config::discover(&cwd) {
             Some(path) => {
@@ -83,6 +88,12 @@ fn load_config(args: &LintArgs) -> Result<Config, Failure> {
             "it is not UTF-8 text",
         )))
     })?;
+    if settings.is_some() && crate::client_config::looks_like_client_config(&text) {
+        return Err(Failure::Usage(format!(
+            "{shown} is an MCP client config, not mcp-recovery.toml settings: add --server NAME \
+             or --all-servers to lint its servers"
+        )));
+    }
     Ok(config::parse(&text, &shown)?)
 }
 
@@ -94,16 +105,34 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut renderer = render::renderer(args.format, style);
     let mut out = std::io::stdout().lock();
     let mut summary = Summary::default();
+    let mut unlinted = 0;
 
-    if let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? {
-        let source_name = server.name();
-        let document = server
-            .fetch()
-            .map_err(Failure::server(source_name.clone()))?;
-        let report = linter.lint_value(&document);
-        let findings = findings(&source_name, None, report.diagnostics, true);
-        summary.add(report.tools, &findings);
-        renderer.file(&mut out, &source_name, None, &findings)?;
+    if let Some(servers) = live::servers(&args.server, args.config.as_deref())? {
+        // One section per server; one that cannot be reached is reported and the rest still run.
+        let several = servers.len() > 1;
+        for server in &servers {
+            let document = match server.fetch(args.server.verbose) {
+                Ok(document) => document,
+                Err(error) if several => {
+                    live::report(server, error);
+                    unlinted += 1;
+                    continue;
+                }
+                Err(error) => return Err(Failure::server(server.name())(error)),
+            };
+            // Linted as pretty text, so that findings have lines to point at.
+            let text = live::document_text(&document)?;
+            if let Some(save) = &args.server.save {
+                live::save(&live::save_path(save, server, several), &text)?;
+            }
+            let name = server.name();
+            let bytes = text.into_bytes();
+            let Report { tools, diagnostics } = linter.lint_source(&bytes);
+            let source = Source::new(&bytes);
+            let findings = findings(&name, Some(&source), diagnostics, true);
+            summary.add(tools, &findings);
+            renderer.file(&mut out, &name, Some(&source), &findings)?;
+        }
     } else {
         let paths = if args.paths.is_empty() {
             vec![PathBuf::from(".")]
@@ -138,6 +167,11 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     ]
     .into_iter()
     .any(|(severity, count)| count > 0 && fails(severity, settings.deny_warnings));
+    if unlinted > 0 {
+        // The worst outcome wins: a server that could not be linted fails the run with 2.
+        eprintln!("error: {unlinted} server(s) could not be linted");
+        return Ok(ExitCode::from(2));
+    }
     Ok(if failing {
         ExitCode::from(1)
     } else {

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Failure;
 use crate::cli::ServerArgs;
+use crate::inputs::Input;
 use crate::live;
 use crate::proxy_cmd::PolicyArgs;
 
@@ -44,9 +45,9 @@ pub struct RollbackArgs {
 /// Runs `rollback`: exit 0 when every compensation succeeded or was done before, 1 when some
 /// step needs attention, 2 when it could not run.
 pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
-    let input = crate::inputs::Input::named(&args.journal);
-    let shown = input.display();
-    let bytes = input.read()?;
+    let journal = Input::named(&args.journal);
+    let shown = journal.display();
+    let bytes = journal.read()?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     if let Some(broken) = verify(&text).broken {
         return Err(Failure::Usage(format!(
@@ -64,7 +65,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let prior = prior_compensations(&records, &session);
     let (policy, approver) = args.policy.resolve()?;
-    let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? else {
+    let Some(server) = live::Server::from_args(&args.server)? else {
         return Err(Failure::Usage(
             "rollback needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
         ));
