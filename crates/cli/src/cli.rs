@@ -1,4 +1,5 @@
-//! Command-line arguments (the public contract of DESIGN §5).
+//! Command-line arguments: a public contract (see `docs/architecture.md`); flags are added, never
+//! renamed.
 
 use std::path::PathBuf;
 

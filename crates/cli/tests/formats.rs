@@ -1,5 +1,5 @@
 //! Every output format on the repository's fixtures: snapshots of the rendered output, and the
-//! contracts that must hold whatever the fixtures hold (DESIGN §5).
+//! contracts that must hold whatever the fixtures hold (the output contract in the README).
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,4 +1,4 @@
-//! Evaluating bindings against a recorded call (DESIGN §3.3, §3.5).
+//! Evaluating bindings against a recorded call (`spec/recovery-metadata.md` §5.2 and §7).
 
 use mcp_recovery_model::{
     Binding, BodySide, Carrier, JsonPointer, RuntimeExpression, Source, TemplatePart,

@@ -12,7 +12,7 @@ use common::{cases, read_json};
 use mcp_recovery_validator::{LintOptions, Linter, rules};
 use serde_json::Value;
 
-/// The rule catalog of DESIGN §4; the suite must exercise each code.
+/// The rule catalog (`spec/rules.md`); the suite must exercise each code.
 const CATALOG: [&str; 25] = [
     "R001", "R002", "R003", "R004", "R005", "R006", "R101", "R102", "R103", "R104", "R105", "R106",
     "R107", "R108", "R109", "R110", "R111", "R112", "R113", "R114", "R116", "R117", "R118", "R201",

@@ -1,4 +1,4 @@
-//! `--format json`: one object, exactly the contract of DESIGN §5 (`version: 1`).
+//! `--format json`: one object, the stable contract described in the README (`version: 1`).
 
 use std::io::{self, Write};
 
