@@ -24,6 +24,9 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/sep-3172.defs.json", || {
         json(mcp_recovery_schema::sep_defs())
     }),
+    ("spec/schema/mcp-recovery-toml.schema.json", || {
+        json(mcp_recovery_validator::config_schema())
+    }),
     ("spec/rules.md", mcp_recovery_validator::rules_markdown),
 ];
 

@@ -4,6 +4,7 @@
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
+mod baseline;
 mod census_cmd;
 mod cli;
 mod config;
@@ -12,6 +13,7 @@ mod demo;
 mod inputs;
 mod lint;
 mod live;
+mod overrides;
 mod plan_cmd;
 mod position;
 mod render;

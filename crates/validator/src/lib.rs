@@ -13,6 +13,7 @@
 //! ```
 
 mod codes;
+mod config_schema;
 mod diagnostic;
 mod finding;
 mod load;
@@ -24,6 +25,7 @@ mod span;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
+pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{Diagnostic, Report, Severity, Span};
 use serde_json::Value;
 

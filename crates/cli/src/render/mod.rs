@@ -2,8 +2,11 @@
 //! the summary; only the human renderer needs the source text, the others keep findings.
 
 mod github;
+mod gitlab;
 mod human;
 mod json;
+mod junit;
+mod markdown;
 mod sarif;
 
 use std::io::{self, Write};
@@ -51,6 +54,8 @@ pub struct Finding {
     pub diagnostic: Diagnostic,
     /// Where, when there is source text.
     pub region: Option<Region>,
+    /// Accepted by the baseline: it does not count and only SARIF shows it (as suppressed).
+    pub suppressed: bool,
 }
 
 /// Totals of one run.
@@ -66,6 +71,8 @@ pub struct Summary {
     pub warnings: usize,
     /// Diagnostics at info level.
     pub infos: usize,
+    /// Diagnostics the baseline accepts (counted in none of the levels).
+    pub baselined: usize,
 }
 
 impl Summary {
@@ -74,6 +81,10 @@ impl Summary {
         self.files += 1;
         self.tools += tools;
         for finding in findings {
+            if finding.suppressed {
+                self.baselined += 1;
+                continue;
+            }
             match finding.diagnostic.severity {
                 Severity::Error => self.errors += 1,
                 Severity::Warning => self.warnings += 1,
@@ -87,14 +98,18 @@ impl Summary {
         fn count(n: usize, one: &str, many: &str) -> String {
             format!("{n} {}", if n == 1 { one } else { many })
         }
-        format!(
+        let mut line = format!(
             "{}, {}: {}, {}, {}",
             count(self.files, "file", "files"),
             count(self.tools, "tool", "tools"),
             count(self.errors, "error", "errors"),
             count(self.warnings, "warning", "warnings"),
             count(self.infos, "info", "infos"),
-        )
+        );
+        if self.baselined > 0 {
+            line.push_str(&format!(" ({} baselined)", self.baselined));
+        }
+        line
     }
 }
 
@@ -128,6 +143,28 @@ pub trait Renderer {
 
     /// Called once after the last document.
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()>;
+
+    /// Whether [`Renderer::file`] also gets the findings the baseline accepts.
+    fn shows_suppressed(&self) -> bool {
+        false
+    }
+}
+
+/// `text` with every control character (C0, DEL, C1) written as `\u{..}`, so that no format
+/// that keeps text on one line or forbids such characters (XML 1.0) can be broken by input.
+pub fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The renderer of `format`.
@@ -137,5 +174,8 @@ pub fn renderer(format: Format, style: Style) -> Box<dyn Renderer> {
         Format::Json => Box::new(json::Json::default()),
         Format::Sarif => Box::new(sarif::Sarif::default()),
         Format::Github => Box::new(github::Github),
+        Format::Markdown => Box::new(markdown::Markdown::default()),
+        Format::Gitlab => Box::new(gitlab::Gitlab::default()),
+        Format::Junit => Box::new(junit::Junit::default()),
     }
 }
