@@ -67,7 +67,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     }
 
     let binary = timed("build mcp-recovery", || build_binary(root))?;
-    let tmp = TempDir::create()?;
+    let tmp = TempDir::create("live")?;
     println!("temporary directory: {}", tmp.path.display());
 
     let npm_prefix = tmp.path.join("npm");
@@ -110,7 +110,7 @@ pub fn check(root: &Path) -> Result<(), String> {
 }
 
 /// Runs one step, printing its name, outcome and duration.
-fn timed<T>(step: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+pub fn timed<T>(step: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     println!("--> {step}");
     let started = Instant::now();
     let result = body();
@@ -292,7 +292,7 @@ fn pip_install(tmp: &Path) -> Result<PythonServer, String> {
 }
 
 /// Fails the step when `program --version` cannot run.
-fn probe(program: &str, step: &str) -> Result<(), String> {
+pub fn probe(program: &str, step: &str) -> Result<(), String> {
     let mut command = Command::new(program);
     command.arg("--version");
     let output = run(command, PROBE_TIMEOUT, step)
@@ -458,18 +458,22 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 /// A directory under the system temporary directory, removed when dropped.
-struct TempDir {
-    path: PathBuf,
+pub struct TempDir {
+    /// The directory.
+    pub path: PathBuf,
 }
 
 impl TempDir {
-    fn create() -> Result<Self, String> {
+    /// A fresh directory named after `purpose`.
+    pub fn create(purpose: &str) -> Result<Self, String> {
         // The process id plus the start time make the name unique among concurrent runs.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("mcp-recovery-live-{}-{nanos}", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "mcp-recovery-{purpose}-{}-{nanos}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&path).map_err(|e| {
             format!(
                 "step `setup`: cannot create temporary directory {}: {e}",
@@ -489,15 +493,18 @@ impl Drop for TempDir {
 }
 
 /// What a finished command printed.
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub struct Output {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
 }
 
 impl Output {
     /// A failure message with the exit status and the last lines of both streams.
-    fn failure(&self, what: &str) -> String {
+    pub fn failure(&self, what: &str) -> String {
         let mut message = format!("{what}: exited with {}", self.status);
         for (stream, text) in [("stderr", &self.stderr), ("stdout", &self.stdout)] {
             if !text.trim().is_empty() {
@@ -520,13 +527,13 @@ fn tail(text: &str) -> String {
 
 /// Runs `command` with no stdin, capturing both streams; when it outlives `limit` it is killed
 /// with its whole process group.
-fn run(command: Command, limit: Duration, what: &str) -> Result<Output, String> {
+pub fn run(command: Command, limit: Duration, what: &str) -> Result<Output, String> {
     run_in(command, limit, what, true)
 }
 
 /// Like [`run`], with the process group optional: a build keeps the terminal's group so that
 /// Ctrl-C stops it with this check.
-fn run_in(
+pub fn run_in(
     mut command: Command,
     limit: Duration,
     what: &str,

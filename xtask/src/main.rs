@@ -6,6 +6,7 @@ mod bench;
 mod codegen;
 mod corpus;
 mod live;
+mod packages;
 mod shared;
 
 use std::path::{Path, PathBuf};
@@ -24,7 +25,10 @@ tasks:
                       lint and census over the corpus against the serde_json parse floor
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
-                      and compare its tools with ../shared/data/real-servers";
+                      and compare its tools with ../shared/data/real-servers
+  check-packages      build the wheel (maturin) and the npm packages, install and run them,
+                      try the pre-commit hooks, check the JUnit report, the workflows and
+                      action.yml, and `cargo publish --dry-run` every crate";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
         ["bench-child", rest @ ..] => bench::child(rest),
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
+        ["check-packages"] => packages::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

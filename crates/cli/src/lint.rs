@@ -139,9 +139,8 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let linter = if scopes.is_empty() {
         Linter::new(settings.options.clone())?
     } else {
-        // Options are checked as given, then every rule runs and the scopes filter.
-        Linter::new(settings.options.clone())?;
-        Linter::new(Scopes::linter_options(&settings.options))?
+        // Every rule runs; the scopes keep what each file and tool asks for.
+        Linter::new(Scopes::linter_options(&settings.options)?)?
     };
     let mut baseline = match &args.baseline {
         Some(path) => Some(Baseline::load(path)?),

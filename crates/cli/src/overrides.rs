@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use mcp_recovery_validator::{DefaultLevel, LintOptions, Severity, find_rule, rules};
+use mcp_recovery_validator::{DefaultLevel, LintOptions, Severity, UnknownRule, find_rule, rules};
 
 use crate::baseline::normalize_file;
 use crate::render::Finding;
@@ -146,13 +146,20 @@ impl Scopes {
     }
 
     /// What the linter must run so that every scope gets its findings: every rule, with the
-    /// top-level severities.
-    pub fn linter_options(options: &LintOptions) -> LintOptions {
-        LintOptions {
+    /// top-level severities. The top-level lists are checked as the linter would check them.
+    pub fn linter_options(options: &LintOptions) -> Result<LintOptions, UnknownRule> {
+        let named = options.select.iter().chain(&options.ignore);
+        if let Some(unknown) = named
+            .chain(options.severity.keys())
+            .find(|entry| find_rule(entry).is_none())
+        {
+            return Err(UnknownRule(unknown.clone()));
+        }
+        Ok(LintOptions {
             select: rules().iter().map(|rule| rule.code.to_owned()).collect(),
             ignore: Vec::new(),
             severity: options.severity.clone(),
-        }
+        })
     }
 
     /// Drops the findings of rules that do not run in their scope and sets the severities
@@ -183,5 +190,51 @@ impl Scopes {
             }
             on
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patterns(list: &[&str]) -> Patterns {
+        Patterns::new(list.iter().map(|p| (*p, 0..0))).unwrap()
+    }
+
+    #[test]
+    fn file_globs() {
+        let p = patterns(&["*.tools.json"]);
+        assert!(p.matches_file("a.tools.json"));
+        assert!(
+            p.matches_file("dir/sub/a.tools.json"),
+            "a name pattern matches in any dir"
+        );
+        assert!(!p.matches_file("a.json"));
+        let p = patterns(&["legacy/*.json"]);
+        assert!(p.matches_file("legacy/a.json"));
+        assert!(
+            !p.matches_file("legacy/deep/a.json"),
+            "* stays within a segment"
+        );
+        assert!(!p.matches_file("other/legacy/a.json"));
+        let p = patterns(&["legacy/**"]);
+        assert!(p.matches_file("legacy/deep/a.json"));
+        let p = patterns(&["{a,b}.json", "c?.json"]);
+        assert!(p.matches_file("b.json") && p.matches_file("c1.json"));
+        assert!(Patterns::new([("a[", 3..5)]).unwrap_err().1 == (3..5));
+    }
+
+    #[test]
+    fn tool_scope_needs_a_tool() {
+        let o = Override {
+            files: patterns(&[]),
+            tools: patterns(&["admin_*"]),
+            select: None,
+            ignore: vec!["R101".into()],
+            severity: BTreeMap::new(),
+        };
+        assert!(o.applies("x.json", Some("admin_delete")));
+        assert!(!o.applies("x.json", Some("user_delete")));
+        assert!(!o.applies("x.json", None));
     }
 }
