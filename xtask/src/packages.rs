@@ -508,3 +508,57 @@ fn publish(root: &Path) -> Result<(), String> {
     let output = run_in(cargo, BUILD_TIMEOUT, "cargo publish --dry-run", false)?;
     expect_success(output, "cargo publish --workspace --dry-run")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The launcher names exactly the platform packages in `npm/platforms/`, each at the
+    /// workspace's version with the fields npm selects it by, and the release workflow fills
+    /// every one of them.
+    #[test]
+    fn npm_packages_agree_with_each_other_and_the_release() {
+        let root = crate::repo_root();
+        let version = workspace_version(&root).unwrap();
+        let launcher = crate::read_json(&root.join("npm/mcp-recovery/package.json")).unwrap();
+        assert_eq!(launcher["version"], version.as_str());
+        let optional = launcher["optionalDependencies"].as_object().unwrap();
+        let release = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
+        let mut dirs: Vec<String> = std::fs::read_dir(root.join("npm/platforms"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        dirs.sort();
+        assert_eq!(optional.len(), dirs.len());
+        for dir in &dirs {
+            let manifest =
+                crate::read_json(&root.join(format!("npm/platforms/{dir}/package.json"))).unwrap();
+            let name = format!("@mcp-recovery/{dir}");
+            assert_eq!(manifest["name"], name.as_str());
+            assert_eq!(manifest["version"], version.as_str());
+            assert_eq!(optional[&name], version.as_str(), "{name}");
+            assert!(
+                manifest["os"].is_array() && manifest["cpu"].is_array(),
+                "{dir}"
+            );
+            assert_eq!(
+                dir.starts_with("linux-"),
+                manifest["libc"].is_array(),
+                "{dir}"
+            );
+            assert!(
+                release.contains(&format!("npm: {dir} "))
+                    || release.contains(&format!("npm: {dir},")),
+                "{dir} is not built by release.yml"
+            );
+        }
+    }
+
+    #[test]
+    fn version_comes_from_the_workspace_manifest() {
+        let version = workspace_version(&crate::repo_root()).unwrap();
+        assert!(version.split('.').count() == 3, "{version}");
+        let missing = std::env::temp_dir().join("no-such-workspace-dir");
+        assert!(workspace_version(&missing).is_err());
+    }
+}
