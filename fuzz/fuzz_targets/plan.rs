@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_recovery_model::Tool;
-use mcp_recovery_plan::{build_plan, load_tools, parse_trace};
+use mcp_recovery_plan::{ToolList, build_plan, load_tools, parse_trace};
 use serde_json::Value;
 
 const TOOL_LISTS: [&str; 3] = [
@@ -17,15 +17,19 @@ const TOOL_LISTS: [&str; 3] = [
     include_str!("../../fixtures/valid/compensate-record-store.json"),
 ];
 
-static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
-    TOOL_LISTS
+static TOOLS: LazyLock<ToolList> = LazyLock::new(|| {
+    let tools: Vec<Tool> = TOOL_LISTS
         .iter()
         .flat_map(|text| {
             let document: Value = serde_json::from_str(text)
                 .unwrap_or_else(|e| panic!("a fixed tool list is not JSON: {e}"));
-            load_tools(&document).unwrap_or_else(|e| panic!("a fixed tool list does not load: {e}"))
+            let list = load_tools(&document)
+                .unwrap_or_else(|e| panic!("a fixed tool list does not load: {e}"));
+            assert!(list.unusable.is_empty(), "a fixed tool list has unusable tools");
+            list.tools
         })
-        .collect()
+        .collect();
+    ToolList::from(tools)
 });
 
 fuzz_target!(|text: &str| {

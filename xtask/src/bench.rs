@@ -158,6 +158,47 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
             line["lint_seconds"].as_f64().unwrap_or(0.0) * 1e3
         );
     }
+    minified_findings()?;
+    Ok(())
+}
+
+/// A minified (one-line) document with one finding per tool, at two sizes: positions must cost
+/// time linear in the file, so ten times the findings take about ten times as long.
+fn minified_findings() -> Result<(), String> {
+    let linter = Linter::new(LintOptions::default()).map_err(|e| e.to_string())?;
+    let mut per_finding = Vec::new();
+    println!(
+        "
+| one-line document | bytes | findings | lint_source s | µs per finding |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for tools in [10_000usize, 100_000] {
+        let body: Vec<String> = (0..tools)
+            .map(|i| {
+                format!(
+                    r#"{{"name":"t{i}","inputSchema":{{"type":"object"}},"annotations":{{"readOnlyHint":true,"readOnlyHint":true}}}}"#
+                )
+            })
+            .collect();
+        let text = format!(r#"{{"tools":[{}]}}"#, body.join(","));
+        let started = Instant::now();
+        let report = linter.lint_source(text.as_bytes());
+        let seconds = started.elapsed().as_secs_f64();
+        let findings = report.diagnostics.len();
+        let micros = seconds * 1e6 / findings.max(1) as f64;
+        per_finding.push(micros);
+        println!(
+            "| {tools} tools | {} | {findings} | {seconds:.3} | {micros:.2} |",
+            text.len()
+        );
+    }
+    if let [small, large] = per_finding[..]
+        && large > 3.0 * small
+    {
+        return Err(format!(
+            "positions are not linear: {large:.2} µs per finding at 100,000 against {small:.2} at 10,000"
+        ));
+    }
     Ok(())
 }
 
@@ -198,11 +239,7 @@ fn twenty_tool_file(files: &[PathBuf]) -> Option<PathBuf> {
     files.iter().find_map(|p| {
         let bytes = std::fs::read(p).ok()?;
         let doc: Value = serde_json::from_slice(&bytes).ok()?;
-        let tools = doc
-            .pointer("/result/tools")
-            .or_else(|| doc.get("tools"))
-            .or(Some(&doc))?
-            .as_array()?;
+        let tools = mcp_recovery_model::locate_tools(&doc).ok()?.tools;
         (tools.len() == 20).then(|| p.clone())
     })
 }
@@ -270,11 +307,7 @@ fn over_files(
 }
 
 fn tools_in(doc: &Value) -> u64 {
-    let tools = doc
-        .pointer("/result/tools")
-        .or_else(|| doc.get("tools"))
-        .unwrap_or(doc);
-    tools.as_array().map_or(0, |a| a.len() as u64)
+    mcp_recovery_model::locate_tools(doc).map_or(0, |location| location.tools.len() as u64)
 }
 
 /// `bench-child MODE PATH THREADS RUNS`: one measurement, printed as one JSON line.

@@ -5,52 +5,82 @@ use std::path::Path;
 use serde_json::Value;
 
 /// Produces the complete content of one generated file.
-type Generator = fn() -> String;
+type Generator = fn() -> Result<String, String>;
 
-/// Every generated file: its path relative to the repository root, and its generator.
+/// Every generated file with a fixed path: its path relative to the repository root, and its
+/// generator. [`generated_files`] adds the examples, whose number comes from the model.
 pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/recovery.schema.json", || {
-        json(mcp_recovery_schema::recovery_schema())
+        Ok(json(mcp_recovery_schema::recovery_schema()))
     }),
     ("spec/schema/compensate.schema.json", || {
-        json(mcp_recovery_schema::compensate_schema())
+        Ok(json(mcp_recovery_schema::compensate_schema()))
     }),
     ("spec/schema/tool.schema.json", || {
-        json(mcp_recovery_schema::tool_schema())
+        Ok(json(mcp_recovery_schema::tool_schema()))
     }),
     ("spec/schema/tools-list.schema.json", || {
-        json(mcp_recovery_schema::tools_list_schema())
+        Ok(json(mcp_recovery_schema::tools_list_schema()))
     }),
     ("spec/schema/sep-3172.defs.json", || {
-        json(mcp_recovery_schema::sep_defs())
+        Ok(json(mcp_recovery_schema::sep_defs()))
+    }),
+    (TYPESCRIPT_MODULE, || {
+        mcp_recovery_schema::typescript::module().map_err(|e| e.to_string())
+    }),
+    ("spec/rules.md", || {
+        Ok(mcp_recovery_validator::rules_markdown())
+    }),
+    ("spec/schema/policy.schema.json", || {
+        Ok(json(mcp_recovery_schema::schema_document::<
+            mcp_recovery_proxy::PolicyFile,
+        >("policy.schema.json")))
     }),
     ("spec/schema/mcp-recovery-toml.schema.json", || {
-        json(mcp_recovery_validator::config_schema())
+        Ok(json(mcp_recovery_validator::config_schema()))
     }),
-    ("spec/rules.md", mcp_recovery_validator::rules_markdown),
 ];
 
-/// Directories whose every file must come from [`GENERATED`]; anything else there is stale.
-const GENERATED_DIRS: &[&str] = &["spec/schema"];
+/// The standalone TypeScript module of the SEP-3172 definitions.
+pub const TYPESCRIPT_MODULE: &str = "spec/typescript/sep-3172.ts";
+/// Where the examples go, laid out as in a protocol version directory of the specification.
+pub const TYPESCRIPT_DIR: &str = "spec/typescript";
+
+/// Directories whose every file must come from [`generated_files`]; anything else there is stale.
+const GENERATED_DIRS: &[&str] = &["spec/schema", TYPESCRIPT_DIR];
+
+/// Every generated file: path relative to the repository root, and content.
+pub fn generated_files() -> Result<Vec<(String, String)>, String> {
+    let mut files = Vec::new();
+    for (path, generator) in GENERATED {
+        files.push((
+            (*path).to_owned(),
+            generator().map_err(|e| format!("{path}: {e}"))?,
+        ));
+    }
+    let examples = mcp_recovery_schema::spec_repo::example_files().map_err(|e| e.to_string())?;
+    for (path, content) in examples {
+        files.push((format!("{TYPESCRIPT_DIR}/{path}"), content));
+    }
+    Ok(files)
+}
 
 /// Pretty-printed JSON with a trailing newline, as committed.
-fn json(value: Value) -> String {
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    text.push('\n');
-    text
+pub(crate) fn json(value: Value) -> String {
+    mcp_recovery_schema::spec_repo::pretty(&value)
 }
 
 /// Writes every generated file under `root`, or with `check` only reports the stale ones.
 pub fn generate(root: &Path, check: bool) -> Result<(), String> {
     let mut stale = Vec::new();
-    for (relative, generator) in GENERATED {
+    let files = generated_files()?;
+    for (relative, content) in &files {
         let path = root.join(relative);
-        let content = generator();
-        if std::fs::read_to_string(&path).is_ok_and(|current| current == content) {
+        if std::fs::read_to_string(&path).is_ok_and(|current| current == *content) {
             continue;
         }
         if check {
-            stale.push((*relative).to_owned());
+            stale.push(relative.clone());
             continue;
         }
         if let Some(dir) = path.parent() {
@@ -61,7 +91,7 @@ pub fn generate(root: &Path, check: bool) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {relative}");
     }
-    let strays = strays(root)?;
+    let strays = strays(root, &files)?;
     if !stale.is_empty() || !strays.is_empty() {
         let mut message = String::from("generated files are out of date:");
         for path in &stale {
@@ -80,17 +110,20 @@ pub fn generate(root: &Path, check: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Files inside [`GENERATED_DIRS`] that no generator produces.
-fn strays(root: &Path) -> Result<Vec<String>, String> {
+/// Files inside [`GENERATED_DIRS`] (at any depth) that no generator produces.
+fn strays(root: &Path, files: &[(String, String)]) -> Result<Vec<String>, String> {
     let mut found = Vec::new();
-    for dir in GENERATED_DIRS {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+    let mut pending: Vec<String> = GENERATED_DIRS.iter().map(|d| (*d).to_owned()).collect();
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
             continue;
         };
         for entry in entries {
             let entry = entry.map_err(|e| format!("cannot list {dir}: {e}"))?;
             let relative = format!("{dir}/{}", entry.file_name().to_string_lossy());
-            if !GENERATED.iter().any(|(path, _)| *path == relative) {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(relative);
+            } else if !files.iter().any(|(path, _)| *path == relative) {
                 found.push(relative);
             }
         }
@@ -119,7 +152,7 @@ mod tests {
             let Some((_, generator)) = generator else {
                 panic!("{path} is missing from the codegen table");
             };
-            assert_eq!(generator(), json(value), "{path}");
+            assert_eq!(generator(), Ok(json(value)), "{path}");
         }
     }
 
@@ -130,6 +163,9 @@ mod tests {
         std::fs::create_dir_all(&schema_dir).unwrap();
         std::fs::write(schema_dir.join("tool.schema.json"), "{}\n").unwrap();
         std::fs::write(schema_dir.join("old.schema.json"), "{}\n").unwrap();
+        let tool_examples = dir.join(TYPESCRIPT_DIR).join("examples/Tool");
+        std::fs::create_dir_all(&tool_examples).unwrap();
+        std::fs::write(tool_examples.join("old.json"), "{}\n").unwrap();
         let message = generate(&dir, true).unwrap_err();
         assert!(
             message.contains("spec/schema/tool.schema.json"),
@@ -143,6 +179,11 @@ mod tests {
             message.contains("old.schema.json (not produced"),
             "{message}"
         );
+        assert!(
+            message.contains("spec/typescript/examples/Tool/old.json (not produced"),
+            "{message}"
+        );
+        assert!(message.contains(TYPESCRIPT_MODULE), "{message}");
         assert!(message.contains("run `cargo xtask codegen`"), "{message}");
         assert_eq!(
             std::fs::read_to_string(schema_dir.join("tool.schema.json")).unwrap(),
@@ -150,6 +191,7 @@ mod tests {
         );
 
         std::fs::remove_file(schema_dir.join("old.schema.json")).unwrap();
+        std::fs::remove_file(tool_examples.join("old.json")).unwrap();
         generate(&dir, false).unwrap();
         generate(&dir, true).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();

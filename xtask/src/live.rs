@@ -31,7 +31,7 @@ const NPM_PACKAGES: &[(&str, &str)] = &[
 const PYPI_PACKAGE: (&str, &str) = ("mcp-server-time", "2026.10.19");
 
 /// Time limit of one package installation (a cold npm cache takes most of a minute).
-const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Time limit of one `mcp-recovery` run against one server, start to shutdown.
 const SERVER_TIMEOUT: Duration = Duration::from_secs(60);
 /// The per-request limit handed to `mcp-recovery --timeout`, below [`SERVER_TIMEOUT`] so that
@@ -66,12 +66,14 @@ pub fn check(root: &Path) -> Result<(), String> {
         ));
     }
 
-    let binary = timed("build mcp-recovery", || build_binary(root))?;
-    let tmp = TempDir::create("live")?;
+    let binary = timed("build mcp-recovery", || {
+        build_binary(root, "mcp-recovery", "mcp-recovery")
+    })?;
+    let tmp = TempDir::create("mcp-recovery-live")?;
     println!("temporary directory: {}", tmp.path.display());
 
     let npm_prefix = tmp.path.join("npm");
-    timed("npm install", || npm_install(&npm_prefix))?;
+    timed("npm install", || npm_install(&npm_prefix, NPM_PACKAGES))?;
     let python = timed("pip install", || pip_install(&tmp.path))?;
 
     let allowed = tmp.path.join("allowed");
@@ -159,24 +161,18 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Builds the `mcp-recovery` binary and returns the path cargo reports for it.
-fn build_binary(root: &Path) -> Result<PathBuf, String> {
+/// Builds one binary of one package and returns the path cargo reports for it.
+pub fn build_binary(root: &Path, package: &str, binary: &str) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(&cargo);
     command
-        .args([
-            "build",
-            "--locked",
-            "--package",
-            "mcp-recovery",
-            "--bin",
-            "mcp-recovery",
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(["build", "--locked", "--package", package, "--bin", binary])
+        .arg("--message-format=json-render-diagnostics")
         .current_dir(root);
-    let output = run_in(command, BUILD_TIMEOUT, "step `build mcp-recovery`", false)?;
+    let step = format!("step `build {binary}`");
+    let output = run_in(command, BUILD_TIMEOUT, &step, false)?;
     if !output.status.success() {
-        return Err(output.failure("step `build mcp-recovery`"));
+        return Err(output.failure(&step));
     }
     // Cargo names the executable in its artifact message; this follows CARGO_TARGET_DIR and
     // profiles without guessing paths.
@@ -185,16 +181,14 @@ fn build_binary(root: &Path) -> Result<PathBuf, String> {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|message| {
-            message["reason"] == "compiler-artifact" && message["target"]["name"] == "mcp-recovery"
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == binary
         })
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| {
-            "step `build mcp-recovery`: cargo built no mcp-recovery executable".to_owned()
-        })
+        .ok_or_else(|| format!("{step}: cargo built no {binary} executable"))
 }
 
-/// Installs the pinned npm packages under `prefix`.
-fn npm_install(prefix: &Path) -> Result<(), String> {
+/// Installs pinned npm packages under `prefix`.
+pub fn npm_install(prefix: &Path, packages: &[(&str, &str)]) -> Result<(), String> {
     let step = "step `npm install`";
     probe("npm", step)?;
     let mut command = Command::new("npm");
@@ -204,7 +198,7 @@ fn npm_install(prefix: &Path) -> Result<(), String> {
         .arg(prefix)
         .args(["--no-audit", "--no-fund", "--loglevel=error"])
         .args(
-            NPM_PACKAGES
+            packages
                 .iter()
                 .map(|(name, version)| format!("{name}@{version}")),
         )
@@ -215,7 +209,7 @@ fn npm_install(prefix: &Path) -> Result<(), String> {
             "{step} (registry unreachable or a pinned version missing?)"
         )));
     }
-    for (name, version) in NPM_PACKAGES {
+    for (name, version) in packages {
         let manifest = prefix.join("node_modules").join(name).join("package.json");
         let installed = read_json(&manifest).map_err(|e| format!("{step}: {e}"))?;
         if installed["version"] != *version {
@@ -383,14 +377,11 @@ fn check_server(binary: &Path, server: &LiveServer, capture_path: &Path) -> Resu
     }
 }
 
-/// The tools array of a JSON-RPC response, a `tools/list` result or a bare array.
+/// The tools array, found by the locator every command uses.
 fn tools_of(document: &Value) -> Option<&[Value]> {
-    document
-        .pointer("/result/tools")
-        .or_else(|| document.get("tools"))
-        .unwrap_or(document)
-        .as_array()
-        .map(Vec::as_slice)
+    mcp_recovery_model::locate_tools(document)
+        .ok()
+        .map(|location| location.tools)
 }
 
 /// Every difference in tool names (set and order) and in each tool's `annotations`, key by key.
@@ -464,16 +455,13 @@ pub struct TempDir {
 }
 
 impl TempDir {
-    /// A fresh directory named after `purpose`.
-    pub fn create(purpose: &str) -> Result<Self, String> {
+    /// A new directory whose name starts with `prefix`.
+    pub fn create(prefix: &str) -> Result<Self, String> {
         // The process id plus the start time make the name unique among concurrent runs.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "mcp-recovery-{purpose}-{}-{nanos}",
-            std::process::id()
-        ));
+        let path = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path).map_err(|e| {
             format!(
                 "step `setup`: cannot create temporary directory {}: {e}",

@@ -7,7 +7,9 @@ mod codegen;
 mod corpus;
 mod live;
 mod packages;
+mod proxy_check;
 mod shared;
+mod spec_repo;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,7 +30,12 @@ tasks:
                       and compare its tools with ../shared/data/real-servers
   check-packages      build the wheel (maturin) and the npm packages, install and run them,
                       try the pre-commit hooks, check the JUnit report, the workflows and
-                      action.yml, and `cargo publish --dry-run` every crate";
+                      action.yml, and `cargo publish --dry-run` every crate
+  check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
+                      drive a failing workflow through `mcp-recovery proxy`; verify its journals
+  check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
+                      temporary directory), run it on spec/typescript/ and compare the result with
+                      spec/schema/; needs ../shared/data for the official schema";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,6 +51,8 @@ fn main() -> ExitCode {
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
         ["check-packages"] => packages::check(&root),
+        ["check-proxy"] => proxy_check::check(&root),
+        ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

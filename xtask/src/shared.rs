@@ -100,70 +100,34 @@ fn merged_schema_accepts_official_examples(
     data: &Path,
     failures: &mut Vec<String>,
 ) -> Result<usize, String> {
-    let mut merged = read_json(&data.join(MCP_SCHEMA))?;
     let drop_in = read_json(&root.join("spec/schema/sep-3172.defs.json"))?;
-    let (Some(defs), Some(new_defs)) = (
-        merged.get_mut("$defs").and_then(Value::as_object_mut),
-        drop_in.get("$defs").and_then(Value::as_object),
-    ) else {
-        return Err("both the MCP schema and sep-3172.defs.json must have $defs".to_owned());
-    };
-    if !defs.contains_key("ToolAnnotations") {
-        return Err("the MCP schema has no ToolAnnotations definition to extend".to_owned());
-    }
-    for (name, definition) in new_defs {
-        defs.insert(name.clone(), definition.clone());
-    }
+    let merged = official_schema_with(data, &drop_in, "sep-3172.defs.json")?;
+    let checked = examples_validate(&merged, &data.join(MCP_EXAMPLES), failures)?;
 
-    let mut checked = 0;
-    let examples = data.join(MCP_EXAMPLES);
-    let mut folders = std::fs::read_dir(&examples)
-        .map_err(|e| format!("cannot list {}: {e}", examples.display()))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir())
-        .collect::<Vec<_>>();
-    folders.sort();
-    for folder in folders {
-        let definition = folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let validator = definition_validator(&merged, &definition)?;
-        for path in json_files(&folder)? {
-            let example = read_json(&path)?;
-            for error in validator.iter_errors(&example) {
-                failures.push(format!(
-                    "{}: the merged schema's {definition} rejects it at {}: {error}",
-                    path.display(),
-                    error.instance_path()
-                ));
-            }
-            checked += 1;
-        }
-    }
-    if checked == 0 {
-        return Err(format!(
-            "no official examples found under {}",
-            examples.display()
-        ));
-    }
+    merge_in_force(&merged, "sep-3172.defs.json", failures)?;
+    Ok(checked)
+}
 
-    // The merge must be in force: the extended ToolAnnotations rejects a malformed recovery.
-    let tool = definition_validator(&merged, "Tool")?;
+/// The merge must be in force: the merged `Tool` rejects a malformed recovery.
+pub(crate) fn merge_in_force(
+    merged: &Value,
+    what: &str,
+    failures: &mut Vec<String>,
+) -> Result<(), String> {
+    let tool = definition_validator(merged, "Tool")?;
     let bad = json!({
         "name": "charge",
         "inputSchema": {"type": "object"},
         "annotations": {"recovery": {"strategy": 1, "compensatingOperation": {"operationId": "refund", "parameters": {}}}}
     });
     if tool.is_valid(&bad) {
-        failures
-            .push("the merged MCP schema accepts a recovery whose strategy is a number".to_owned());
+        failures.push(format!(
+            "the MCP schema merged with {what} accepts a recovery whose strategy is a number"
+        ));
     }
-    Ok(checked)
+    Ok(())
 }
 
-/// A validator for one `$defs` entry of `schema`.
 /// Every capture of a real server, and the peer's tool list, lints with zero errors.
 fn captures_lint_without_errors(data: &Path, failures: &mut Vec<String>) -> Result<usize, String> {
     let linter =
@@ -238,7 +202,70 @@ fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Resu
     Ok(results)
 }
 
-fn definition_validator(schema: &Value, definition: &str) -> Result<Validator, String> {
+/// The official MCP schema with the `$defs` of `drop_in` merged into its own (`ToolAnnotations`
+/// replaced); `what` names the drop-in in messages.
+pub(crate) fn official_schema_with(
+    data: &Path,
+    drop_in: &Value,
+    what: &str,
+) -> Result<Value, String> {
+    let mut merged = read_json(&data.join(MCP_SCHEMA))?;
+    let (Some(defs), Some(new_defs)) = (
+        merged.get_mut("$defs").and_then(Value::as_object_mut),
+        drop_in.get("$defs").and_then(Value::as_object),
+    ) else {
+        return Err(format!("both the MCP schema and {what} must have $defs"));
+    };
+    if !defs.contains_key("ToolAnnotations") {
+        return Err("the MCP schema has no ToolAnnotations definition to extend".to_owned());
+    }
+    for (name, definition) in new_defs {
+        defs.insert(name.clone(), definition.clone());
+    }
+    Ok(merged)
+}
+
+/// Validates every `<TypeName>/*.json` under `examples` against `$defs/<TypeName>` of `schema`;
+/// returns how many examples were checked (none is an error).
+pub(crate) fn examples_validate(
+    schema: &Value,
+    examples: &Path,
+    failures: &mut Vec<String>,
+) -> Result<usize, String> {
+    let mut checked = 0;
+    let mut folders = std::fs::read_dir(examples)
+        .map_err(|e| format!("cannot list {}: {e}", examples.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect::<Vec<_>>();
+    folders.sort();
+    for folder in folders {
+        let definition = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let validator = definition_validator(schema, &definition)?;
+        for path in json_files(&folder)? {
+            let example = read_json(&path)?;
+            for error in validator.iter_errors(&example) {
+                failures.push(format!(
+                    "{}: the merged schema's {definition} rejects it at {}: {error}",
+                    path.display(),
+                    error.instance_path()
+                ));
+            }
+            checked += 1;
+        }
+    }
+    if checked == 0 {
+        return Err(format!("no examples found under {}", examples.display()));
+    }
+    Ok(checked)
+}
+
+/// A validator for one `$defs` entry of `schema`.
+pub(crate) fn definition_validator(schema: &Value, definition: &str) -> Result<Validator, String> {
     if schema.pointer(&format!("/$defs/{definition}")).is_none() {
         return Err(format!(
             "the MCP schema has no $defs/{definition} (an examples folder names it)"
@@ -253,7 +280,7 @@ fn definition_validator(schema: &Value, definition: &str) -> Result<Validator, S
     compile(&rooted, &format!("$defs/{definition}"))
 }
 
-fn compile(schema: &Value, what: &str) -> Result<Validator, String> {
+pub(crate) fn compile(schema: &Value, what: &str) -> Result<Validator, String> {
     jsonschema::validator_for(schema).map_err(|e| format!("{what} does not compile: {e}"))
 }
 
@@ -278,17 +305,15 @@ where
     }
 }
 
-/// The tools of a JSON-RPC `tools/list` response, a `{ "tools": [...] }` object, or an array.
-fn tools_of(document: &Value) -> Option<&Vec<Value>> {
-    document
-        .pointer("/result/tools")
-        .or_else(|| document.get("tools"))
-        .unwrap_or(document)
-        .as_array()
+/// The tools, found by the locator every command uses.
+fn tools_of(document: &Value) -> Option<&[Value]> {
+    mcp_recovery_model::locate_tools(document)
+        .ok()
+        .map(|location| location.tools)
 }
 
 /// The `*.json` files of a directory, sorted; a missing directory is an error.
-fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
         .filter_map(Result::ok)
@@ -322,7 +347,11 @@ mod tests {
             json!({"tools": [tool]}),
             json!([tool]),
         ] {
-            assert_eq!(tools_of(&document).map(Vec::len), Some(1), "{document}");
+            assert_eq!(
+                tools_of(&document).map(<[Value]>::len),
+                Some(1),
+                "{document}"
+            );
         }
         assert!(tools_of(&json!({"result": {}})).is_none());
     }

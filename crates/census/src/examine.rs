@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use mcp_recovery_model::{COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint};
+use mcp_recovery_model::{
+    COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint, LocateError, locate_tools,
+};
 use mcp_recovery_validator::{Linter, Report, Severity};
 use serde::Serialize;
 use serde_json::Value;
@@ -68,6 +70,10 @@ pub(crate) struct Tally {
     pub tools: u64,
     pub non_object_entries: u64,
     pub non_boolean_hints: u64,
+    /// Tools serializing at least one hint member, whatever its value (the wire level).
+    pub wire_any: u64,
+    /// Tools serializing all four hint members, whatever their values.
+    pub wire_all: u64,
     pub signatures: [u64; Signature::COUNT],
     pub read_only_destructive_set: u64,
     pub recovery_sep3172: u64,
@@ -88,6 +94,8 @@ impl Default for Tally {
             tools: 0,
             non_object_entries: 0,
             non_boolean_hints: 0,
+            wire_any: 0,
+            wire_all: 0,
             signatures: [0; Signature::COUNT],
             read_only_destructive_set: 0,
             recovery_sep3172: 0,
@@ -109,6 +117,8 @@ impl Tally {
         self.tools += other.tools;
         self.non_object_entries += other.non_object_entries;
         self.non_boolean_hints += other.non_boolean_hints;
+        self.wire_any += other.wire_any;
+        self.wire_all += other.wire_all;
         for (a, b) in self.signatures.iter_mut().zip(other.signatures.iter()) {
             *a += b;
         }
@@ -129,6 +139,15 @@ impl Tally {
         let (signature, non_boolean) = Signature::of_tool(tool);
         self.tools += 1;
         self.non_boolean_hints += u64::from(non_boolean);
+        // At the wire level a member is present whatever its value, `null` included.
+        let present = tool
+            .get("annotations")
+            .and_then(Value::as_object)
+            .map_or(0, |a| {
+                Hint::ALL.iter().filter(|h| a.contains_key(h.key())).count()
+            });
+        self.wire_any += u64::from(present > 0);
+        self.wire_all += u64::from(present == Hint::ALL.len());
         self.signatures[signature.index()] += 1;
         let read_only = signature.state(Hint::ReadOnly) == HintState::True;
         if read_only && signature.state(Hint::Destructive).is_set() {
@@ -225,36 +244,19 @@ fn lint_counts(report: &Report) -> LintCounts {
     counts
 }
 
-/// Finds the tools array of an accepted document shape.
+/// Finds the tools array with the locator every command shares.
 pub(crate) fn tools_of(document: &Value) -> Result<&[Value], NotToolsReason> {
-    match document {
-        Value::Array(tools) => Ok(tools),
-        Value::Object(object) => {
-            if let Some(Value::Array(tools)) = object.get("result").and_then(|r| r.get("tools")) {
-                return Ok(tools);
-            }
-            if let Some(Value::Array(tools)) = object.get("tools") {
-                return Ok(tools);
-            }
-            if let Some(error) = object.get("error") {
-                let message = error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)")
-                    .to_owned();
-                return Err(NotToolsReason::JsonRpcError { message });
-            }
-            let found = if object.contains_key("result") {
-                "an object whose `result` has no `tools` array"
-            } else {
-                "an object without a `tools` array"
-            };
-            Err(NotToolsReason::OtherShape {
-                found: found.to_owned(),
-            })
-        }
-        other => Err(NotToolsReason::OtherShape {
-            found: format!("a top-level {}", mcp_recovery_model::json_type_name(other)),
+    match locate_tools(document) {
+        Ok(location) => Ok(location.tools),
+        Err(LocateError::JsonRpcError { error }) => Err(NotToolsReason::JsonRpcError {
+            message: error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)")
+                .to_owned(),
+        }),
+        Err(other) => Err(NotToolsReason::OtherShape {
+            found: other.to_string(),
         }),
     }
 }
@@ -274,7 +276,7 @@ pub(crate) fn examine_document(document: &Value) -> Result<(Tally, ServerSummary
         distinct_signatures: u32::try_from(tally.signatures.iter().filter(|&&n| n > 0).count())
             .unwrap_or(u32::MAX),
         dominant: tally.signatures.iter().copied().max().unwrap_or(0),
-        emits_hint: tally.tools > tally.signatures[Signature::NONE.index()],
+        emits_hint: tally.wire_any > 0,
     };
     Ok((tally, summary))
 }

@@ -86,23 +86,32 @@ pub enum CensusError {
     Lint(#[from] UnknownRule),
 }
 
-/// A count and its share of a stated denominator.
+/// A count and its share of a stated denominator, named in the output.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Share {
     /// How many.
     pub count: u64,
     /// `count / denominator`, in `0..=1`; 0 when the denominator is 0.
     pub share: f64,
+    /// The denominator.
+    pub denominator: u64,
+    /// What the denominator counts (`tools`, `mutating tools`, …).
+    pub of: &'static str,
 }
 
 impl Share {
-    fn of(count: u64, denominator: u64) -> Self {
+    fn of(count: u64, denominator: u64, of: &'static str) -> Self {
         let share = if denominator == 0 {
             0.0
         } else {
             count as f64 / denominator as f64
         };
-        Self { count, share }
+        Self {
+            count,
+            share,
+            denominator,
+            of,
+        }
     }
 }
 
@@ -146,10 +155,16 @@ pub struct HintCounts {
 /// Hint usage across tools.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HintUsage {
-    /// Tools serializing at least one hint as a boolean (share of tools).
+    /// Tools serializing at least one hint member, whatever its value (share of tools): "present
+    /// at the wire level".
     pub any: Share,
-    /// Tools serializing all four hints as booleans (share of tools).
+    /// Tools serializing all four hint members, whatever their values (share of tools).
     pub all_four: Share,
+    /// Tools serializing at least one hint as a boolean (share of tools); [`HintUsage::any`]
+    /// also counts `null` and other values, as the wire level does.
+    pub any_boolean: Share,
+    /// Tools serializing all four hints as booleans (share of tools).
+    pub all_four_boolean: Share,
     /// Hint fields present with a value that is not a boolean (counted as omitted).
     pub non_boolean_values: u64,
     /// Per hint, in the order MCP lists them.
@@ -190,9 +205,13 @@ pub struct ServerSpread {
     pub multi_tool_emitting: u64,
     /// Of those, servers whose tools carry more than one signature.
     pub more_than_one_signature: Share,
-    /// Median, over those servers, of the share of a server's tools carrying its most common
+    /// Servers serializing at least one hint member on some tool.
+    pub emitting: u64,
+    /// Median, over emitting servers, of the share of a server's tools carrying its most common
     /// signature; `null` when there is no such server.
     pub median_dominant_share: Option<f64>,
+    /// The same median over multi-tool emitting servers only.
+    pub median_dominant_share_multi_tool: Option<f64>,
 }
 
 /// `destructiveHint` and its applicability.
@@ -287,7 +306,7 @@ pub struct Census {
     pub non_object_entries: u64,
     /// Servers listing no tool.
     pub empty_servers: u64,
-    /// Median tools per server over all servers; `null` without servers.
+    /// Median tools per server, over servers that list at least one tool; `null` without such.
     pub median_tools_per_server: Option<f64>,
     /// Hint usage.
     pub hints: HintUsage,
@@ -416,7 +435,7 @@ impl CensusBuilder {
             .filter(|s| t.signatures[s.index()] > 0)
             .map(|s| SignatureShare {
                 signature: s,
-                tools: Share::of(t.signatures[s.index()], tools),
+                tools: Share::of(t.signatures[s.index()], tools, "tools"),
             })
             .collect();
         all.sort_by(|a, b| {
@@ -430,9 +449,21 @@ impl CensusBuilder {
             .take(self.options.top_signatures)
             .cloned()
             .collect();
-        let top_cover = Share::of(top.iter().map(|s| s.tools.count).sum(), tools);
+        let top_cover = Share::of(top.iter().map(|s| s.tools.count).sum(), tools, "tools");
 
-        let mut tool_counts: Vec<u64> = self.servers.iter().map(|s| s.tools).collect();
+        let mut tool_counts: Vec<u64> = self
+            .servers
+            .iter()
+            .map(|s| s.tools)
+            .filter(|&n| n > 0)
+            .collect();
+        let dominant_share = |s: &&ServerSummary| s.dominant as f64 / s.tools as f64;
+        let emitting: Vec<&ServerSummary> = self
+            .servers
+            .iter()
+            .filter(|s| s.tools >= 1 && s.emits_hint)
+            .collect();
+        let mut dominant_emitting: Vec<f64> = emitting.iter().map(dominant_share).collect();
         let spread: Vec<&ServerSummary> = self
             .servers
             .iter()
@@ -440,42 +471,46 @@ impl CensusBuilder {
             .collect();
         let multi = spread.len() as u64;
         let more_than_one = spread.iter().filter(|s| s.distinct_signatures > 1).count() as u64;
-        let mut dominant: Vec<f64> = spread
-            .iter()
-            .map(|s| s.dominant as f64 / s.tools as f64)
-            .collect();
+        let mut dominant: Vec<f64> = spread.iter().map(dominant_share).collect();
 
         let applicable = |s: Signature| s.state(Hint::ReadOnly) != HintState::True;
         let destructive = Destructive {
-            set: Share::of(sig_count(&|s| s.state(Hint::Destructive).is_set()), tools),
+            set: Share::of(
+                sig_count(&|s| s.state(Hint::Destructive).is_set()),
+                tools,
+                "tools",
+            ),
             set_where_applicable: Share::of(
                 sig_count(&|s| applicable(s) && s.state(Hint::Destructive).is_set()),
                 tools,
+                "tools",
             ),
             true_where_applicable: Share::of(
                 sig_count(&|s| applicable(s) && s.state(Hint::Destructive) == HintState::True),
                 tools,
+                "tools",
             ),
-            set_on_read_only: Share::of(t.read_only_destructive_set, tools),
+            set_on_read_only: Share::of(t.read_only_destructive_set, tools, "tools"),
         };
 
         let mutating = t.mutating;
         let recovery = RecoveryUsage {
-            sep3172_only: Share::of(t.recovery_sep3172, tools),
-            compensate_only: Share::of(t.recovery_compensate, tools),
-            both: Share::of(t.recovery_both, tools),
+            sep3172_only: Share::of(t.recovery_sep3172, tools, "tools"),
+            compensate_only: Share::of(t.recovery_compensate, tools, "tools"),
+            both: Share::of(t.recovery_both, tools, "tools"),
             any: Share::of(
                 t.recovery_sep3172 + t.recovery_compensate + t.recovery_both,
                 tools,
+                "tools",
             ),
             unknown_strategy: t.recovery_unknown_strategy,
-            mutating: Share::of(mutating, tools),
-            mutating_declared: Share::of(t.mutating_declared, mutating),
+            mutating: Share::of(mutating, tools, "tools"),
+            mutating_declared: Share::of(t.mutating_declared, mutating, "mutating tools"),
             mutating_by_class: ReversibilityCounts {
-                compensable: Share::of(t.mutating_compensable, mutating),
-                irreversible: Share::of(t.mutating_irreversible, mutating),
-                readonly: Share::of(t.mutating_readonly, mutating),
-                conflicting: Share::of(t.mutating_conflicting, mutating),
+                compensable: Share::of(t.mutating_compensable, mutating, "mutating tools"),
+                irreversible: Share::of(t.mutating_irreversible, mutating, "mutating tools"),
+                readonly: Share::of(t.mutating_readonly, mutating, "mutating tools"),
+                conflicting: Share::of(t.mutating_conflicting, mutating, "mutating tools"),
             },
         };
 
@@ -514,8 +549,10 @@ impl CensusBuilder {
             empty_servers: self.servers.iter().filter(|s| s.tools == 0).count() as u64,
             median_tools_per_server: median_u64(&mut tool_counts),
             hints: HintUsage {
-                any: Share::of(sig_count(&|s| s.any_set()), tools),
-                all_four: Share::of(sig_count(&|s| s.all_set()), tools),
+                any: Share::of(t.wire_any, tools, "tools"),
+                all_four: Share::of(t.wire_all, tools, "tools"),
+                any_boolean: Share::of(sig_count(&|s| s.any_set()), tools, "tools"),
+                all_four_boolean: Share::of(sig_count(&|s| s.all_set()), tools, "tools"),
                 non_boolean_values: t.non_boolean_hints,
                 per_hint,
             },
@@ -524,13 +561,19 @@ impl CensusBuilder {
                 occurring: all.len(),
                 top,
                 top_cover,
-                no_hint: Share::of(t.signatures[Signature::NONE.index()], tools),
+                no_hint: Share::of(t.signatures[Signature::NONE.index()], tools, "tools"),
                 all,
             },
             servers_spread: ServerSpread {
                 multi_tool_emitting: multi,
-                more_than_one_signature: Share::of(more_than_one, multi),
-                median_dominant_share: median_f64(&mut dominant),
+                more_than_one_signature: Share::of(
+                    more_than_one,
+                    multi,
+                    "multi-tool emitting servers",
+                ),
+                emitting: emitting.len() as u64,
+                median_dominant_share: median_f64(&mut dominant_emitting),
+                median_dominant_share_multi_tool: median_f64(&mut dominant),
             },
             destructive,
             recovery,

@@ -48,7 +48,18 @@ impl Census {
                 share,
             });
         };
-        let share = |s: &Share| (thousands(s.count), percent(s.share));
+        // Every share names its denominator, so no reader has to look the definition up.
+        let share = |s: &Share| {
+            (
+                thousands(s.count),
+                format!(
+                    "{} of {} {}",
+                    percent(s.share),
+                    thousands(s.denominator),
+                    s.of
+                ),
+            )
+        };
 
         push(
             "corpus",
@@ -84,15 +95,19 @@ impl Census {
         );
         push(
             "corpus",
-            "median tools per server",
+            "median tools per server (servers with tools)",
             optional(self.median_tools_per_server, false),
             String::new(),
         );
 
         let (c, s) = share(&self.hints.any);
-        push("hints", "at least one hint", c, s);
+        push("hints", "at least one hint (any value)", c, s);
         let (c, s) = share(&self.hints.all_four);
-        push("hints", "all four hints", c, s);
+        push("hints", "all four hints (any value)", c, s);
+        let (c, s) = share(&self.hints.any_boolean);
+        push("hints", "at least one boolean hint", c, s);
+        let (c, s) = share(&self.hints.all_four_boolean);
+        push("hints", "all four hints boolean", c, s);
         push(
             "hints",
             "non-boolean hint values",
@@ -148,9 +163,21 @@ impl Census {
         push("servers", "using more than one signature", c, s);
         push(
             "servers",
-            "median dominant-signature share",
+            "emitting a hint",
+            thousands(self.servers_spread.emitting),
+            String::new(),
+        );
+        push(
+            "servers",
+            "median dominant-signature share (emitting servers)",
             String::new(),
             optional(self.servers_spread.median_dominant_share, true),
+        );
+        push(
+            "servers",
+            "median dominant-signature share (multi-tool emitting servers)",
+            String::new(),
+            optional(self.servers_spread.median_dominant_share_multi_tool, true),
         );
 
         let d = &self.destructive;

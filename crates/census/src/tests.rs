@@ -42,8 +42,12 @@ fn explicit_false_is_a_serialized_hint_and_omitted_is_not() {
         ]),
     )]);
     assert_eq!(c.tools, 4);
-    assert_eq!(c.hints.any.count, 1);
-    assert_eq!(c.hints.any.share, 0.25);
+    // At the wire level a `null` hint is present; as a boolean it is not.
+    assert_eq!(c.hints.any.count, 2);
+    assert_eq!(c.hints.any.share, 0.5);
+    assert_eq!((c.hints.any.denominator, c.hints.any.of), (4, "tools"));
+    assert_eq!(c.hints.any_boolean.count, 1);
+    assert_eq!(c.hints.any_boolean.share, 0.25);
     assert_eq!(c.hints.all_four.count, 0);
     assert_eq!(c.signatures.no_hint.count, 3);
     assert_eq!(c.signatures.occurring, 2);
@@ -68,7 +72,8 @@ fn all_four_requires_four_booleans() {
         json!({"tools": [tool("a", full), tool("b", three)]}),
     )]);
     assert_eq!(c.hints.any.count, 2);
-    assert_eq!(c.hints.all_four.count, 1);
+    assert_eq!(c.hints.all_four.count, 2);
+    assert_eq!(c.hints.all_four_boolean.count, 1);
     assert_eq!(c.hints.non_boolean_values, 1);
     let labels: Vec<String> = c
         .signatures
@@ -122,7 +127,16 @@ fn medians_take_the_mean_of_the_two_middle_values() {
     // Multi-tool emitting servers: b (1/2), c (2/3), d (4/4); a has one tool.
     assert_eq!(c.servers_spread.multi_tool_emitting, 3);
     assert_eq!(c.servers_spread.more_than_one_signature.count, 2);
-    assert_eq!(c.servers_spread.median_dominant_share, Some(2.0 / 3.0));
+    // Emitting servers, as the paper counts them: a (1), b (1/2), c (2/3), d (1).
+    assert_eq!(c.servers_spread.emitting, 4);
+    assert_eq!(
+        c.servers_spread.median_dominant_share,
+        Some((2.0 / 3.0 + 1.0) / 2.0)
+    );
+    assert_eq!(
+        c.servers_spread.median_dominant_share_multi_tool,
+        Some(2.0 / 3.0)
+    );
 
     let even = census_of(&[
         ("b.json", rpc(vec![t("x"), u("y")])),
@@ -139,7 +153,8 @@ fn servers_that_emit_no_hint_are_left_out_of_the_spread() {
     ]);
     assert_eq!(c.servers, 2);
     assert_eq!(c.empty_servers, 1);
-    assert_eq!(c.median_tools_per_server, Some(1.0));
+    // Over servers that returned tools, as the paper counts them.
+    assert_eq!(c.median_tools_per_server, Some(2.0));
     assert_eq!(c.servers_spread.multi_tool_emitting, 0);
     assert_eq!(c.servers_spread.median_dominant_share, None);
     assert_eq!(c.servers_spread.more_than_one_signature.share, 0.0);
@@ -185,21 +200,22 @@ fn every_accepted_shape_is_a_server_and_others_are_listed() {
         listed[0],
         (
             "v-result.json",
-            "not a tools list: an object whose `result` has no `tools` array".to_owned()
+            "not a tools list: the JSON-RPC result has no `tools` array (found an empty object)"
+                .to_owned()
         )
     );
     assert_eq!(
         listed[1],
         (
             "w-number.json",
-            "not a tools list: a top-level integer".to_owned()
+            "not a tools list: the document is a JSON integer, not a tools list".to_owned()
         )
     );
     assert_eq!(
         listed[2],
         (
             "x-package.json",
-            "not a tools list: an object without a `tools` array".to_owned()
+            "not a tools list: the object has no `tools` array and is not a JSON-RPC response (found members \"name\", \"version\")".to_owned()
         )
     );
     assert!(

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
 
+use mcp_recovery_validator::escape_controls;
 use serde_json::{Value, json};
 
 use crate::Failure;
@@ -132,11 +133,20 @@ pub struct Stale(pub Vec<Key>);
 impl Baseline {
     /// Reads a baseline file; a malformed one is an error naming the file and the pointer.
     pub fn load(path: &Path) -> Result<Self, Failure> {
-        let shown = path.display().to_string();
-        let text = std::fs::read(path).map_err(|source| Failure::Read {
-            path: shown.clone(),
-            source,
+        let shown = escape_controls(&path.display().to_string()).into_owned();
+        // Read as a named config is: capped, and a link must resolve inside the working
+        // directory.
+        let cwd = std::env::current_dir().map_err(|source| Failure::Read {
+            path: ".".to_owned(),
+            source: source.into(),
         })?;
+        let text =
+            crate::inputs::read_file(path, &cwd, crate::inputs::policy()).map_err(|source| {
+                Failure::Read {
+                    path: shown.clone(),
+                    source,
+                }
+            })?;
         let value: Value = serde_json::from_slice(&text)
             .map_err(|e| Failure::Usage(format!("baseline {shown}: not JSON: {e}")))?;
         Self::from_json(&value).map_err(|(pointer, problem)| {
@@ -274,10 +284,10 @@ impl Stale {
             .map(|key| {
                 format!(
                     "{} {} {} {}",
-                    key.file.escape_debug(),
-                    key.tool.as_deref().unwrap_or("-").escape_debug(),
-                    key.code.escape_debug(),
-                    key.pointer.escape_debug(),
+                    escape_controls(&key.file),
+                    escape_controls(key.tool.as_deref().unwrap_or("-")),
+                    escape_controls(&key.code),
+                    escape_controls(&key.pointer),
                 )
             })
             .collect()
@@ -305,6 +315,7 @@ mod tests {
             },
             region: None,
             suppressed: false,
+            live: false,
         }
     }
 

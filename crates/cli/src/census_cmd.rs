@@ -48,6 +48,13 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         ..CensusOptions::default()
     };
     let census = census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?;
+    if census.files.total == 0 {
+        let named: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Failure::Usage(format!(
+            "no *.json documents found in {}: nothing to count",
+            named.join(", ")
+        )));
+    }
     let text = match args.format {
         CensusFormat::Table => census.render_table(),
         CensusFormat::Markdown => census.render_markdown(),

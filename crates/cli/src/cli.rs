@@ -11,6 +11,40 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+
+    /// Largest input read, in bytes (suffixes K, M, G: powers of 1024). Larger files, and
+    /// standard input past it, are refused.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub max_file_size: u64,
+
+    /// Read inputs and config files through symbolic links that resolve outside the tree being
+    /// read (the working directory; a discovered config's own directory). Refused by default:
+    /// a link committed to a repository could otherwise print any file of the CI machine.
+    #[arg(long, global = true)]
+    pub follow_links: bool,
+}
+
+/// Parses a size: digits, then optionally `K`, `M` or `G` (powers of 1024, `KiB`… and `KB`…
+/// read the same).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &text[digits.len()..];
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("unknown unit `{unit}` (use K, M or G)")),
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| "expected a number of bytes such as 1048576, 512K or 100M".to_owned())?;
+    if number == 0 {
+        return Err("the size must be at least 1 byte".to_owned());
+    }
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| "the size is too large".to_owned())
 }
 
 /// The subcommands.
@@ -25,7 +59,9 @@ pub enum Command {
     Rules,
     /// Print the documentation of one rule.
     Explain(ExplainArgs),
-    /// Print one generated JSON Schema, or write all of them to a directory.
+    /// Print one generated JSON Schema, or write all of them to a directory, or write the
+    /// SEP-3172 TypeScript and examples into a checkout of the MCP specification repository.
+    #[command(disable_version_flag = true)]
     Schema(SchemaArgs),
     /// Fetch the complete tools/list of a live server and print it as JSON.
     Fetch(FetchArgs),
@@ -40,9 +76,36 @@ pub enum Command {
     Census(crate::census_cmd::CensusArgs),
     /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
     Demo(crate::demo::DemoArgs),
+    /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
+    /// tool calls (`proxy [OPTIONS] -- CMD ARGS...`).
+    Proxy(crate::proxy_cmd::ProxyArgs),
+    /// Audit a proxy journal.
+    Audit(crate::audit_cmd::AuditArgs),
+    /// Run the compensations of a recorded session against a live server (resumable).
+    Rollback(crate::rollback_cmd::RollbackArgs),
     /// Serve the demo's checkout MCP server on stdio (used by `demo`).
     #[command(hide = true)]
-    DemoServer,
+    DemoServer(DemoServerArgs),
+}
+
+/// Arguments of the hidden `demo-server` (test hooks of the demo server).
+#[derive(Debug, Args)]
+pub struct DemoServerArgs {
+    /// Append each tools/call (name, arguments) to this file as a JSON line.
+    #[arg(long, value_name = "PATH")]
+    pub call_log: Option<PathBuf>,
+    /// Wait MS milliseconds before answering calls to TOOL (`TOOL=MS`, repeatable).
+    #[arg(long, value_name = "TOOL=MS", value_parser = parse_slow)]
+    pub slow: Vec<(String, u64)>,
+    /// Misbehave on tools/list (hang, crash, garbage, endless-pages, repeat-cursor, huge, chatty).
+    #[arg(long, value_name = "MODE", value_parser = str::parse::<mcp_recovery_demo_server::stdio::Hostile>)]
+    pub hostile: Option<mcp_recovery_demo_server::stdio::Hostile>,
+}
+
+fn parse_slow(spec: &str) -> Result<(String, u64), String> {
+    spec.split_once('=')
+        .and_then(|(tool, ms)| Some((tool.to_owned(), ms.parse().ok()?)))
+        .ok_or_else(|| format!("{spec:?} is not TOOL=MILLISECONDS"))
 }
 
 /// Output formats of `lint`.
@@ -119,9 +182,15 @@ pub struct ServerArgs {
     #[arg(long = "header", value_name = "'K: V'", requires = "url")]
     pub headers: Vec<String>,
 
-    /// Give up on the server after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    /// Give up on a request to the server after this many seconds (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
+
+    /// How the server is named in output (`file` of its diagnostics). Default: `stdio:PROGRAM`
+    /// (no arguments, which may hold secrets) or the URL without credentials, query or fragment.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
 
     /// The server command and its arguments (after `--`, with `--stdio`).
     #[arg(last = true, value_name = "CMD", requires = "stdio")]
@@ -171,6 +240,10 @@ pub struct LintArgs {
     /// Write every finding of this run to a baseline file (and do not fail on them).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Ignore every config file: only the flags and the defaults apply. For CI on pull requests,
+    /// where the repository (and so its `mcp-recovery.toml`) is the contributor's.
+    #[arg(long, conflicts_with = "config")]
+    pub isolated: bool,
 
     /// A live server to lint instead of files.
     #[command(flatten)]
@@ -191,6 +264,23 @@ pub struct SchemaArgs {
     /// Write every schema into this directory (created if missing) instead of printing one.
     #[arg(long, value_name = "DIR", conflicts_with = "name")]
     pub out: Option<PathBuf>,
+
+    /// Add `ToolAnnotations.recovery` and its declarations to `schema/<VERSION>/schema.ts` of this
+    /// checkout of the MCP specification repository, and the examples to
+    /// `schema/<VERSION>/examples/Tool/`. Nothing else is touched; symbolic links are never
+    /// followed; running it again changes only what the generator changed.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "name"])]
+    pub spec_repo: Option<PathBuf>,
+
+    /// The protocol version directory under `schema/` for `--spec-repo`: `draft` (where schema
+    /// changes are proposed) or a date such as 2026-07-28.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        requires = "spec_repo",
+        default_value = mcp_recovery_schema::spec_repo::DEFAULT_VERSION
+    )]
+    pub version: String,
 
     /// Schema to print, by file name (`tool.schema.json`) or short name (`tool`).
     /// Without a name (and without `--out`), lists the available schemas.

@@ -12,6 +12,9 @@ use toml::Spanned;
 /// File name looked for in the working directory and its ancestors.
 pub const CONFIG_FILE: &str = "mcp-recovery.toml";
 
+/// Largest config file read: settings fit in a few hundred bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// Checked settings (empty when there is no config file).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
@@ -58,17 +61,9 @@ struct RawOverride {
     severity: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
-/// A config file that cannot be used.
+/// A config file that was read but cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file exists but cannot be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file as shown to the user.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
     /// The file is read but wrong; `span` points into `text`.
     #[error("{path}{}: {message}", location(text, span.as_ref()))]
     Invalid {
@@ -92,12 +87,13 @@ fn location(text: &str, span: Option<&Range<usize>>) -> String {
     format!(":{line}:{column}")
 }
 
-/// Finds `mcp-recovery.toml` in `start` or its nearest ancestor that has one.
+/// Finds `mcp-recovery.toml` in `start` or its nearest ancestor that has one (of any kind: a
+/// FIFO or a dangling link there is found, and then refused when read, never skipped).
 pub fn discover(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .map(|dir| dir.join(CONFIG_FILE))
-        .find(|candidate| candidate.is_file())
+        .find(|candidate| std::fs::symlink_metadata(candidate).is_ok())
 }
 
 /// How to show `path` to the user: relative to `cwd` when it lies in `cwd` or above it.
@@ -119,15 +115,6 @@ pub fn display_path(path: &Path, cwd: &Path) -> String {
         ups.push("..");
     }
     path.display().to_string()
-}
-
-/// Reads and checks the config file at `path` (shown to the user as `shown`).
-pub fn load(path: &Path, shown: &str) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: shown.to_owned(),
-        source,
-    })?;
-    parse(&text, shown)
 }
 
 /// Parses and checks config text.
@@ -287,14 +274,10 @@ mod tests {
 
     #[test]
     fn unknown_key_has_span() {
-        let err = parse("deny = []\nselct = []\n", "c.toml").unwrap_err();
-        match err {
-            ConfigError::Invalid { message, span, .. } => {
-                assert!(message.contains("selct"), "{message}");
-                assert_eq!(span.map(|s| s.start), Some(10));
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+        let ConfigError::Invalid { message, span, .. } =
+            parse("deny = []\nselct = []\n", "c.toml").unwrap_err();
+        assert!(message.contains("selct"), "{message}");
+        assert_eq!(span.map(|s| s.start), Some(10));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use mcp_recovery_model::{Carrier, NoteKind, convert_document};
 
-use crate::inputs::read_json;
+use crate::inputs::{not_a_tools_list, read_json};
 use crate::{Failure, pretty};
 
 /// Arguments of `convert`.
@@ -29,8 +29,8 @@ pub struct ConvertArgs {
 /// reported on stderr), 0 otherwise.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode, Failure> {
     let document = read_json(&args.input)?;
-    let converted = convert_document(&document, args.to)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.input.display())))?;
+    let converted =
+        convert_document(&document, args.to).map_err(|e| not_a_tools_list(&args.input, &e))?;
     let text = format!("{}\n", pretty(&converted.document, "the document")?);
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(|source| Failure::WriteFile {

@@ -253,7 +253,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
 
     demo.heading(3, "Plan the compensation (reverse completion order)")?;
     let tools = load_tools(&tools_list).map_err(|e| Failure::Usage(format!("{target}: {e}")))?;
-    let plan = Planner::new(&tools).build_plan(&trace);
+    let plan = Planner::for_list(&tools).build_plan(&trace);
     for line in render_plan(&plan, color).lines() {
         demo.line(line)?;
     }
@@ -307,7 +307,13 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         let b_text = if a == b { b.clone() } else { demo.bad(b) };
         demo.line(&format!("{label:<13} {a:<width$}   {b_text}"))?;
     }
-    let restored = recovered == start;
+    demo.heading(
+        6,
+        "The same workflow through `mcp-recovery proxy --on-failure rollback`",
+    )?;
+    let through_proxy = run_through_proxy(&mut demo, args.timeout)?;
+
+    let restored = recovered == start && through_proxy;
     writeln!(demo.out)?;
     if restored {
         let verdict = demo.ok("✓ state restored: identical to the start");
@@ -320,12 +326,75 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     }
 }
 
+/// The workflow again with the proxy in front of the server: the proxy rolls back by itself
+/// when the shipment fails, and its journal verifies. True when the state is back at the start.
+fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
+    let program = std::env::current_exe()
+        .map_err(|e| Failure::Usage(format!("cannot locate this program: {e}")))?
+        .display()
+        .to_string();
+    let journal =
+        std::env::temp_dir().join(format!("mcp-recovery-demo-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&journal);
+    let target = Target::Stdio {
+        program: program.clone(),
+        args: vec![
+            "proxy".to_owned(),
+            "--on-failure".to_owned(),
+            "rollback".to_owned(),
+            "--journal".to_owned(),
+            journal.display().to_string(),
+            "--".to_owned(),
+            program,
+            "demo-server".to_owned(),
+        ],
+    };
+    let options = Options {
+        timeout: Duration::from_secs(timeout),
+        ..Options::default()
+    };
+    let mut connection =
+        Connection::open(&target, &options).map_err(Failure::server(target.to_string()))?;
+    let start = state(&target, &mut connection)?;
+    run_workflow(demo, &target, &mut connection, true)?;
+    let end = state(&target, &mut connection)?;
+    connection.close();
+    let text = std::fs::read_to_string(&journal).unwrap_or_default();
+    let _ = std::fs::remove_file(&journal);
+    let report = mcp_recovery_journal::verify(&text);
+    let compensations = text
+        .lines()
+        .filter(|l| l.contains("\"kind\":\"compensation.outcome\""))
+        .count();
+    demo.line(&format!(
+        "the proxy compensated {compensations} calls before answering the failed one"
+    ))?;
+    let chain = if report.broken.is_none() {
+        demo.ok(&format!("{} records, chain intact", report.records))
+    } else {
+        demo.bad("the chain is broken")
+    };
+    demo.line(&format!("journal: {chain}"))?;
+    let restored = end == start;
+    let verdict = if restored {
+        demo.ok("✓ state restored by the proxy")
+    } else {
+        demo.bad("✗ the proxy left the state changed")
+    };
+    demo.line(&verdict)?;
+    Ok(restored && report.broken.is_none())
+}
+
 /// Runs the demo server on stdio (the hidden `demo-server` subcommand).
-pub fn serve() -> Result<ExitCode, Failure> {
-    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config::default());
+pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
+    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config {
+        call_log: args.call_log.clone(),
+        slow: args.slow.clone(),
+        ..mcp_recovery_demo_server::Config::default()
+    });
     mcp_recovery_demo_server::stdio::serve(
         &server,
-        None,
+        args.hostile,
         std::io::stdin().lock(),
         std::io::stdout().lock(),
     )?;

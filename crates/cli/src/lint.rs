@@ -1,20 +1,19 @@
 //! `lint`: settings (config file, then flags), inputs, the validator, a renderer, the exit code.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mcp_recovery_validator::{LintOptions, Linter, Report, Severity};
+use mcp_recovery_validator::{LintOptions, Linter, Report, Severity, escape_controls};
 
 use crate::Failure;
 use crate::baseline::{self, Baseline, Stale};
 use crate::cli::{Deny, Format, LintArgs, OutputFile};
 use crate::config::{self, Config};
-use crate::inputs;
+use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
 use crate::overrides::Scopes;
-use crate::position::LineIndex;
-use crate::render::{self, Finding, Region, Style, Summary};
+use crate::render::{self, Finding, Region, Source, Style, Summary};
 
 /// Settings of one run after merging the config file and the flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,25 +46,46 @@ pub fn merge(config: Config, args: &LintArgs) -> Settings {
     }
 }
 
-/// Reads the config named by `--config`, or the one found upward from the working directory.
+/// Reads the config named by `--config`, or the one found upward from the working directory;
+/// none under `--isolated`.
 fn load_config(args: &LintArgs) -> Result<Config, Failure> {
+    if args.isolated {
+        return Ok(Config::default());
+    }
     let cwd = std::env::current_dir().map_err(|source| Failure::Read {
         path: ".".to_owned(),
-        source,
+        source: source.into(),
     })?;
-    let path = match &args.config {
-        Some(path) => path.clone(),
+    let (path, root, shown) = match &args.config {
+        Some(path) => (path.clone(), cwd, path.display().to_string()),
         None => match config::discover(&cwd) {
-            Some(path) => path,
+            Some(path) => {
+                let shown = config::display_path(&path, &cwd);
+                let root = path.parent().map_or_else(|| cwd.clone(), Path::to_owned);
+                (path, root, shown)
+            }
             None => return Ok(Config::default()),
         },
     };
-    let shown = if args.config.is_some() {
-        path.display().to_string()
-    } else {
-        config::display_path(&path, &cwd)
+    let shown = escape_controls(&shown).into_owned();
+    // A symbolic link must resolve inside `root` (the config's own directory when discovered,
+    // the working directory when named); the file must be a small regular file of UTF-8 text.
+    let policy = ReadPolicy {
+        max_bytes: config::MAX_CONFIG_BYTES,
+        ..inputs::policy()
     };
-    Ok(config::load(&path, &shown)?)
+    let unreadable = |source| Failure::Read {
+        path: shown.clone(),
+        source,
+    };
+    let bytes = inputs::read_file(&path, &root, policy).map_err(unreadable)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        unreadable(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is not UTF-8 text",
+        )))
+    })?;
+    Ok(config::parse(&text, &shown)?)
 }
 
 /// One report of the run: stdout or an `--output-file`.
@@ -109,7 +129,7 @@ impl Sink {
     fn document(
         &mut self,
         name: &str,
-        source: Option<&[u8]>,
+        source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> Result<(), Failure> {
         let result = if self.renderer.shows_suppressed() {
@@ -157,8 +177,8 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut summary = Summary::default();
     // Only kept when a baseline is to be written.
     let mut all_findings = Vec::new();
-    let mut document = |name: &str, source: Option<&[u8]>, tools, diagnostics| {
-        let mut findings = findings(name, source, diagnostics);
+    let mut document = |name: &str, source: Option<&Source<'_>>, tools, diagnostics, live| {
+        let mut findings = findings(name, source, diagnostics, live);
         scopes.apply(&mut findings);
         if let Some(baseline) = &mut baseline {
             baseline.suppress(name, &mut findings);
@@ -181,7 +201,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             .fetch()
             .map_err(Failure::server(source_name.clone()))?;
         let report = linter.lint_value(&fetched);
-        document(&source_name, None, report.tools, report.diagnostics)?;
+        document(&source_name, None, report.tools, report.diagnostics, true)?;
     } else {
         let paths = if args.paths.is_empty() {
             vec![PathBuf::from(".")]
@@ -192,7 +212,12 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             let name = input.display();
             let source = input.read()?;
             let Report { tools, diagnostics } = linter.lint_source(&source);
-            document(&name, Some(&source), tools, diagnostics)?;
+            // Indexed once per document, and only when a finding points into it.
+            let source = diagnostics
+                .iter()
+                .any(|d| d.span.is_some())
+                .then(|| Source::new(&source));
+            document(&name, source.as_ref(), tools, diagnostics, false)?;
         }
     }
     for sink in &mut sinks {
@@ -207,7 +232,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         baseline::write(path, &all_findings)?;
         eprintln!(
             "wrote {} ({} findings)",
-            path.display().to_string().escape_debug(),
+            escape_controls(&path.display().to_string()),
             all_findings.len()
         );
     }
@@ -224,7 +249,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             } else {
                 format!("{} entries", stale.0.len())
             },
-            shown.unwrap_or_default().escape_debug(),
+            escape_controls(&shown.unwrap_or_default()),
             if stale.0.len() == 1 {
                 "matches"
             } else {
@@ -251,20 +276,18 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// Attaches the file name and the region (computed while the text is at hand).
+/// Attaches the file name (already inert) and the region (computed while the text is at hand).
 fn findings(
     file: &str,
-    source: Option<&[u8]>,
+    source: Option<&Source<'_>>,
     diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
+    live: bool,
 ) -> Vec<Finding> {
-    let index = source
-        .filter(|_| diagnostics.iter().any(|d| d.span.is_some()))
-        .map(LineIndex::new);
     diagnostics
         .into_iter()
         .map(|diagnostic| {
-            let region = match (source, &index, &diagnostic.span) {
-                (Some(text), Some(index), Some(span)) => Some(Region::of(span, text, index)),
+            let region = match (source, &diagnostic.span) {
+                (Some(source), Some(span)) => Some(Region::of(span, &source.lines)),
                 _ => None,
             };
             Finding {
@@ -272,6 +295,7 @@ fn findings(
                 diagnostic,
                 region,
                 suppressed: false,
+                live,
             }
         })
         .collect()

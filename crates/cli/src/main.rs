@@ -4,6 +4,7 @@
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
+mod audit_cmd;
 mod baseline;
 mod census_cmd;
 mod cli;
@@ -16,26 +17,30 @@ mod live;
 mod overrides;
 mod plan_cmd;
 mod position;
+mod proxy_cmd;
 mod render;
+mod rollback_cmd;
+mod spec_repo_cmd;
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use mcp_recovery_validator::{DefaultLevel, find_rule, rules};
+use mcp_recovery_validator::{DefaultLevel, escape_controls, find_rule, rules};
 
 use crate::cli::{Cli, Command, ExplainArgs, FetchArgs, SchemaArgs};
 
 /// Why a command could not run (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
-    /// A file or stdin could not be read.
+    /// A file or stdin could not be read, or was refused.
     #[error("cannot read {path}: {source}")]
     Read {
         /// The input as given.
         path: String,
         /// Why.
-        source: std::io::Error,
+        source: inputs::ReadError,
     },
     /// A file or directory could not be written.
     #[error("cannot write {path}: {source}")]
@@ -57,7 +62,7 @@ pub enum Failure {
     /// The live server failed (could not start, hung, answered garbage, was unreachable).
     #[error("server {source_name}: {error}")]
     Server {
-        /// The command line or URL.
+        /// How the server is named in output (`stdio:PROGRAM`, the reduced URL or `--name`).
         source_name: String,
         /// What went wrong.
         error: mcp_recovery_client::ClientError,
@@ -74,7 +79,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// Maps an error of the live server `source_name` (its command line or URL).
+    /// Maps an error of the live server named `source_name`.
     pub fn server(source_name: String) -> impl FnOnce(mcp_recovery_client::ClientError) -> Self {
         move |error| Self::Server { source_name, error }
     }
@@ -84,6 +89,11 @@ fn main() -> ExitCode {
     // clap exits with 2 on usage errors (and 0 for --help/--version), as the contract wants.
     let cli = Cli::parse();
     check_server_args(&cli);
+    exit_2_on_panic();
+    inputs::set_policy(inputs::ReadPolicy {
+        max_bytes: cli.max_file_size,
+        follow_links: cli.follow_links,
+    });
     let result = match cli.command {
         Command::Lint(args) => lint::run(&args),
         Command::Rules => list_rules().map(|()| ExitCode::SUCCESS),
@@ -94,15 +104,36 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert_cmd::run(&args),
         Command::Census(args) => census_cmd::run(&args),
         Command::Demo(args) => demo::run(&args),
-        Command::DemoServer => demo::serve(),
+        Command::Proxy(args) => proxy_cmd::run(&args),
+        Command::Audit(args) => audit_cmd::run(&args),
+        Command::Rollback(args) => rollback_cmd::run(&args),
+        Command::DemoServer(args) => demo::serve(&args),
     };
     match result {
         Ok(code) => code,
+        // A reader that stops early (`lint … | head -1`) is not an error: end quietly, as
+        // ripgrep does.
+        Err(Failure::Write(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(failure) => {
             report_failure(&failure);
             ExitCode::from(2)
         }
     }
+}
+
+/// A bug must still end with the documented status (2, "could not run"), never Rust's 101, and
+/// with one inert line.
+fn exit_2_on_panic() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = escape_controls(&info.to_string()).into_owned();
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: internal error (please report it): {message}"
+        );
+        std::process::exit(2);
+    }));
 }
 
 /// Requirements clap lets through when a path is also given (a conflicting argument lifts
@@ -111,6 +142,7 @@ fn check_server_args(cli: &Cli) {
     let server = match &cli.command {
         Command::Lint(args) => &args.server,
         Command::Fetch(args) => &args.server,
+        Command::Rollback(args) => &args.server,
         _ => return,
     };
     let problem = if !server.headers.is_empty() && server.url.is_none() {
@@ -129,12 +161,14 @@ fn check_server_args(cli: &Cli) {
 }
 
 /// Prints `error: <reason>` on one line, then (for a config mistake) the excerpt of the file.
+/// Every line is made inert here: reasons quote file names, config values and server output,
+/// and a CR or a line starting with `::` would otherwise be a workflow command on GitHub.
 fn report_failure(failure: &Failure) {
     let mut stderr = std::io::stderr().lock();
     let reason = match failure {
         // The client's message is one line, then the tail of the server's stderr, indented.
-        Failure::Server { .. } => failure.to_string(),
-        _ => failure.to_string().replace('\n', " "),
+        Failure::Server { .. } => inert_lines(&failure.to_string()),
+        _ => escape_controls(&failure.to_string().replace('\n', " ")).into_owned(),
     };
     let _ = writeln!(stderr, "error: {reason}");
     if let Failure::Config(config::ConfigError::Invalid {
@@ -155,9 +189,17 @@ fn report_failure(failure: &Failure) {
                 .with_width(100);
         let mut text = String::new();
         if handler.render_report(&mut text, &excerpt).is_ok() {
-            let _ = writeln!(stderr, "{}", text.trim_end());
+            let _ = writeln!(stderr, "{}", inert_lines(text.trim_end()));
         }
     }
+}
+
+/// `text` with each line made inert (the line breaks between them kept).
+fn inert_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| escape_controls(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn level_name(level: DefaultLevel) -> &'static str {
@@ -209,6 +251,9 @@ fn explain(args: &ExplainArgs) -> Result<(), Failure> {
 
 /// `schema`: list, print one, or write all.
 fn schema(args: &SchemaArgs) -> Result<(), Failure> {
+    if let Some(repo) = &args.spec_repo {
+        return spec_repo_cmd::run(repo, &args.version);
+    }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {
         file.strip_suffix(".schema.json")
@@ -225,11 +270,11 @@ fn schema(args: &SchemaArgs) -> Result<(), Failure> {
         for (file, value) in &schemas {
             let path = dir.join(file);
             let text = format!("{}\n", pretty(value, "the schema")?);
-            std::fs::write(&path, text).map_err(|source| Failure::WriteFile {
+            write_new(dir, file, text.as_bytes()).map_err(|source| Failure::WriteFile {
                 path: path.display().to_string(),
                 source,
             })?;
-            writeln!(out, "{}", path.display())?;
+            writeln!(out, "{}", escape_controls(&path.display().to_string()))?;
         }
         return Ok(());
     }
@@ -253,9 +298,41 @@ fn schema(args: &SchemaArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `value` as pretty JSON; `what` names it should that fail.
+/// Writes `bytes` as `dir/file` without ever following a symbolic link placed in `dir`: into a
+/// new file (`create_new` fails on anything already there, a link included), then renamed over
+/// the target, which replaces a link itself rather than the file it points to.
+fn write_new(dir: &Path, file: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let mut attempt = 0u32;
+    loop {
+        let temporary = dir.join(format!(".{file}.{}-{attempt}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+        {
+            Ok(mut handle) => {
+                let written = handle.write_all(bytes).and_then(|()| handle.sync_all());
+                drop(handle);
+                let result = written.and_then(|()| std::fs::rename(&temporary, dir.join(file)));
+                if result.is_err() {
+                    let _ = std::fs::remove_file(&temporary);
+                }
+                return result;
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => {
+                attempt += 1;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// `value` as pretty JSON; `what` names it should that fail. Characters that are valid in a
+/// JSON string but unsafe on a terminal (C1 controls, DEL, bidi overrides, line separators) are
+/// written as `\uXXXX` escapes: the same JSON value, inert text.
 pub fn pretty<T: serde::Serialize>(value: &T, what: &str) -> Result<String, Failure> {
     serde_json::to_string_pretty(value)
+        .map(|text| render::json_inert(&text))
         .map_err(|e| Failure::Usage(format!("cannot serialize {what}: {e}")))
 }
 

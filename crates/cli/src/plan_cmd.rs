@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
+use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_session_trace, parse_trace};
 
-use crate::inputs::{Input, read_json};
+use crate::inputs::{Input, not_a_tools_list, read_json};
 use crate::render::{paint, use_color};
 use crate::{Failure, pretty};
 
@@ -21,6 +21,9 @@ pub struct PlanArgs {
     /// `{"name": …, "arguments": {…}, "result": <CallToolResult> | null}` (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
+    /// With a proxy journal as the trace: plan only this session's calls.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = PlanFormat::Human)]
     pub format: PlanFormat,
@@ -58,13 +61,21 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let document = read_json(&args.tools)?;
-    let tools = load_tools(&document)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.tools.display())))?;
+    let tools = load_tools(&document).map_err(|e| not_a_tools_list(&args.tools, &e))?;
+    // A tool the model cannot read only makes the steps that need it unavailable; say which.
+    let mut stderr = std::io::stderr().lock();
+    for unusable in &tools.unusable {
+        writeln!(stderr, "warning: {}: {unusable}", args.tools.display())?;
+    }
+    drop(stderr);
     let trace_bytes = Input::named(&args.trace).read()?;
     let trace_text = String::from_utf8(trace_bytes)
         .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;
-    let trace = parse_trace(&trace_text)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?;
+    let trace = match &args.session {
+        Some(session) => parse_session_trace(&trace_text, session),
+        None => parse_trace(&trace_text),
+    }
+    .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?;
     let plan = build_plan(&tools, &trace);
     let mut out = std::io::stdout().lock();
     match args.format {

@@ -56,3 +56,18 @@ fn census_help() {
 fn demo_help() {
     assert_cmd_snapshot!(bin().args(["demo", "--help"]));
 }
+
+#[test]
+fn proxy_help() {
+    assert_cmd_snapshot!(bin().args(["proxy", "--help"]));
+}
+
+#[test]
+fn audit_verify_help() {
+    assert_cmd_snapshot!(bin().args(["audit", "verify", "--help"]));
+}
+
+#[test]
+fn rollback_help() {
+    assert_cmd_snapshot!(bin().args(["rollback", "--help"]));
+}

@@ -41,7 +41,7 @@ fn lints_a_stdio_server() {
     let diagnostics = report["diagnostics"].as_array().unwrap();
     assert!(diagnostics.iter().any(|d| d["code"] == "R101"), "{report}");
     for d in diagnostics {
-        assert_eq!(d["file"], "sh server.sh");
+        assert_eq!(d["file"], "stdio:sh");
         // No source text from a live server: no positions.
         assert!(d["line"].is_null() && d["column"].is_null(), "{d}");
     }
@@ -99,7 +99,7 @@ fn server_that_cannot_start_exits_2() {
         assert!(output.stdout.is_empty());
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert!(
-            stderr.starts_with("error: server ./no-such-server-here: could not start"),
+            stderr.starts_with("error: server stdio:./no-such-server-here: could not start"),
             "{stderr}"
         );
     }
@@ -125,7 +125,7 @@ fn hanging_server_exits_2_within_the_timeout() {
     assert_eq!(code(&output), 2);
     assert!(started.elapsed() < Duration::from_secs(15));
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(stderr.starts_with("error: server sh -c "), "{stderr}");
+    assert!(stderr.starts_with("error: server stdio:sh: "), "{stderr}");
     assert!(stderr.contains("no answer to `initialize`"), "{stderr}");
 }
 
@@ -165,4 +165,52 @@ fn malformed_header_exits_2() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.starts_with("error: invalid header"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1);
+}
+
+/// A live server is named without its arguments or environment assignments (they may hold
+/// secrets) in every format: the human text, the JSON `file`, the GitHub `file=`, the SARIF
+/// `uri`; `--name` names it explicitly, made inert.
+#[test]
+fn live_sources_are_named_without_arguments() {
+    let dir = scripted_server(&order_tools("void_order", true, true));
+    let server = [
+        "--stdio",
+        "--",
+        "sh",
+        "server.sh",
+        "--access-token=SECRET123",
+    ];
+    for format in ["human", "json", "sarif", "github"] {
+        let mut args = vec!["lint", "--format", format];
+        args.extend_from_slice(&server);
+        let output = run_in(dir.path(), &args);
+        assert_eq!(code(&output), 1, "{format}");
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            !stdout.contains("SECRET123") && !stderr.contains("SECRET123"),
+            "{format}: {stdout}"
+        );
+        let shown = if format == "github" {
+            "stdio%3Ash"
+        } else {
+            "stdio:sh"
+        };
+        assert!(stdout.contains(shown), "{format}: {stdout}");
+        if format == "sarif" {
+            let log: Value = serde_json::from_str(&stdout).unwrap();
+            let location = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+            assert_eq!(
+                location["artifactLocation"]["uri"], "stdio:sh",
+                "{location}"
+            );
+        }
+    }
+    let mut args = vec!["lint", "--format", "json", "--name", "checkout\u{1b}[2J"];
+    args.extend_from_slice(&server);
+    let (_, report) = lint_json(dir.path(), &args[3..]);
+    assert_eq!(
+        report["diagnostics"][0]["file"], "checkout\\u{1b}[2J",
+        "{report}"
+    );
 }

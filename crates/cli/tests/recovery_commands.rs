@@ -178,5 +178,118 @@ fn demo_restores_the_state() {
     assert!(stdout.contains("✓ refund_payment"), "{stdout}");
     assert!(stdout.contains("✓ release_inventory"), "{stdout}");
     assert!(stdout.contains("state restored"), "{stdout}");
+    assert!(stdout.contains("the proxy compensated 2 calls"), "{stdout}");
+    assert!(stdout.contains("chain intact"), "{stdout}");
+    assert!(stdout.contains("✓ state restored by the proxy"), "{stdout}");
     assert!(!stdout.contains('\x1b'), "no colors when NO_COLOR is set");
+}
+
+/// Every command accepts the same documents: a JSON-RPC response without `jsonrpc` included.
+#[test]
+fn every_command_accepts_the_same_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    let document = json!({"id": 1, "result": {"tools": [
+        {"name": "charge", "inputSchema": {"type": "object"},
+         "annotations": {"recovery": {"strategy": "compensation", "compensatingOperation": {
+             "operationId": "refund", "parameters": {"id": "$request.body#/id"}}}}},
+        {"name": "refund", "inputSchema": {"type": "object"}, "annotations": {"idempotentHint": true}},
+        {"name": "broken", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": "yes"}}
+    ]}});
+    fs::write(&tools, document.to_string()).unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    fs::write(
+        &trace,
+        json!({"name": "charge", "arguments": {"id": "C-1"}, "result": {"content": []}})
+            .to_string(),
+    )
+    .unwrap();
+    let plan = bin()
+        .args(["plan", "--format", "json", "--tools"])
+        .arg(&tools)
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{plan:?}");
+    let plan_json = json_stdout(&plan);
+    assert_eq!(plan_json["steps"][0]["status"], "compensate");
+    let stderr = String::from_utf8(plan.stderr).unwrap();
+    assert!(stderr.contains("'broken' at /result/tools/2"), "{stderr}");
+    let convert = bin()
+        .args(["convert", "--to", "compensate"])
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_eq!(convert.status.code(), Some(0), "{convert:?}");
+    let census = bin()
+        .args(["census", "--format", "json"])
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_eq!(json_stdout(&census)["servers"], 1);
+    let lint = bin()
+        .args(["lint", "--format", "json"])
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_eq!(json_stdout(&lint)["summary"]["tools"], 3);
+}
+
+/// A pointer that indexes an array has no mcp-compensate counterpart: exit 1 with a note.
+#[test]
+fn convert_refuses_array_index_pointers() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("tools.json");
+    fs::write(
+        &input,
+        json!([{"name": "t", "inputSchema": {"type": "object"},
+            "annotations": {"recovery": {"strategy": "compensation", "compensatingOperation": {
+                "operationId": "u", "parameters": {"id": "$response.body#/items/0/id"}}}}}])
+        .to_string(),
+    )
+    .unwrap();
+    let output = bin()
+        .args(["convert", "--to", "compensate"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("index an array"), "{stderr}");
+}
+
+/// A census of a directory without documents says so and exits 2.
+#[test]
+fn census_of_nothing_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = bin().arg("census").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("no *.json documents"), "{stderr}");
+}
+
+/// A reader that stops early is not an error: `lint … | head -1` exits 0 without a message.
+#[test]
+fn broken_pipe_exits_0_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(["rules"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the pipe before the output is written.
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "");
 }

@@ -22,6 +22,8 @@ options:
   --page-size N             tools per tools/list page (default: all on one page)
   --tools-file PATH         announce the tools of this JSON file ({\"tools\": [...]} or [...])
   --protocol-version V      answer initialize with V whatever the client asks
+  --call-log PATH           append each tools/call (name, arguments) to PATH as a JSON line
+  --slow TOOL=MS            wait MS milliseconds before answering calls to TOOL (repeatable)
   --hostile MODE            stdio only: misbehave on tools/list (hang, crash, garbage,
                             endless-pages, repeat-cursor, huge, chatty)
   -h, --help                show this help";
@@ -63,6 +65,17 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, St
                 args.config.protocol_version = Some(value("--protocol-version")?)
             }
             "--hostile" => args.hostile = Some(value("--hostile")?.parse()?),
+            "--call-log" => args.config.call_log = Some(value("--call-log")?.into()),
+            "--slow" => {
+                let spec = value("--slow")?;
+                let parsed = spec
+                    .split_once('=')
+                    .and_then(|(tool, ms)| Some((tool.to_owned(), ms.parse().ok()?)));
+                let Some(slow) = parsed else {
+                    return Err(format!("--slow: {spec:?} is not TOOL=MILLISECONDS"));
+                };
+                args.config.slow.push(slow);
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }

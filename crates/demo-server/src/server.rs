@@ -19,6 +19,11 @@ pub struct Config {
     pub page_size: usize,
     /// Answer `initialize` with this version whatever the client asks (to test negotiation).
     pub protocol_version: Option<String>,
+    /// Append every `tools/call` (name and arguments, one JSON line, flushed) to this file, so
+    /// tests can count what reached the server across runs and restarts.
+    pub call_log: Option<std::path::PathBuf>,
+    /// Tools that wait this many milliseconds before answering (to test calls in flight).
+    pub slow: Vec<(String, u64)>,
 }
 
 impl Default for Config {
@@ -34,6 +39,8 @@ impl Default for Config {
             tools,
             page_size: 0,
             protocol_version: None,
+            call_log: None,
+            slow: Vec::new(),
         }
     }
 }
@@ -155,6 +162,20 @@ impl Server {
             Some(Value::Object(arguments)) => arguments.clone(),
             Some(_) => return Err("`arguments` must be an object".into()),
         };
+        if let Some(path) = &self.config.call_log {
+            let line = format!("{}\n", json!({"name": name, "arguments": arguments}));
+            let logged = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+            if let Err(e) = logged {
+                return Err(format!("cannot write the call log: {e}"));
+            }
+        }
+        if let Some((_, millis)) = self.config.slow.iter().find(|(tool, _)| tool == name) {
+            std::thread::sleep(std::time::Duration::from_millis(*millis));
+        }
         let mut checkout = self.checkout.lock().unwrap_or_else(PoisonError::into_inner);
         checkout
             .call(name, &arguments)

@@ -27,6 +27,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::binding::Binding;
+use crate::document::{LocateError, locate_tools, locate_tools_mut};
 use crate::expression::{BodySide, RuntimeExpression, Source};
 use crate::jsonpath::JsonPath;
 use crate::pointer::escape_token;
@@ -84,19 +85,6 @@ impl std::fmt::Display for ConversionNote {
     }
 }
 
-/// A document that is not a `tools/list` in any accepted shape.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConvertError {
-    /// A JSON-RPC error response.
-    #[error("the document is a JSON-RPC error response, not a tools/list result")]
-    JsonRpcError,
-    /// None of the three shapes.
-    #[error(
-        "not a tools/list document: expected a JSON-RPC response with result.tools, an object with \"tools\", or an array of tools"
-    )]
-    NotAToolsList,
-}
-
 /// The carrier's command-line name was not `sep3172` or `compensate`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown carrier '{0}' (expected 'sep3172' or 'compensate')")]
@@ -126,24 +114,10 @@ impl std::str::FromStr for Carrier {
 
 /// Converts every tool of a `tools/list` document (JSON-RPC response, `{"tools": [...]}` or a
 /// bare array), keeping the document's shape and everything else in it.
-pub fn convert_document(document: &Value, to: Carrier) -> Result<DocumentConversion, ConvertError> {
-    let base = match document {
-        Value::Array(_) => "",
-        Value::Object(object) if object.contains_key("jsonrpc") && object.contains_key("error") => {
-            return Err(ConvertError::JsonRpcError);
-        }
-        Value::Object(object)
-            if object.contains_key("jsonrpc") && object.contains_key("result") =>
-        {
-            "/result/tools"
-        }
-        Value::Object(_) => "/tools",
-        _ => return Err(ConvertError::NotAToolsList),
-    };
+pub fn convert_document(document: &Value, to: Carrier) -> Result<DocumentConversion, LocateError> {
+    let base = locate_tools(document)?.pointer();
     let mut converted = document.clone();
-    let Some(Value::Array(tools)) = converted.pointer_mut(base) else {
-        return Err(ConvertError::NotAToolsList);
-    };
+    let tools = locate_tools_mut(&mut converted)?;
     let mut notes = Vec::new();
     for (index, tool) in tools.iter_mut().enumerate() {
         let conversion = convert_tool(tool, to);
@@ -393,7 +367,7 @@ impl Converter {
             return None;
         }
         let declared = recovery.normalize()?;
-        let operation = &recovery.compensating_operation;
+        let operation = recovery.compensating_operation.as_ref()?;
         let mapping = self.convert_bindings(from, &operation.parameters, |raw| {
             sep_binding_as_path(raw).map(Value::String)
         })?;
@@ -449,9 +423,12 @@ impl Converter {
             }
         };
         let parameters = self.convert_bindings(from, &call.parameter_mapping, |raw| {
-            Binding::parse_compensate(raw)
-                .map(|binding| canonical_sep(&binding))
-                .map_err(|e| format!("malformed binding: {e}"))
+            let binding =
+                Binding::parse_compensate(raw).map_err(|e| format!("malformed binding: {e}"))?;
+            if let Binding::Expression(expression) = &binding {
+                array_like(expression, raw)?;
+            }
+            Ok(canonical_sep(&binding))
         })?;
         let call_base = format!("{base}/compensation");
         let mut fields: Vec<(&str, &str)> = Vec::new();
@@ -507,6 +484,7 @@ fn sep_binding_as_path(raw: &Value) -> Result<String, String> {
         }
         Ok(Binding::Expression(expression)) => expression,
     };
+    array_like(&expression, raw)?;
     if let Some(path) = JsonPath::from_expression(&expression) {
         return Ok(path.to_string());
     }
@@ -516,6 +494,21 @@ fn sep_binding_as_path(raw: &Value) -> Result<String, String> {
         ),
         _ => format!("`{expression}` has no mcp-compensate counterpart (nor any meaning in MCP)"),
     })
+}
+
+/// A body expression with a token that can index an array has no counterpart in the other
+/// carrier: a JSON Pointer token `0` selects an array's first item, an mcp-compensate name `'0'`
+/// selects only an object member named `0`.
+fn array_like(expression: &RuntimeExpression, raw: &Value) -> Result<(), String> {
+    match expression.body_target() {
+        Some((_, pointer)) => match pointer.array_like_token() {
+            Some(token) => Err(format!(
+                "{raw}: the token '{token}' would index an array as a JSON Pointer, while an mcp-compensate name selects only object members; the two carriers cannot say the same thing"
+            )),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    }
 }
 
 /// The SEP-3172 spelling of a binding; the whole structured result is `$response.body`.
@@ -870,16 +863,46 @@ mod tests {
                 &json!({"jsonrpc": "2.0", "id": 1, "error": {}}),
                 Carrier::Sep3172
             ),
-            Err(ConvertError::JsonRpcError)
+            Err(LocateError::JsonRpcError { error: json!({}) })
         );
         assert_eq!(
-            convert_document(&json!({"tool": []}), Carrier::Sep3172),
-            Err(ConvertError::NotAToolsList)
+            convert_document(&json!({"tool": []}), Carrier::Sep3172).map(|_| ()),
+            Err(LocateError::UnknownObject {
+                keys: vec!["tool".to_owned()],
+                more: false
+            })
         );
         assert_eq!(
-            convert_document(&json!(4), Carrier::Sep3172),
-            Err(ConvertError::NotAToolsList)
+            convert_document(&json!(4), Carrier::Sep3172).map(|_| ()),
+            Err(LocateError::NotAContainer { found: "integer" })
         );
+    }
+
+    #[test]
+    fn array_index_tokens_have_no_counterpart() {
+        for pointer in ["/items/0/id", "/items/-", "/12"] {
+            let binding = format!("$response.body#{pointer}");
+            let tool = sep_tool(json!({ "id": binding }));
+            let conversion = convert_tool(&tool, Carrier::Compensate);
+            assert_eq!(conversion.tool, tool, "{pointer}");
+            assert_eq!(conversion.notes.len(), 1, "{pointer}");
+            assert_eq!(conversion.notes[0].kind, NoteKind::NotConverted);
+            assert!(conversion.notes[0].message.contains("index an array"));
+        }
+        for path in ["$.output.structuredContent.items['0'].id", "$.input['7']"] {
+            let tool = json!({
+                "name": "t",
+                "inputSchema": {"type": "object"},
+                "_meta": {"dev.chronomcp/compensate": {
+                    "reversibility": "compensable",
+                    "compensation": {"toolName": "u", "parameterMapping": {"id": path}}
+                }}
+            });
+            let conversion = convert_tool(&tool, Carrier::Sep3172);
+            assert_eq!(conversion.tool, tool, "{path}");
+            assert_eq!(conversion.notes.len(), 1, "{path}");
+            assert_eq!(conversion.notes[0].kind, NoteKind::NotConverted);
+        }
     }
 
     #[test]
@@ -900,6 +923,11 @@ mod tests {
         ) {
             let mut parameters = Map::new();
             for (parameter, response, tokens) in bindings {
+                // Tokens that may index an array have no counterpart (see `array_like`).
+                let tokens: Vec<String> = tokens
+                    .into_iter()
+                    .map(|t| if t == "-" || crate::array_index(&t).is_some() { format!("k{t}") } else { t })
+                    .collect();
                 let expression = if response {
                     if tokens.is_empty() {
                         "$response.body".to_owned()

@@ -2,7 +2,9 @@
 //!
 //! Accepted: `$.input.<name>(.<name>)*` and `$.output.structuredContent(.<name>)*`, where each
 //! `.name` may also be written in bracket notation (`['a b']`, `["a b"]`, RFC 9535 string
-//! literals). Indices, wildcards, filters, slices and descendant segments are rejected.
+//! literals). Indices, wildcards, filters, slices and descendant segments are rejected. As in
+//! RFC 9535, blank space (space, tab, line feed, carriage return) may precede each segment and
+//! pad the inside of brackets, but may not follow the last segment or the `.` of a segment.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -69,6 +71,18 @@ impl Parser<'_> {
     fn skip_blank(&mut self) {
         while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
             self.pos += 1;
+        }
+    }
+
+    /// Skips the blank space before a segment and reports whether one follows; blank space at the
+    /// end of the path is an error (RFC 9535 allows it only between segments).
+    fn before_segment(&mut self) -> Result<bool, JsonPathError> {
+        let start = self.pos;
+        self.skip_blank();
+        match self.peek() {
+            Some(_) => Ok(true),
+            None if self.pos > start => fail(start, "blank space may not end a path"),
+            None => Ok(false),
         }
     }
 
@@ -191,12 +205,12 @@ impl JsonPath {
         // is reported for reading `content`, not for the index after it.
         let mut side = None;
         let mut names = Vec::new();
-        while parser.peek().is_some() {
+        while parser.before_segment()? {
             let (at, name) = parser.segment()?;
             match side {
                 None if name == "input" => side = Some(BodySide::Request),
                 None if name == "output" => {
-                    if parser.peek().is_none() {
+                    if !parser.before_segment()? {
                         return fail(text.len(), "expected '.structuredContent' after '$.output'");
                     }
                     match parser.segment()? {
@@ -286,7 +300,7 @@ pub fn jsonpath_pattern() -> String {
     );
     let fixed = |name: &str| format!(r#"(?:\.{name}|\[{blank}(?:'{name}'|"{name}"){blank}\])"#);
     format!(
-        r"^\$(?:{input}{segment}+|{output}{structured}{segment}*)$",
+        r"^\$(?:{blank}{input}(?:{blank}{segment})+|{blank}{output}{blank}{structured}(?:{blank}{segment})*)$",
         input = fixed("input"),
         output = fixed("output"),
         structured = fixed("structuredContent"),
@@ -324,6 +338,10 @@ mod tests {
             ("$.input[ 'k\\'s' ]", "$request.body#/k's"),
             ("$.input['\\u00e9\\ud83d\\ude00']", "$request.body#/é😀"),
             ("$.input.café", "$request.body#/café"),
+            // RFC 9535 §2.3: blank space may precede every segment.
+            ("$ .input .id", "$request.body#/id"),
+            ("$.input\n\t['a']\r .b", "$request.body#/a/b"),
+            ("$ .output\t.structuredContent .id", "$response.body#/id"),
         ];
         for (path, expression) in cases {
             let parsed = JsonPath::parse(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -348,6 +366,9 @@ mod tests {
             ("$.input['a", 10, "unterminated"),
             ("$.input['a','b']", 11, "unions"),
             ("$", 1, "'.input'"),
+            ("$.input.id ", 10, "blank space may not end"),
+            ("$.input. id", 8, "property name"),
+            ("$.output ", 8, "blank space may not end"),
         ];
         for (path, offset, needle) in cases {
             let error = JsonPath::parse(path).unwrap_err();

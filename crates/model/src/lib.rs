@@ -32,25 +32,30 @@
 
 mod binding;
 mod convert;
+mod document;
 mod expression;
+mod input_schema;
 mod jsonpath;
 mod pointer;
 mod recovery;
 mod tool;
 
 pub use binding::{
-    Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern,
+    Binding, BindingError, Template, TemplatePart, json_type_name, number_is_integer,
+    number_is_zero, template_pattern,
 };
 pub use convert::{
-    Conversion, ConversionNote, ConvertError, DocumentConversion, NoteKind, UnknownCarrier,
-    convert_document, convert_tool,
+    Conversion, ConversionNote, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
+    convert_tool,
 };
+pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools, locate_tools_mut};
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
+pub use input_schema::compile_input_schema;
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use pointer::{JsonPointer, PointerError, array_index, escape_token};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,
-    Compensation, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,
+    Compensation, Count, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,
 };
 pub use tool::{
     COMPENSATE_META_KEY, Hint, Icon, IconTheme, TaskSupport, Tool, ToolAnnotations, ToolExecution,

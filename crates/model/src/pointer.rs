@@ -106,6 +106,23 @@ impl JsonPointer {
                 _ => None,
             })
     }
+
+    /// Evaluates the pointer as a JSONPath of name selectors reads it (RFC 9535 §2.3.1.2): every
+    /// token selects an object member, and an array selects nothing, whatever the token.
+    pub fn evaluate_members<'a>(&self, document: &'a Value) -> Option<&'a Value> {
+        self.tokens
+            .iter()
+            .try_fold(document, |value, token| value.as_object()?.get(token))
+    }
+
+    /// The first token that would index an array under RFC 6901 (`0`, `12`, `-`), if any: where
+    /// one appears, the pointer and a name-selector path may select different things.
+    pub fn array_like_token(&self) -> Option<&str> {
+        self.tokens
+            .iter()
+            .map(String::as_str)
+            .find(|token| *token == "-" || array_index(token).is_some())
+    }
 }
 
 /// Parses an RFC 6901 array index: `0` or a decimal without a leading zero.

@@ -13,20 +13,102 @@ use crate::jsonpath::JsonPath;
 pub const COMPENSATION_STRATEGY: &str = "compensation";
 
 /// SEP-3172 `annotations.recovery`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(
-    title = "Recovery",
-    description = "How to compensate a completed call of this tool (SEP-3172)."
+///
+/// Only the `"compensation"` strategy is defined; it requires `compensatingOperation`. Any other
+/// strategy is reserved for future revisions (`retry-elsewhere`, `manual-only`, …): such an
+/// object is accepted whatever else it holds, kept as written in `extra`, and ignored by
+/// orchestrators.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    try_from = "Map<String, Value>",
+    into = "Map<String, Value>"
 )]
 pub struct Recovery {
     /// `"compensation"`; other values are reserved and ignored by orchestrators.
     pub strategy: String,
-    /// The tool to call, and how its arguments are bound.
-    pub compensating_operation: CompensatingOperation,
-    /// Fields this model does not know.
-    #[serde(flatten)]
+    /// The tool to call, and how its arguments are bound; `Some` exactly for the
+    /// `"compensation"` strategy.
+    pub compensating_operation: Option<CompensatingOperation>,
+    /// Every other member (for an unknown strategy, everything but `strategy`).
     pub extra: Map<String, Value>,
+}
+
+impl TryFrom<Map<String, Value>> for Recovery {
+    type Error = String;
+
+    fn try_from(mut map: Map<String, Value>) -> Result<Self, String> {
+        let strategy = match map.remove("strategy") {
+            Some(Value::String(strategy)) => strategy,
+            Some(other) => {
+                return Err(format!(
+                    "strategy must be a string, found {}",
+                    crate::binding::json_type_name(&other)
+                ));
+            }
+            None => return Err("missing field `strategy`".to_owned()),
+        };
+        let compensating_operation = if strategy == COMPENSATION_STRATEGY {
+            let operation = map
+                .remove("compensatingOperation")
+                .ok_or("missing field `compensatingOperation`")?;
+            Some(
+                CompensatingOperation::deserialize(operation)
+                    .map_err(|e| format!("compensatingOperation: {e}"))?,
+            )
+        } else {
+            None
+        };
+        Ok(Self {
+            strategy,
+            compensating_operation,
+            extra: map,
+        })
+    }
+}
+
+impl From<Recovery> for Map<String, Value> {
+    fn from(recovery: Recovery) -> Self {
+        let mut map = Map::new();
+        map.insert("strategy".to_owned(), Value::String(recovery.strategy));
+        if let Some(operation) = recovery.compensating_operation {
+            map.insert(
+                "compensatingOperation".to_owned(),
+                serde_json::to_value(operation).unwrap_or(Value::Null),
+            );
+        }
+        map.extend(recovery.extra);
+        map
+    }
+}
+
+impl JsonSchema for Recovery {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Recovery".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "title": "Recovery",
+            "description": "How to compensate a completed call of this tool (SEP-3172). The strategy `compensation` requires `compensatingOperation`; other strategies are reserved for future revisions, accepted with any other members, and ignored by orchestrators.",
+            "type": "object",
+            "properties": {
+                "strategy": {
+                    "type": "string",
+                    "description": "`compensation`; other values are reserved and ignored by orchestrators."
+                }
+            },
+            "required": ["strategy"],
+            "if": {"properties": {"strategy": {"const": COMPENSATION_STRATEGY}}},
+            "then": {
+                "properties": {
+                    "compensatingOperation": generator.subschema_for::<CompensatingOperation>()
+                },
+                "required": ["compensatingOperation"]
+            },
+            "additionalProperties": true
+        })
+    }
 }
 
 /// SEP-3172 `compensatingOperation`.
@@ -54,13 +136,25 @@ pub struct Compensate {
     /// The reversibility class.
     pub reversibility: Reversibility,
     /// The compensating call; present exactly when `reversibility` is `compensable`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::tool::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub compensation: Option<CompensateCall>,
     /// Systems the tool affects, such as `storage` or `payments`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::tool::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub side_effect_scope: Option<Vec<String>>,
     /// Free-form notes for humans.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::tool::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub notes: Option<String>,
     /// Fields this model does not know.
     #[serde(flatten)]
@@ -77,14 +171,75 @@ pub struct CompensateCall {
     #[schemars(with = "BTreeMap<String, JsonPath>")]
     pub parameter_mapping: Map<String, Value>,
     /// Time limit of the compensating call, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "crate::tool::present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout_ms: Option<Count>,
     /// Retries of the compensating call after a failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
+    #[serde(
+        default,
+        deserialize_with = "crate::tool::present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_retries: Option<Count>,
     /// Fields this model does not know.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// A non-negative integer as JSON Schema counts them: any JSON number without a fractional part,
+/// whatever its spelling (`3`, `3.0`, `3e0`) or size, kept as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Count(serde_json::Number);
+
+impl Count {
+    /// The number as written.
+    pub fn number(&self) -> &serde_json::Number {
+        &self.0
+    }
+
+    /// The value, saturating at `u64::MAX` (a budget that large is unbounded in practice).
+    pub fn saturating_u64(&self) -> u64 {
+        self.0
+            .as_u64()
+            .or_else(|| self.0.as_f64().filter(|f| f.is_finite()).map(|f| f as u64))
+            .unwrap_or(u64::MAX)
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let number = serde_json::Number::deserialize(deserializer)?;
+        let text = number.to_string();
+        if !crate::binding::number_is_integer(&text) {
+            return Err(serde::de::Error::custom(format!(
+                "expected a whole number, found {text}"
+            )));
+        }
+        if text.starts_with('-') && !crate::binding::number_is_zero(&text) {
+            return Err(serde::de::Error::custom(format!(
+                "expected a non-negative number, found {text}"
+            )));
+        }
+        Ok(Self(number))
+    }
+}
+
+impl JsonSchema for Count {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NonNegativeInteger".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "minimum": 0})
+    }
 }
 
 /// What a completed call leaves behind.
@@ -157,7 +312,7 @@ pub struct Compensation {
     /// Time limit in milliseconds (compensate carrier only).
     pub timeout_ms: Option<u64>,
     /// Retry budget (compensate carrier only).
-    pub max_retries: Option<u32>,
+    pub max_retries: Option<u64>,
 }
 
 /// One parameter of a compensating call.
@@ -174,10 +329,7 @@ pub struct ParameterBinding {
 impl Recovery {
     /// The normalized declaration; `None` for a strategy other than `"compensation"`.
     pub fn normalize(&self) -> Option<DeclaredRecovery> {
-        if self.strategy != COMPENSATION_STRATEGY {
-            return None;
-        }
-        let op = &self.compensating_operation;
+        let op = self.compensating_operation.as_ref()?;
         Some(DeclaredRecovery {
             carrier: Carrier::Sep3172,
             reversibility: Reversibility::Compensable,
@@ -201,8 +353,8 @@ impl Compensate {
             compensation: self.compensation.as_ref().map(|c| Compensation {
                 tool: c.tool_name.clone(),
                 bindings: parse_bindings(&c.parameter_mapping, Binding::parse_compensate),
-                timeout_ms: c.timeout_ms,
-                max_retries: c.max_retries,
+                timeout_ms: c.timeout_ms.as_ref().map(Count::saturating_u64),
+                max_retries: c.max_retries.as_ref().map(Count::saturating_u64),
             }),
             side_effect_scope: self.side_effect_scope.clone().unwrap_or_default(),
         }

@@ -23,29 +23,59 @@ pub struct Tool {
     /// Programmatic name, unique within the server.
     pub name: String,
     /// Human-readable name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub title: Option<String>,
     /// Human-readable description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub description: Option<String>,
     /// JSON Schema of the arguments; its root `type` is `"object"`.
+    #[serde(deserialize_with = "input_schema")]
     #[schemars(with = "InputSchema")]
     pub input_schema: Value,
     /// JSON Schema of `structuredContent`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "output_schema",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<OutputSchema>")]
     pub output_schema: Option<Value>,
     /// Behavior hints and SEP-3172 recovery metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub annotations: Option<ToolAnnotations>,
     /// Metadata; may hold the `dev.chronomcp/compensate` carrier.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub meta: Option<ToolMeta>,
     /// Icons a client may display.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub icons: Option<Vec<Icon>>,
     /// Execution properties (2025-11-25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub execution: Option<ToolExecution>,
     /// Fields this model does not know.
     #[serde(flatten)]
@@ -86,22 +116,46 @@ enum ObjectType {
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
     /// Human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub title: Option<String>,
     /// The tool does not modify its environment (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub read_only_hint: Option<bool>,
     /// The tool may perform destructive updates (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub destructive_hint: Option<bool>,
     /// Repeating a call with the same arguments has no further effect (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotent_hint: Option<bool>,
     /// The tool interacts with an open world of external entities (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub open_world_hint: Option<bool>,
     /// SEP-3172: how to compensate a completed call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub recovery: Option<Recovery>,
     /// Fields this model does not know.
     #[serde(flatten)]
@@ -115,6 +169,7 @@ pub struct ToolMeta {
     #[serde(
         rename = "dev.chronomcp/compensate",
         default,
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub compensate: Option<Compensate>,
@@ -130,21 +185,50 @@ pub struct Icon {
     /// URI of the image.
     pub src: String,
     /// MIME type override.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mime_type: Option<String>,
     /// Sizes such as `48x48` or `any`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sizes: Option<Vec<String>>,
-    /// `light` or `dark`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theme: Option<IconTheme>,
+    /// `light` or `dark`; a value a newer revision adds is kept as written.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<IconThemeName>")]
+    pub theme: Option<String>,
     /// Fields this model does not know.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// An icon theme as the schema describes it: any string, `light` and `dark` being known.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+#[schemars(
+    description = "`light` or `dark`; other values, from newer protocol revisions, are allowed and mean nothing to this toolkit."
+)]
+struct IconThemeName(String);
+
+/// A task-support value as the schema describes it.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+#[schemars(
+    description = "`forbidden` (the default), `optional` or `required`; other values, from newer protocol revisions, are allowed and mean nothing to this toolkit."
+)]
+struct TaskSupportName(String);
+
 /// The background an icon is designed for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IconTheme {
     /// A light background.
@@ -157,16 +241,21 @@ pub enum IconTheme {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
-    /// Whether the tool supports task-augmented execution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_support: Option<TaskSupport>,
+    /// Whether the tool supports task-augmented execution; a value a newer revision adds is kept.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<TaskSupportName>")]
+    pub task_support: Option<String>,
     /// Fields this model does not know.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
 /// Task support of a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskSupport {
     /// No task-augmented execution (the default).
@@ -185,11 +274,117 @@ pub struct ToolsList {
     /// The tools of this page.
     pub tools: Vec<Tool>,
     /// Cursor of the next page, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub next_cursor: Option<String>,
     /// Fields this model does not know (`_meta`, `ttlMs`, `cacheScope`, `resultType`, …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl IconTheme {
+    /// The theme a value names, `None` for a value this toolkit does not know.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "light" => Some(Self::Light),
+            "dark" => Some(Self::Dark),
+            _ => None,
+        }
+    }
+}
+
+impl Icon {
+    /// The theme, when it is one this toolkit knows.
+    pub fn known_theme(&self) -> Option<IconTheme> {
+        self.theme.as_deref().and_then(IconTheme::parse)
+    }
+}
+
+impl TaskSupport {
+    /// The value a string names, `None` for a value this toolkit does not know.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "forbidden" => Some(Self::Forbidden),
+            "optional" => Some(Self::Optional),
+            "required" => Some(Self::Required),
+            _ => None,
+        }
+    }
+}
+
+impl ToolExecution {
+    /// The task support, when it is a value this toolkit knows.
+    pub fn known_task_support(&self) -> Option<TaskSupport> {
+        self.task_support.as_deref().and_then(TaskSupport::parse)
+    }
+}
+
+/// An optional field that, when present, holds a `T` (never `null`: MCP omits absent fields).
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// Checks the shape MCP requires of a schema member: an object whose `$schema` (when present) is a
+/// string, with `type: "object"` when `object_root` is set, and `properties`/`required` of the
+/// right types.
+fn schema_shape<E: serde::de::Error>(
+    value: &Value,
+    what: &str,
+    object_root: bool,
+) -> Result<(), E> {
+    let Value::Object(map) = value else {
+        return Err(E::custom(format!(
+            "{what} must be an object, found {}",
+            crate::binding::json_type_name(value)
+        )));
+    };
+    if let Some(dialect) = map.get("$schema")
+        && !dialect.is_string()
+    {
+        return Err(E::custom(format!("{what}.$schema must be a string")));
+    }
+    if object_root {
+        if map.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(E::custom(format!("{what}.type must be \"object\"")));
+        }
+        if let Some(properties) = map.get("properties")
+            && !properties.is_object()
+        {
+            return Err(E::custom(format!("{what}.properties must be an object")));
+        }
+        if let Some(required) = map.get("required") {
+            let strings = required
+                .as_array()
+                .is_some_and(|names| names.iter().all(Value::is_string));
+            if !strings {
+                return Err(E::custom(format!(
+                    "{what}.required must be an array of strings"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn input_schema<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    schema_shape(&value, "inputSchema", true)?;
+    Ok(value)
+}
+
+fn output_schema<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    schema_shape(&value, "outputSchema", false)?;
+    Ok(Some(value))
 }
 
 impl Tool {

@@ -35,5 +35,8 @@ mod tools;
 mod trace;
 
 pub use plan::{Plan, PlannedCall, Planner, Status, Step, build_plan, resolve_step};
-pub use tools::{LoadError, load_tools, tools_array};
-pub use trace::{TraceError, TraceLineError, TracedCall, parse_trace};
+pub use tools::{LoadError, ToolList, UnusableTool, load_tools};
+pub use trace::{
+    TraceError, TraceLineError, TracedCall, parse_session_calls, parse_session_trace, parse_trace,
+    trace_sessions,
+};

@@ -4,11 +4,14 @@ use std::collections::HashMap;
 use std::fmt;
 
 use jsonschema::Validator;
-use mcp_recovery_model::{COMPENSATE_META_KEY, Compensation, Hint, Reversibility, Tool};
+use mcp_recovery_model::{
+    COMPENSATE_META_KEY, Carrier, Compensation, Hint, Reversibility, Tool, compile_input_schema,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::resolve::resolve_arguments;
+use crate::tools::{ToolList, UnusableTool};
 use crate::trace::TracedCall;
 
 /// What an orchestrator should do about one completed call.
@@ -78,6 +81,45 @@ pub struct PlannedCall {
     pub name: String,
     /// Its arguments, resolved and validated against the tool's `inputSchema`.
     pub arguments: Map<String, Value>,
+    /// The declared time limit of the call in milliseconds (`timeoutMs`, compensate carrier).
+    #[serde(default, rename = "timeoutMs", skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// The declared number of retries after a failed attempt (`maxRetries`, compensate carrier).
+    #[serde(
+        default,
+        rename = "maxRetries",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_retries: Option<u64>,
+}
+
+impl PlannedCall {
+    /// A call without a declared time limit or retry budget.
+    pub fn new(name: impl Into<String>, arguments: Map<String, Value>) -> Self {
+        Self {
+            name: name.into(),
+            arguments,
+            timeout_ms: None,
+            max_retries: None,
+        }
+    }
+
+    /// One line: the tool, its arguments, and the declared limits when there are any.
+    pub fn summary(&self) -> String {
+        let mut text = format!("{} {}", self.name, Value::Object(self.arguments.clone()));
+        let limits: Vec<String> = [
+            self.timeout_ms.map(|ms| format!("timeout {ms} ms")),
+            self.max_retries
+                .map(|n| format!("{n} {}", if n == 1 { "retry" } else { "retries" })),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !limits.is_empty() {
+            text.push_str(&format!(" ({})", limits.join(", ")));
+        }
+        text
+    }
 }
 
 /// The verdict for one traced call.
@@ -124,18 +166,40 @@ pub struct Plan {
 ///    `irreversible`, `compensable` → `compensate` when every binding resolves and the arguments
 ///    validate, else `unavailable`. An explicit declaration wins over `readOnlyHint`;
 /// 6. no declaration: `readOnlyHint: true` → `read-only`, otherwise `not-declared`.
+///
+/// A tool the model cannot read (see [`ToolList::unusable`]) makes the steps that need it, as the
+/// traced tool or as the compensator, `unavailable` with the reason; the other steps are planned
+/// as usual.
 #[derive(Debug)]
 pub struct Planner<'t> {
-    tools: HashMap<&'t str, &'t Tool>,
+    tools: HashMap<&'t str, Result<&'t Tool, &'t UnusableTool>>,
     validators: HashMap<String, Result<Validator, String>>,
 }
 
 impl<'t> Planner<'t> {
-    /// A planner for this tool list; when names repeat, the first tool wins.
+    /// A planner for these tools; when names repeat, the first tool wins.
     pub fn new(tools: &'t [Tool]) -> Self {
+        Self::with_unusable(tools, &[])
+    }
+
+    /// A planner for a loaded tool list, its unreadable tools included (see [`load_tools`]).
+    ///
+    /// [`load_tools`]: crate::load_tools
+    pub fn for_list(list: &'t ToolList) -> Self {
+        Self::with_unusable(&list.tools, &list.unusable)
+    }
+
+    /// A planner for readable tools and the tools that could not be read; when names repeat, the
+    /// first readable tool wins.
+    pub fn with_unusable(tools: &'t [Tool], unusable: &'t [UnusableTool]) -> Self {
         let mut by_name = HashMap::new();
         for tool in tools {
-            by_name.entry(tool.name.as_str()).or_insert(tool);
+            by_name.entry(tool.name.as_str()).or_insert(Ok(tool));
+        }
+        for unusable in unusable {
+            if let Some(name) = &unusable.name {
+                by_name.entry(name.as_str()).or_insert(Err(unusable));
+            }
         }
         Self {
             tools: by_name,
@@ -171,12 +235,22 @@ impl<'t> Planner<'t> {
                 "the call returned isError: true; a failed call is not compensated",
             );
         }
-        let Some(tool) = self.tools.get(name).copied() else {
-            return Step::new(
-                name,
-                Status::NotDeclared,
-                format!("'{name}' is not in the tool list"),
-            );
+        let tool = match self.tools.get(name).copied() {
+            Some(Ok(tool)) => tool,
+            Some(Err(unusable)) => {
+                return Step::new(
+                    name,
+                    Status::Unavailable,
+                    format!("{unusable}; its recovery metadata cannot be trusted"),
+                );
+            }
+            None => {
+                return Step::new(
+                    name,
+                    Status::NotDeclared,
+                    format!("'{name}' is not in the tool list"),
+                );
+            }
         };
         let declared = tool.declared_recovery();
         if let [first, second] = declared.as_slice()
@@ -225,28 +299,44 @@ impl<'t> Planner<'t> {
                 "declared compensable but names no compensating call",
             ),
             (Reversibility::Compensable, Some(compensation)) => {
-                self.compensate(name, compensation, call)
+                self.compensate(name, declaration.carrier, compensation, call)
             }
         }
     }
 
-    fn compensate(&mut self, name: &str, compensation: &Compensation, call: &TracedCall) -> Step {
+    fn compensate(
+        &mut self,
+        name: &str,
+        carrier: Carrier,
+        compensation: &Compensation,
+        call: &TracedCall,
+    ) -> Step {
         let target = compensation.tool.as_str();
-        let Some(compensator) = self.tools.get(target).copied() else {
-            return Step::new(
-                name,
-                Status::Unavailable,
-                format!("the compensating tool '{target}' is not in the tool list"),
-            );
+        let compensator = match self.tools.get(target).copied() {
+            Some(Ok(compensator)) => compensator,
+            Some(Err(unusable)) => {
+                return Step::new(
+                    name,
+                    Status::Unavailable,
+                    format!("the compensating tool cannot be used: {unusable}"),
+                );
+            }
+            None => {
+                return Step::new(
+                    name,
+                    Status::Unavailable,
+                    format!("the compensating tool '{target}' is not in the tool list"),
+                );
+            }
         };
-        let arguments = match resolve_arguments(compensation, call) {
+        let arguments = match resolve_arguments(carrier, compensation, call) {
             Ok(arguments) => arguments,
             Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
         };
         let validator = self
             .validators
             .entry(target.to_owned())
-            .or_insert_with(|| compile(&compensator.input_schema));
+            .or_insert_with(|| compile_input_schema(&compensator.input_schema));
         let problems = match validator {
             Err(message) => vec![format!("its inputSchema cannot be used: {message}")],
             Ok(validator) => {
@@ -280,28 +370,22 @@ impl<'t> Planner<'t> {
             call: Some(PlannedCall {
                 name: target.to_owned(),
                 arguments,
+                timeout_ms: compensation.timeout_ms,
+                max_retries: compensation.max_retries,
             }),
             reason: format!("call '{target}' to undo '{name}'"),
         }
     }
 }
 
-/// A validator for an `inputSchema`: the draft comes from `$schema` (2020-12 when absent);
-/// remote references are never fetched, so a schema that needs one cannot be used.
-fn compile(schema: &Value) -> Result<Validator, String> {
-    jsonschema::options()
-        .build(schema)
-        .map_err(|e| e.to_string())
-}
-
 /// The step for one traced call against a tool list (see [`Planner`] for the rules).
-pub fn resolve_step(tools: &[Tool], call: &TracedCall) -> Step {
-    Planner::new(tools).resolve_step(call)
+pub fn resolve_step(tools: &ToolList, call: &TracedCall) -> Step {
+    Planner::for_list(tools).resolve_step(call)
 }
 
 /// The compensation plan for a trace given in completion order (see [`Planner`]).
-pub fn build_plan(tools: &[Tool], trace: &[TracedCall]) -> Plan {
-    Planner::new(tools).build_plan(trace)
+pub fn build_plan(tools: &ToolList, trace: &[TracedCall]) -> Plan {
+    Planner::for_list(tools).build_plan(trace)
 }
 
 impl Plan {
@@ -340,10 +424,10 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(i, step)| {
-                let call = step.call.as_ref().map_or_else(
-                    || "-".to_owned(),
-                    |c| format!("{} {}", c.name, Value::Object(c.arguments.clone())),
-                );
+                let call = step
+                    .call
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), PlannedCall::summary);
                 [
                     (i + 1).to_string(),
                     one_line(&step.tool),

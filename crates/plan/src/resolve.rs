@@ -1,14 +1,40 @@
 //! Evaluating bindings against a recorded call (DESIGN §3.3, §3.5).
 
 use mcp_recovery_model::{
-    Binding, BodySide, RuntimeExpression, Source, TemplatePart, json_type_name,
+    Binding, BodySide, Carrier, JsonPointer, RuntimeExpression, Source, TemplatePart,
+    json_type_name,
 };
 use serde_json::{Map, Value};
 
 use crate::trace::TracedCall;
 
+/// How a pointer is read: as RFC 6901 says (SEP-3172 runtime expressions), or as the name
+/// selectors of the mcp-compensate JSONPath subset, which select object members only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    Pointer,
+    Names,
+}
+
+impl Reading {
+    pub(crate) fn of(carrier: Carrier) -> Self {
+        match carrier {
+            Carrier::Sep3172 => Self::Pointer,
+            Carrier::Compensate => Self::Names,
+        }
+    }
+
+    fn evaluate<'a>(self, pointer: &JsonPointer, value: &'a Value) -> Option<&'a Value> {
+        match self {
+            Self::Pointer => pointer.evaluate(value),
+            Self::Names => pointer.evaluate_members(value),
+        }
+    }
+}
+
 /// Why one expression yields no value; the text completes "… bound to X: <why>".
 pub(crate) fn resolve_expression<'a>(
+    reading: Reading,
     expression: &RuntimeExpression,
     call: &'a TracedCall,
     arguments: &'a Value,
@@ -31,8 +57,8 @@ pub(crate) fn resolve_expression<'a>(
         }
     };
     match side {
-        BodySide::Request => pointer
-            .evaluate(arguments)
+        BodySide::Request => reading
+            .evaluate(&pointer, arguments)
             .ok_or_else(|| format!("`{expression}` selects nothing in the call's arguments")),
         BodySide::Response => {
             let Some(content) = call.structured_content() else {
@@ -40,7 +66,7 @@ pub(crate) fn resolve_expression<'a>(
                     "`{expression}` needs the result's structuredContent, which the call did not return (text content is never parsed)"
                 ));
             };
-            pointer.evaluate(content).ok_or_else(|| {
+            reading.evaluate(&pointer, content).ok_or_else(|| {
                 format!("`{expression}` selects nothing in the result's structuredContent")
             })
         }
@@ -49,21 +75,25 @@ pub(crate) fn resolve_expression<'a>(
 
 /// The value of one binding, or why it has none.
 pub(crate) fn resolve_binding(
+    reading: Reading,
     binding: &Binding,
     call: &TracedCall,
     arguments: &Value,
 ) -> Result<Value, String> {
     match binding {
         Binding::Constant(value) => Ok(value.clone()),
-        Binding::Expression(expression) => resolve_expression(expression, call, arguments).cloned(),
+        Binding::Expression(expression) => {
+            resolve_expression(reading, expression, call, arguments).cloned()
+        }
         Binding::Template(template) => {
             let mut text = String::new();
             for part in &template.parts {
                 match part {
                     TemplatePart::Literal(literal) => text.push_str(literal),
                     TemplatePart::Expression(expression) => {
-                        match resolve_expression(expression, call, arguments)? {
+                        match resolve_expression(reading, expression, call, arguments)? {
                             Value::String(s) => text.push_str(s),
+                            // The number's JSON text as written (`1e2` stays `1e2`).
                             Value::Number(n) => text.push_str(&n.to_string()),
                             Value::Bool(b) => text.push_str(if *b { "true" } else { "false" }),
                             other => {
@@ -83,16 +113,18 @@ pub(crate) fn resolve_binding(
 
 /// Every parameter resolved, or every reason one is not (never a partial call).
 pub(crate) fn resolve_arguments(
+    carrier: Carrier,
     declared: &mcp_recovery_model::Compensation,
     call: &TracedCall,
 ) -> Result<Map<String, Value>, Vec<String>> {
+    let reading = Reading::of(carrier);
     let request = Value::Object(call.arguments.clone());
     let mut arguments = Map::new();
     let mut failures = Vec::new();
     for parameter in &declared.bindings {
         let outcome = match &parameter.binding {
             Err(error) => Err(format!("malformed binding: {error}")),
-            Ok(binding) => resolve_binding(binding, call, &request),
+            Ok(binding) => resolve_binding(reading, binding, call, &request),
         };
         match outcome {
             Ok(value) => {
@@ -123,7 +155,12 @@ mod tests {
 
     fn resolve(binding: Value, call: &TracedCall) -> Result<Value, String> {
         let binding = Binding::parse_sep(&binding).unwrap();
-        resolve_binding(&binding, call, &Value::Object(call.arguments.clone()))
+        resolve_binding(
+            Reading::Pointer,
+            &binding,
+            call,
+            &Value::Object(call.arguments.clone()),
+        )
     }
 
     #[test]

@@ -12,6 +12,12 @@
 //!   Requiring the member makes "no result recorded" an explicit statement, never an accident.
 //!
 //! Other members are ignored, so a recorder may add timestamps or ids. Blank lines are skipped.
+//!
+//! The journal of `mcp-recovery proxy` (`spec/journal.md`) reads as a trace directly: a line
+//! with a `kind` member and a `hash` is a journal record. Its `call.outcome` records are the
+//! calls; a `call.intent` that no `call.outcome` of the same `session` and `call` follows is a
+//! call with an unknown outcome, placed where it was sent; every other record is skipped.
+//! [`parse_session_trace`] keeps one session's calls.
 
 use serde_json::{Map, Value};
 
@@ -49,9 +55,14 @@ impl TracedCall {
             .unwrap_or(false)
     }
 
-    /// The result's `structuredContent`, the only thing `$response.body` may read.
+    /// The result's `structuredContent`, the only thing `$response.body` may read; a
+    /// `structuredContent` of `null` is absent (MCP omits an absent field, so `null` says the
+    /// same thing).
     pub fn structured_content(&self) -> Option<&Value> {
-        self.result.as_ref()?.get("structuredContent")
+        self.result
+            .as_ref()?
+            .get("structuredContent")
+            .filter(|content| !content.is_null())
     }
 
     /// Reads one trace line that is already parsed as JSON.
@@ -165,7 +176,91 @@ pub struct TraceError {
 
 /// Parses a JSON Lines trace; blank lines are skipped, the first bad line is an error.
 pub fn parse_trace(text: &str) -> Result<Vec<TracedCall>, TraceError> {
-    let mut calls = Vec::new();
+    Ok(parse_lines(text, None)?
+        .into_iter()
+        .map(|(_, call)| call)
+        .collect())
+}
+
+/// [`parse_trace`] keeping only the journal records of one session (plain trace lines, which
+/// belong to no session, are kept too).
+pub fn parse_session_trace(text: &str, session: &str) -> Result<Vec<TracedCall>, TraceError> {
+    Ok(parse_session_calls(text, session)?
+        .into_iter()
+        .map(|(_, call)| call)
+        .collect())
+}
+
+/// [`parse_session_trace`] with each call's journal `call` member (null for plain trace lines),
+/// which compensation records refer to.
+pub fn parse_session_calls(
+    text: &str,
+    session: &str,
+) -> Result<Vec<(Value, TracedCall)>, TraceError> {
+    parse_lines(text, Some(session))
+}
+
+/// The session ids of a journal, in order of first appearance.
+pub fn trace_sessions(text: &str) -> Vec<String> {
+    let mut sessions: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line)
+            && let Some(Value::String(session)) = record.get("session")
+            && !sessions.contains(session)
+        {
+            sessions.push(session.clone());
+        }
+    }
+    sessions
+}
+
+/// What a line of a trace or journal is.
+enum Line {
+    Call(TracedCall),
+    Intent(Value, TracedCall),
+    Outcome(Value, TracedCall),
+    Skip,
+}
+
+fn classify(value: &Value, session: Option<&str>) -> Result<Line, TraceLineError> {
+    let Value::Object(record) = value else {
+        return TracedCall::from_value(value).map(Line::Call);
+    };
+    let (Some(Value::String(kind)), true) = (record.get("kind"), record.contains_key("hash"))
+    else {
+        return TracedCall::from_value(value).map(Line::Call);
+    };
+    let own = record.get("session").and_then(Value::as_str);
+    if session.is_some_and(|wanted| own != Some(wanted)) {
+        return Ok(Line::Skip);
+    }
+    // Sessions are told apart by the caller (one session) or by the key (every session).
+    let key = || {
+        Value::from(vec![
+            Value::from(own.unwrap_or_default()),
+            record.get("call").cloned().unwrap_or(Value::Null),
+        ])
+    };
+    match kind.as_str() {
+        "call.outcome" => Ok(Line::Outcome(key(), TracedCall::from_value(value)?)),
+        "call.intent" => {
+            let mut intent = record.clone();
+            intent.insert("result".into(), Value::Null);
+            Ok(Line::Intent(
+                key(),
+                TracedCall::from_value(&Value::Object(intent))?,
+            ))
+        }
+        _ => Ok(Line::Skip),
+    }
+}
+
+/// (`[session, call]` key or null, call) in trace order.
+fn parse_lines(text: &str, session: Option<&str>) -> Result<Vec<(Value, TracedCall)>, TraceError> {
+    // (position, key, call): an outcome sits where it completed, an unanswered intent where
+    // it was sent.
+    let mut calls: Vec<(usize, Value, TracedCall)> = Vec::new();
+    let mut open: Vec<(Value, usize, TracedCall)> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         // A UTF-8 byte order mark may open the file; it is not part of the first line's JSON.
         let line = if index == 0 {
@@ -185,9 +280,25 @@ pub fn parse_trace(text: &str) -> Result<Vec<TracedCall>, TraceError> {
                 message: e.to_string(),
             })
         })?;
-        calls.push(TracedCall::from_value(&value).map_err(fail)?);
+        match classify(&value, session).map_err(fail)? {
+            Line::Call(call) => calls.push((index, Value::Null, call)),
+            Line::Intent(key, call) => open.push((key, index, call)),
+            Line::Outcome(key, call) => {
+                open.retain(|(k, _, _)| *k != key);
+                calls.push((index, key, call));
+            }
+            Line::Skip => {}
+        }
     }
-    Ok(calls)
+    calls.extend(
+        open.into_iter()
+            .map(|(key, index, call)| (index, key, call)),
+    );
+    calls.sort_by_key(|(index, _, _)| *index);
+    Ok(calls
+        .into_iter()
+        .map(|(_, key, call)| (key.get(1).cloned().unwrap_or(Value::Null), call))
+        .collect())
 }
 
 #[cfg(test)]
@@ -250,5 +361,37 @@ mod tests {
         .unwrap();
         assert!(call.is_error());
         assert_eq!(call.structured_content(), Some(&json!({"k": 1})));
+    }
+
+    #[test]
+    fn journals_read_as_traces() {
+        let journal = concat!(
+            "{\"seq\":1,\"kind\":\"session.start\",\"session\":\"a\",\"hash\":\"h\"}\n",
+            "{\"seq\":2,\"kind\":\"call.intent\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"arguments\":{\"k\":1},\"hash\":\"h\"}\n",
+            "{\"seq\":3,\"kind\":\"call.intent\",\"session\":\"a\",\"call\":2,\"name\":\"y\",\"hash\":\"h\"}\n",
+            "{\"seq\":4,\"kind\":\"call.intent\",\"session\":\"b\",\"call\":1,\"name\":\"z\",\"hash\":\"h\"}\n",
+            "{\"seq\":5,\"kind\":\"call.outcome\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"arguments\":{\"k\":1},\"result\":{\"content\":[]},\"hash\":\"h\"}\n",
+            "{\"seq\":6,\"kind\":\"approval\",\"session\":\"a\",\"hash\":\"h\"}\n",
+            "{\"seq\":7,\"kind\":\"call.outcome\",\"session\":\"b\",\"call\":1,\"name\":\"z\",\"result\":null,\"hash\":\"h\"}\n",
+        );
+        let calls = parse_trace(journal).unwrap();
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        // y was sent and never answered: unknown, where it was sent.
+        assert_eq!(names, ["y", "x", "z"]);
+        assert_eq!(calls[0].result, None);
+        assert!(calls[1].result.is_some());
+        let a = parse_session_trace(journal, "a").unwrap();
+        let names: Vec<&str> = a.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["y", "x"]);
+        assert_eq!(trace_sessions(journal), ["a", "b"]);
+        let ids: Vec<Value> = parse_session_calls(journal, "a")
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, [json!(2), json!(1)]);
+        // A plain trace line with a `kind` of its own is still a call.
+        let plain = parse_trace("{\"name\":\"p\",\"kind\":\"mine\",\"result\":null}").unwrap();
+        assert_eq!(plain.len(), 1);
     }
 }

@@ -2,13 +2,12 @@
 //! both carriers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use mcp_recovery_model::Tool;
 use mcp_recovery_plan::{
-    Plan, PlannedCall, Status, Step, build_plan, load_tools, parse_trace, resolve_step,
+    Plan, PlannedCall, Status, Step, ToolList, build_plan, load_tools, parse_trace, resolve_step,
 };
 use serde_json::{Value, json};
 
-fn tools(value: Value) -> Vec<Tool> {
+fn tools(value: Value) -> ToolList {
     load_tools(&value).unwrap()
 }
 

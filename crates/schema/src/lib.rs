@@ -10,6 +10,10 @@
 //! assert!(schema["$defs"]["Recovery"].is_object());
 //! ```
 
+pub mod examples;
+pub mod spec_repo;
+pub mod typescript;
+
 use mcp_recovery_model::{Compensate, Recovery, Tool, ToolAnnotations, ToolsList};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{Transform, transform_subschemas};
@@ -144,6 +148,13 @@ fn root<T: JsonSchema>(file: &str, title: Option<&str>) -> Value {
         // A derived schema is always an object; keep any other shape unchanged.
         other => other,
     }
+}
+
+/// The schema document of any type with the settings of every generated schema (draft
+/// 2020-12, `$id` from `file`), for documents defined outside this crate such as the proxy's
+/// policy file.
+pub fn schema_document<T: JsonSchema>(file: &str) -> Value {
+    root::<T>(file, None)
 }
 
 /// The schema of one SEP-3172 `recovery` object (the value of `annotations.recovery`).

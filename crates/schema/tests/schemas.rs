@@ -278,11 +278,24 @@ fn tool_schema_checks_the_mcp_shape() {
         json!({"name": "t", "inputSchema": {"type": "array"}}),
         json!({"name": "t", "inputSchema": {"type": "object"}, "title": null}),
         json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": "yes"}}),
-        json!({"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "always"}}),
+        json!({"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": 3}}),
         json!({"name": "t", "inputSchema": {"type": "object"}, "icons": [{"sizes": []}]}),
     ];
     for instance in bad {
         assert!(!tool.is_valid(&instance), "accepted {instance}");
+    }
+    // Values a newer revision or an extension may add outside the recovery metadata.
+    let forward = [
+        json!({"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "always"}}),
+        json!({"name": "t", "inputSchema": {"type": "object"}, "icons": [{"src": "i.png", "theme": "high-contrast"}]}),
+        json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": {"x-risk": "low"}}),
+        json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": {"recovery": {"strategy": "manual-only"}}}),
+        json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": {"recovery": {"strategy": "retry-elsewhere", "compensatingOperation": 5}}}),
+    ];
+    for instance in forward {
+        assert!(tool.is_valid(&instance), "{:?}", errors(&tool, &instance));
+        let typed: Result<mcp_recovery_model::Tool, _> = serde_json::from_value(instance.clone());
+        assert!(typed.is_ok(), "{instance}: {typed:?}");
     }
 }
 

@@ -73,6 +73,7 @@ code_table! {
     DuplicateToolName => duplicate_tool_name,
     ToolNameFormat => tool_name_format,
     InvalidMetaKey => invalid_meta_key,
+    DuplicateKey => duplicate_key,
     DanglingOperationId => dangling_operation_id,
     IdentityCompensation => identity_compensation,
     UnknownStrategy => unknown_strategy,

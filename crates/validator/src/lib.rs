@@ -26,14 +26,17 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 pub use config_schema::{CONFIG_SCHEMA, config_schema};
-pub use diagnostic::{Diagnostic, Report, Severity, Span};
+pub use diagnostic::{
+    Diagnostic, Report, Severity, Span, escape_controls, is_unsafe_char, push_escape,
+};
 use serde_json::Value;
 
 use crate::codes::Rule;
 use crate::finding::{Finding, Focus};
 use crate::rules::{Context, ToolRef};
 use crate::schema_stage::SchemaStage;
-use crate::span::{LineIndex, Place};
+pub use crate::span::LineIndex;
+use crate::span::Place;
 
 /// Where the rule documentation is published; each rule has an anchor named after its code.
 pub const RULES_DOC_URL: &str =
@@ -135,7 +138,13 @@ impl Linter {
     /// bare array of tools). Diagnostics carry spans into `source`.
     pub fn lint_source(&self, source: &[u8]) -> Report {
         let (tools, findings) = match load::parse(source) {
-            Ok(document) => self.check(&document),
+            Ok(document) => {
+                let (tools, mut findings) = self.check(&document);
+                if self.enabled(Rule::DuplicateKey) {
+                    duplicate_keys(source, &document, &mut findings);
+                }
+                (tools, findings)
+            }
             Err(finding) => (0, vec![*finding]),
         };
         self.finish(tools, findings, Some(source), true)
@@ -168,13 +177,13 @@ impl Linter {
         let schema_stage = self.enabled(Rule::SchemaViolation);
         if let (true, Some(reason)) = (schema_stage, self.schema.unavailable()) {
             findings.push(rules::schema_violation::schema_unavailable(
-                array.pointer.to_owned(),
+                array.pointer().to_owned(),
                 reason,
             ));
         }
         let mut tools = Vec::with_capacity(array.tools.len());
         for (i, raw) in array.tools.iter().enumerate() {
-            let (tool, typed_error) = ToolRef::read(format!("{}/{i}", array.pointer), raw);
+            let (tool, typed_error) = ToolRef::read(array.tool_pointer(i), raw);
             if schema_stage {
                 let mut reported = false;
                 for violation in self.schema.check(raw) {
@@ -273,13 +282,55 @@ impl Linter {
             severity: self.overrides[finding.rule.index()]
                 .or(finding.severity)
                 .unwrap_or(default),
-            message: finding.message,
-            help: finding.help,
-            tool: finding.tool,
-            pointer: finding.pointer,
+            // Messages quote names and values from the document: every text a renderer prints
+            // is made inert here, once, whatever the output format.
+            message: inert(finding.message),
+            help: finding.help.map(inert),
+            tool: finding.tool.map(inert),
+            pointer: inert(finding.pointer),
             span,
             url: finding.rule.url(),
         }
+    }
+}
+
+/// R007 for the member names written twice in `source` (`document` is its parsed value, which
+/// kept the last of each): errors inside a tool, warnings elsewhere.
+fn duplicate_keys(source: &[u8], document: &Value, findings: &mut Vec<Finding>) {
+    let duplicates = span::duplicate_keys(source);
+    if duplicates.is_empty() {
+        return;
+    }
+    let tools_pointer = load::tools_of(document).map(|array| array.pointer()).ok();
+    for duplicate in duplicates {
+        // `<tools>/<index>/...`: the tool is the array element the pointer passes through.
+        let tool = tools_pointer.and_then(|base| {
+            let rest = duplicate.pointer.strip_prefix(base)?.strip_prefix('/')?;
+            let index = rest.split('/').next()?;
+            let has_member = rest.len() > index.len();
+            has_member.then(|| format!("{base}/{index}"))
+        });
+        let name = tool
+            .as_deref()
+            .and_then(|tool| document.pointer(tool))
+            .and_then(|tool| tool.get("name"))
+            .and_then(Value::as_str);
+        findings.push(rules::duplicate_key::duplicate(
+            duplicate.pointer.clone(),
+            &duplicate.key,
+            duplicate.count,
+            document.pointer(&duplicate.pointer),
+            tool.is_some(),
+            name,
+        ));
+    }
+}
+
+/// `text` with its unsafe characters escaped, reusing the allocation when there are none.
+fn inert(text: String) -> String {
+    match escape_controls(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(escaped) => escaped,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Stage 1: bytes → JSON (R001) → the tools array (R002).
 
+use mcp_recovery_model::{ToolsLocation, locate_tools};
 use serde_json::Value;
 
 use crate::finding::Finding;
@@ -46,47 +47,7 @@ pub(crate) fn parse(source: &[u8]) -> Result<Value, Box<Finding>> {
     })
 }
 
-/// Where the tools are in an accepted document.
-#[derive(Debug)]
-pub(crate) struct ToolsArray<'a> {
-    /// Pointer of the array in the document.
-    pub pointer: &'static str,
-    /// The tool values, not yet checked.
-    pub tools: &'a [Value],
-}
-
 /// Finds the tools array of one of the accepted shapes, or explains why there is none (R002).
-pub(crate) fn tools_of(document: &Value) -> Result<ToolsArray<'_>, Box<Finding>> {
-    match document {
-        Value::Array(tools) => Ok(ToolsArray { pointer: "", tools }),
-        Value::Object(map) => {
-            if let Some(result) = map.get("result") {
-                return match result.get("tools") {
-                    Some(Value::Array(tools)) => Ok(ToolsArray {
-                        pointer: "/result/tools",
-                        tools,
-                    }),
-                    Some(other) => Err(Box::new(not_a_tools_list::tools_not_an_array(
-                        "/result/tools",
-                        other,
-                    ))),
-                    None => Err(Box::new(not_a_tools_list::result_without_tools(result))),
-                };
-            }
-            if let Some(error) = map.get("error") {
-                return Err(Box::new(not_a_tools_list::json_rpc_error(error)));
-            }
-            match map.get("tools") {
-                Some(Value::Array(tools)) => Ok(ToolsArray {
-                    pointer: "/tools",
-                    tools,
-                }),
-                Some(other) => Err(Box::new(not_a_tools_list::tools_not_an_array(
-                    "/tools", other,
-                ))),
-                None => Err(Box::new(not_a_tools_list::unknown_object(map))),
-            }
-        }
-        other => Err(Box::new(not_a_tools_list::not_a_container(other))),
-    }
+pub(crate) fn tools_of(document: &Value) -> Result<ToolsLocation<'_>, Box<Finding>> {
+    locate_tools(document).map_err(|error| Box::new(not_a_tools_list::finding(&error)))
 }

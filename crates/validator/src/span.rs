@@ -4,6 +4,7 @@
 //! already accepted and records the byte ranges of the values (and member names) at the pointers
 //! that diagnostics need. It is iterative, so nesting depth costs memory, never stack.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -34,6 +35,38 @@ enum State {
     MemberOrEnd,
     ElementOrEnd,
     AfterValue,
+}
+
+impl State {
+    /// The state after `byte` that follows a value inside a container (`is_object`): only a
+    /// comma continues.
+    fn after_comma(byte: u8, is_object: Option<bool>) -> Option<Self> {
+        is_object.filter(|_| byte == b',').map(Self::first_in)
+    }
+
+    /// The state after the opening bracket of an object or an array.
+    fn first_in(is_object: bool) -> Self {
+        if is_object {
+            Self::MemberOrEnd
+        } else {
+            Self::ElementOrEnd
+        }
+    }
+}
+
+/// The position after the `:` that follows a member name ending at `pos`, if there is one.
+fn after_colon(source: &[u8], pos: usize) -> Option<usize> {
+    let pos = skip_blank(source, pos);
+    (source.get(pos) == Some(&b':')).then_some(pos + 1)
+}
+
+/// One past the end of the string or scalar starting at `pos`.
+fn value_end(source: &[u8], pos: usize) -> usize {
+    if source.get(pos) == Some(&b'"') {
+        string_end(source, pos)
+    } else {
+        scalar_end(source, pos)
+    }
 }
 
 /// Finds the places of the `wanted` pointers in `source` (valid JSON text).
@@ -71,18 +104,10 @@ pub(crate) fn locate(source: &[u8], wanted: &HashSet<&str>) -> HashMap<String, P
                             open: record.then_some((start, member_key)),
                         });
                         pos += 1;
-                        state = if is_object {
-                            State::MemberOrEnd
-                        } else {
-                            State::ElementOrEnd
-                        };
+                        state = State::first_in(is_object);
                     }
                     _ => {
-                        pos = if byte == b'"' {
-                            string_end(source, pos)
-                        } else {
-                            scalar_end(source, pos)
-                        };
+                        pos = value_end(source, pos);
                         if record {
                             found.insert(
                                 path.clone(),
@@ -124,11 +149,10 @@ pub(crate) fn locate(source: &[u8], wanted: &HashSet<&str>) -> HashMap<String, P
                 path.push('/');
                 path.push_str(&escape_token(&decode_string(&source[key_start..pos])));
                 key = Some(key_start..pos);
-                pos = skip_blank(source, pos);
-                if source.get(pos) != Some(&b':') {
+                let Some(value) = after_colon(source, pos) else {
                     break;
-                }
-                pos += 1;
+                };
+                pos = value;
                 state = State::Value;
             }
             State::ElementOrEnd => {
@@ -140,20 +164,190 @@ pub(crate) fn locate(source: &[u8], wanted: &HashSet<&str>) -> HashMap<String, P
                 state = State::Value;
             }
             State::AfterValue => {
-                let Some(frame) = stack.last() else { break };
-                if byte != b',' {
+                let Some(next) = State::after_comma(byte, stack.last().map(|f| f.is_object)) else {
                     break;
-                }
-                pos += 1;
-                state = if frame.is_object {
-                    State::MemberOrEnd
-                } else {
-                    State::ElementOrEnd
                 };
+                (pos, state) = (pos + 1, next);
             }
         }
     }
     found
+}
+
+/// A member name written more than once in one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DuplicateKey {
+    /// Pointer of the member.
+    pub pointer: String,
+    /// The decoded name.
+    pub key: String,
+    /// How many times it is written in the object.
+    pub count: usize,
+}
+
+/// How a container is reached from its parent.
+#[derive(Clone)]
+enum Segment {
+    Key(Range<usize>),
+    Index(usize),
+}
+
+/// Objects with more members than this look names up in a hash set rather than a list.
+const LINEAR_KEYS: usize = 16;
+
+#[derive(Default)]
+struct KeySet<'a> {
+    list: Vec<Cow<'a, [u8]>>,
+    set: HashSet<Cow<'a, [u8]>>,
+}
+
+impl<'a> KeySet<'a> {
+    /// Adds `key`; false when it was already there.
+    fn insert(&mut self, key: Cow<'a, [u8]>) -> bool {
+        if self.list.len() < LINEAR_KEYS {
+            if self.list.contains(&key) {
+                return false;
+            }
+            self.list.push(key);
+            return true;
+        }
+        if self.set.is_empty() {
+            self.set.extend(self.list.iter().cloned());
+        }
+        self.set.insert(key)
+    }
+}
+
+struct KeyFrame<'a> {
+    is_object: bool,
+    segment: Option<Segment>,
+    next_index: usize,
+    keys: KeySet<'a>,
+    /// Names reported in this object, with their index in the output.
+    reported: Vec<(Cow<'a, [u8]>, usize)>,
+}
+
+/// The identity of a member name: its bytes, decoded only when it has escapes.
+fn key_identity(literal: &[u8]) -> Cow<'_, [u8]> {
+    if literal.contains(&b'\\') {
+        Cow::Owned(decode_string(literal).into_bytes())
+    } else {
+        Cow::Borrowed(
+            literal
+                .get(1..literal.len().saturating_sub(1))
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// The member names written more than once in their object, in document order, found in one
+/// pass over `source` (valid JSON text) that builds a pointer only for a duplicate. Malformed
+/// input ends the scan early; it never panics.
+pub(crate) fn duplicate_keys(source: &[u8]) -> Vec<DuplicateKey> {
+    let mut found: Vec<DuplicateKey> = Vec::new();
+    let mut stack: Vec<KeyFrame<'_>> = Vec::new();
+    let mut segment: Option<Segment> = None;
+    let mut state = State::Value;
+    let mut pos = 0;
+    loop {
+        pos = skip_blank(source, pos);
+        let Some(&byte) = source.get(pos) else { break };
+        match state {
+            State::Value => match byte {
+                b'{' | b'[' => {
+                    let is_object = byte == b'{';
+                    stack.push(KeyFrame {
+                        is_object,
+                        segment: segment.take(),
+                        next_index: 0,
+                        keys: KeySet::default(),
+                        reported: Vec::new(),
+                    });
+                    pos += 1;
+                    state = State::first_in(is_object);
+                }
+                _ => {
+                    segment = None;
+                    pos = value_end(source, pos);
+                    state = State::AfterValue;
+                }
+            },
+            State::MemberOrEnd | State::ElementOrEnd | State::AfterValue
+                if matches!(byte, b'}' | b']') =>
+            {
+                if stack.pop().is_none() {
+                    break;
+                }
+                pos += 1;
+                state = State::AfterValue;
+            }
+            State::MemberOrEnd => {
+                if byte != b'"' {
+                    break;
+                }
+                let key_start = pos;
+                pos = string_end(source, pos);
+                let literal = &source[key_start..pos];
+                let identity = key_identity(literal);
+                let Some(frame) = stack.last_mut() else { break };
+                if !frame.keys.insert(identity.clone()) {
+                    if let Some(&(_, index)) =
+                        frame.reported.iter().find(|(key, _)| *key == identity)
+                    {
+                        found[index].count += 1;
+                    } else {
+                        frame.reported.push((identity, found.len()));
+                        let pointer = pointer_of(source, &stack, literal);
+                        found.push(DuplicateKey {
+                            pointer,
+                            key: decode_string(literal),
+                            count: 2,
+                        });
+                    }
+                }
+                segment = Some(Segment::Key(key_start..pos));
+                let Some(value) = after_colon(source, pos) else {
+                    break;
+                };
+                pos = value;
+                state = State::Value;
+            }
+            State::ElementOrEnd => {
+                let Some(frame) = stack.last_mut() else { break };
+                segment = Some(Segment::Index(frame.next_index));
+                frame.next_index += 1;
+                state = State::Value;
+            }
+            State::AfterValue => {
+                let Some(next) = State::after_comma(byte, stack.last().map(|f| f.is_object)) else {
+                    break;
+                };
+                (pos, state) = (pos + 1, next);
+            }
+        }
+    }
+    found
+}
+
+/// The pointer of member `literal` of the innermost container of `stack`.
+fn pointer_of(source: &[u8], stack: &[KeyFrame<'_>], literal: &[u8]) -> String {
+    let mut pointer = String::new();
+    let push_key = |pointer: &mut String, literal: &[u8]| {
+        pointer.push('/');
+        pointer.push_str(&escape_token(&decode_string(literal)));
+    };
+    for frame in stack {
+        match &frame.segment {
+            Some(Segment::Key(range)) => push_key(&mut pointer, &source[range.clone()]),
+            Some(Segment::Index(index)) => {
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+            }
+            None => {}
+        }
+    }
+    push_key(&mut pointer, literal);
+    pointer
 }
 
 fn skip_blank(source: &[u8], mut pos: usize) -> usize {
@@ -260,47 +454,105 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
-/// Line starts of a text, for byte offset → line and column.
-pub(crate) struct LineIndex<'a> {
+/// Bytes per block of [`LineIndex`]'s code-point checkpoints: a lookup counts at most this many
+/// bytes, and the checkpoints cost one `usize` per block.
+const BLOCK: usize = 256;
+
+/// Line starts and code-point checkpoints of a text, for byte offset → line and column.
+///
+/// Built in one pass; each lookup is a binary search plus a scan of at most two blocks, so the
+/// positions of any number of findings cost time linear in the text (a minified one-line
+/// document with a million findings included), never a rescan from the start of the line.
+#[derive(Debug, Clone)]
+pub struct LineIndex<'a> {
     source: &'a [u8],
     starts: Vec<usize>,
+    /// Code points in `source[..i * BLOCK]`, for each block `i`.
+    checkpoints: Vec<usize>,
+}
+
+/// Whether a byte starts a code point (is not a UTF-8 continuation byte); on text that is not
+/// UTF-8 this still counts one column per non-continuation byte.
+fn starts_code_point(byte: u8) -> bool {
+    byte & 0xC0 != 0x80
 }
 
 impl<'a> LineIndex<'a> {
-    pub(crate) fn new(source: &'a [u8]) -> Self {
-        let starts = std::iter::once(0)
-            .chain(
-                source
+    /// Indexes `source` (any bytes).
+    pub fn new(source: &'a [u8]) -> Self {
+        let mut starts = vec![0];
+        let mut checkpoints = Vec::with_capacity(source.len() / BLOCK + 1);
+        let mut code_points = 0;
+        for (block, bytes) in source.chunks(BLOCK).enumerate() {
+            checkpoints.push(code_points);
+            code_points += bytes.iter().filter(|&&b| starts_code_point(b)).count();
+            let base = block * BLOCK;
+            starts.extend(
+                bytes
                     .iter()
                     .enumerate()
-                    .filter(|(_, b)| **b == b'\n')
-                    .map(|(i, _)| i + 1),
-            )
-            .collect();
-        Self { source, starts }
+                    .filter(|&(_, &b)| b == b'\n')
+                    .map(|(i, _)| base + i + 1),
+            );
+        }
+        checkpoints.push(code_points);
+        Self {
+            source,
+            starts,
+            checkpoints,
+        }
+    }
+
+    /// Code points before byte `offset` (at most `source.len()`).
+    fn code_points_before(&self, offset: usize) -> usize {
+        let block = offset / BLOCK;
+        let base = self.checkpoints.get(block).copied().unwrap_or(0);
+        let from = (block * BLOCK).min(offset);
+        base + self.source[from..offset]
+            .iter()
+            .filter(|&&b| starts_code_point(b))
+            .count()
     }
 
     /// The byte offset of the start of 1-based `line`, when it exists.
-    pub(crate) fn line_start(&self, line: usize) -> Option<usize> {
+    pub fn line_start(&self, line: usize) -> Option<usize> {
         self.starts.get(line.checked_sub(1)?).copied()
     }
 
-    /// A span for a byte range; columns count Unicode code points.
-    pub(crate) fn span(&self, range: Range<usize>) -> Span {
-        let start = range.start.min(self.source.len());
-        let line = self.starts.partition_point(|s| *s <= start);
-        let line_start = self
+    /// The 1-based line of byte `offset` (clamped to the text).
+    pub fn line_of(&self, offset: usize) -> usize {
+        let offset = offset.min(self.source.len());
+        self.starts.partition_point(|s| *s <= offset).max(1)
+    }
+
+    /// The bytes of 1-based `line`, without its line break.
+    pub fn line_range(&self, line: usize) -> Option<Range<usize>> {
+        let start = self.line_start(line)?;
+        let end = self
             .starts
-            .get(line.saturating_sub(1))
-            .copied()
-            .unwrap_or(0);
-        let prefix = &self.source[line_start..start];
-        // Counting lead bytes counts code points, and stays correct on a non-UTF-8 prefix.
-        let column = prefix.iter().filter(|b| (**b & 0xC0) != 0x80).count() + 1;
+            .get(line)
+            .map_or(self.source.len(), |next| next - 1);
+        Some(start..end)
+    }
+
+    /// 1-based line and column of byte `offset` (clamped to the text); columns count Unicode
+    /// code points.
+    pub fn position(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.source.len());
+        let line = self.line_of(offset);
+        let start = self.line_start(line).unwrap_or(0);
+        let column = self.code_points_before(offset) - self.code_points_before(start) + 1;
+        (line, column)
+    }
+
+    /// A span for a byte range.
+    pub fn span(&self, range: Range<usize>) -> Span {
+        let start = range.start.min(self.source.len());
+        let (line, column) = self.position(start);
         Span {
             start,
             end: range.end.clamp(start, self.source.len()),
-            line: line.max(1),
+            line,
             column,
         }
     }
@@ -349,6 +601,46 @@ mod tests {
         assert_eq!(found["/0"].value, 1..text.len() - 1);
     }
 
+    fn duplicates(text: &str) -> Vec<(String, String, usize)> {
+        duplicate_keys(text.as_bytes())
+            .into_iter()
+            .map(|d| (d.pointer, d.key, d.count))
+            .collect()
+    }
+
+    #[test]
+    fn finds_duplicate_keys_with_their_pointers() {
+        let text = r#"{"tools": [{"a": 1}, {"annotations": {"d": true, "x": [{"k/~": 1, "k\u002f~": 2}], "d": false, "d": 0}}], "tools": 3}"#;
+        assert_eq!(
+            duplicates(text),
+            [
+                (
+                    "/tools/1/annotations/x/0/k~1~0".to_owned(),
+                    "k/~".to_owned(),
+                    2
+                ),
+                ("/tools/1/annotations/d".to_owned(), "d".to_owned(), 3),
+                ("/tools".to_owned(), "tools".to_owned(), 2),
+            ]
+        );
+        assert!(
+            duplicates(r#"{"a": {"b": 1}, "b": {"a": 1}, "c": [{"a": 1}, {"a": 2}]}"#).is_empty()
+        );
+        // Past the linear threshold, names are found through the hash set.
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+        let text = format!("{{{}, \"k3\": 0, \"k39\": 1}}", many.join(", "));
+        assert_eq!(
+            duplicates(&text),
+            [
+                ("/k3".to_owned(), "k3".to_owned(), 2),
+                ("/k39".to_owned(), "k39".to_owned(), 2)
+            ]
+        );
+        for text in ["", "{", r#"{"a": 1, "a""#, "}}}", r#"[{"a":1,"a"#] {
+            let _ = duplicates(text);
+        }
+    }
+
     #[test]
     fn garbage_never_loops() {
         for text in ["", "{", "[1,", r#"{"a""#, "}}}", "@@@", r#"{"a":}"#, "[,]"] {
@@ -379,5 +671,39 @@ mod tests {
         let span = index.span(offset..offset + 1);
         assert_eq!((span.line, span.column), (2, 8));
         assert_eq!(index.line_start(2), Some(2));
+        assert_eq!(index.line_range(1), Some(0..1));
+        assert_eq!(index.line_range(2), Some(2..text.len()));
+        assert_eq!(index.line_range(3), None);
+    }
+
+    /// The checkpointed count agrees with a count from the line start at every offset, across
+    /// block boundaries, multi-byte characters, invalid UTF-8 and line breaks.
+    #[test]
+    fn positions_agree_with_a_naive_count() {
+        let mut text = Vec::new();
+        for i in 0..3000u32 {
+            match i % 7 {
+                0 => text.extend_from_slice("é".as_bytes()),
+                1 => text.extend_from_slice("🦀".as_bytes()),
+                2 if i % 91 == 2 => text.push(b'\n'),
+                3 => text.push(0xFF),
+                _ => text.push(b'a'),
+            }
+        }
+        let index = LineIndex::new(&text);
+        for offset in 0..=text.len() + 2 {
+            let clamped = offset.min(text.len());
+            let line_start = text[..clamped]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let line = text[..clamped].iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = text[line_start..clamped]
+                .iter()
+                .filter(|&&b| b & 0xC0 != 0x80)
+                .count()
+                + 1;
+            assert_eq!(index.position(offset), (line, column), "offset {offset}");
+        }
     }
 }

@@ -82,7 +82,7 @@ impl Renderer for Github {
         &mut self,
         out: &mut dyn Write,
         _file: &str,
-        _source: Option<&[u8]>,
+        _source: Option<&super::Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {
@@ -123,6 +123,7 @@ mod tests {
                 end_column: 9,
             }),
             suppressed: false,
+            live: false,
         }
     }
 

@@ -8,7 +8,7 @@ use mcp_recovery_validator::Severity;
 use serde_json::{Value, json};
 
 use super::json::{pretty, write_array};
-use super::{Finding, Renderer, Summary};
+use super::{Finding, Renderer, Source, Summary};
 use crate::baseline::{Occurrences, normalize_file};
 
 /// Keeps the issues, already rendered, and prints the array at the end.
@@ -57,7 +57,7 @@ impl Renderer for Gitlab {
         &mut self,
         _out: &mut dyn Write,
         _file: &str,
-        _source: Option<&[u8]>,
+        _source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {

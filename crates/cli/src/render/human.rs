@@ -4,13 +4,13 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use mcp_recovery_validator::Severity;
+use mcp_recovery_validator::{Severity, is_unsafe_char, push_escape};
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
     SourceCode, SourceSpan, SpanContents,
 };
 
-use super::{Finding, Renderer, Summary};
+use super::{Finding, Renderer, Source, Summary};
 
 /// Lines longer than this (in bytes) are cut to a window around the span: minified documents
 /// are one long line, and printing it whole would drown the finding.
@@ -65,10 +65,11 @@ impl Human {
     }
 }
 
-/// A window of the source, shown with its real line and column numbers.
+/// A window of the source, shown with its real line and column numbers; its text is inert
+/// (controls, bidi overrides and the like are escaped).
 struct Excerpt {
     name: String,
-    text: Vec<u8>,
+    text: String,
     /// 0-based line of the window's first byte.
     line: usize,
     /// Code points before the window's first byte on that line.
@@ -99,19 +100,6 @@ impl SourceCode for Excerpt {
     }
 }
 
-/// Start and end (excluding the newline) of the line containing `offset`.
-fn line_bounds(text: &[u8], offset: usize) -> (usize, usize) {
-    let start = text[..offset]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let end = text[offset..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(text.len(), |i| offset + i);
-    (start, end)
-}
-
 /// Moves `offset` forward to a UTF-8 character boundary.
 fn char_boundary(text: &[u8], mut offset: usize) -> usize {
     while offset < text.len() && text[offset] & 0xC0 == 0x80 {
@@ -120,74 +108,109 @@ fn char_boundary(text: &[u8], mut offset: usize) -> usize {
     offset
 }
 
-/// Cuts the source to the lines around the span (long lines to a window) and returns the
-/// excerpt with the span inside it.
-fn excerpt(name: &str, text: &[u8], start: usize, end: usize) -> (Excerpt, SourceSpan) {
+/// The window `text[from..to]` made inert, with the span `start..end` (offsets into `text`)
+/// moved to the escaped text. Line breaks stay (a CR before LF is dropped), tabs stay, every
+/// other unsafe character is escaped. `None` when the window is not UTF-8.
+fn inert_window(
+    text: &[u8],
+    from: usize,
+    to: usize,
+    start: usize,
+    end: usize,
+) -> Option<(String, SourceSpan)> {
+    let window = std::str::from_utf8(text.get(from..to)?).ok()?;
+    let mut out = String::with_capacity(window.len());
+    let (mut new_start, mut new_end) = (None, None);
+    let mut chars = window.char_indices().peekable();
+    loop {
+        let next = chars.next();
+        let offset = from + next.map_or(window.len(), |(i, _)| i);
+        if new_start.is_none() && offset >= start {
+            new_start = Some(out.len());
+        }
+        if new_end.is_none() && offset >= end {
+            new_end = Some(out.len());
+        }
+        let Some((_, c)) = next else { break };
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek().is_some_and(|&(_, n)| n == '\n') => {}
+            c if is_unsafe_char(c) => push_escape(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    let new_start = new_start.unwrap_or(out.len());
+    let new_end = new_end.unwrap_or(out.len()).max(new_start);
+    Some((out, SourceSpan::new(new_start.into(), new_end - new_start)))
+}
+
+/// Cuts the source to the lines around the span (long lines to a window), makes it inert and
+/// returns the excerpt with the span inside it; `None` for text that is not UTF-8, whose bytes
+/// are never shown.
+fn excerpt(
+    name: &str,
+    source: &Source<'_>,
+    start: usize,
+    end: usize,
+) -> Option<(Excerpt, SourceSpan)> {
+    if !source.utf8 {
+        return None;
+    }
+    let text = source.text;
+    let lines = &source.lines;
     let start = start.min(text.len());
     let end = end.clamp(start, text.len());
-    let (line_start, line_end) = line_bounds(text, start);
-    let line_index = text[..line_start].iter().filter(|&&b| b == b'\n').count();
+    let line = lines.line_of(start);
+    let bounds = lines.line_range(line)?;
+    let is_long = |range: &std::ops::Range<usize>| range.len() > LONG_LINE;
 
-    if line_end - line_start > LONG_LINE {
-        let from = char_boundary(text, start.saturating_sub(WINDOW_BEFORE).max(line_start));
-        let to = char_boundary(text, (start + WINDOW_AFTER).min(line_end));
-        let column = text[line_start..from]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count();
-        let span_end = end.min(to);
-        return (
-            Excerpt {
-                name: name.to_owned(),
-                text: text[from..to].to_vec(),
-                line: line_index,
-                column,
-            },
-            SourceSpan::new((start - from).into(), span_end - start),
-        );
+    if is_long(&bounds) {
+        let from = char_boundary(text, start.saturating_sub(WINDOW_BEFORE).max(bounds.start));
+        let to = char_boundary(text, (start + WINDOW_AFTER).min(bounds.end));
+        let column = lines.position(from).1 - 1;
+        let (text, span) = inert_window(text, from, to, start, end.min(to))?;
+        let excerpt = Excerpt {
+            name: name.to_owned(),
+            text,
+            line: line - 1,
+            column,
+        };
+        return Some((excerpt, span));
     }
 
     // One short line of context either side, unless that line is long itself.
-    let mut from = line_start;
-    if line_start > 0 {
-        let (before_start, before_end) = line_bounds(text, line_start - 1);
-        if before_end - before_start <= LONG_LINE {
-            from = before_start;
-        }
+    let mut first_line = line;
+    let mut from = bounds.start;
+    if let Some(before) = line.checked_sub(1).and_then(|l| lines.line_range(l))
+        && !is_long(&before)
+    {
+        first_line -= 1;
+        from = before.start;
     }
     // The span's lines, at most MAX_SPAN_LINES of them, none of them long.
-    let mut last_end = line_end;
-    let mut lines = 1;
-    while last_end < end && last_end < text.len() && lines < MAX_SPAN_LINES {
-        let (next_start, next_end) = line_bounds(text, last_end + 1);
-        if next_end - next_start > LONG_LINE {
-            break;
+    let mut last = bounds;
+    let mut count = 1;
+    while last.end < end && count < MAX_SPAN_LINES {
+        match lines.line_range(line + count) {
+            Some(next) if !is_long(&next) => last = next,
+            _ => break,
         }
-        last_end = next_end;
-        lines += 1;
+        count += 1;
     }
-    let mut to = last_end;
-    if last_end < text.len() {
-        let (after_start, after_end) = line_bounds(text, last_end + 1);
-        if after_end - after_start <= LONG_LINE {
-            to = after_end;
-        }
+    let mut to = last.end;
+    if let Some(after) = lines.line_range(line + count)
+        && !is_long(&after)
+    {
+        to = after.end;
     }
-    let span_end = end.min(last_end);
-    let first_line = if from < line_start {
-        line_index - 1
-    } else {
-        line_index
+    let (text, span) = inert_window(text, from, to, start, end.min(last.end))?;
+    let excerpt = Excerpt {
+        name: name.to_owned(),
+        text,
+        line: first_line - 1,
+        column: 0,
     };
-    (
-        Excerpt {
-            name: name.to_owned(),
-            text: text[from..to].to_vec(),
-            line: first_line,
-            column: 0,
-        },
-        SourceSpan::new((start - from).into(), span_end - start),
-    )
+    Some((excerpt, span))
 }
 
 /// One finding in miette's terms.
@@ -256,10 +279,10 @@ impl miette::Diagnostic for Report<'_> {
 }
 
 impl Report<'_> {
-    fn new<'a>(finding: &'a Finding, source: Option<&[u8]>) -> Report<'a> {
+    fn new<'a>(finding: &'a Finding, source: Option<&Source<'_>>) -> Report<'a> {
         let d = &finding.diagnostic;
         let source = match (source, &d.span) {
-            (Some(text), Some(span)) => Some(excerpt(&finding.file, text, span.start, span.end)),
+            (Some(source), Some(span)) => excerpt(&finding.file, source, span.start, span.end),
             _ => None,
         };
         let mut message = d.message.clone();
@@ -287,7 +310,7 @@ impl Renderer for Human {
         &mut self,
         out: &mut dyn Write,
         _file: &str,
-        source: Option<&[u8]>,
+        source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {
@@ -311,11 +334,15 @@ impl Renderer for Human {
 mod tests {
     use super::*;
 
+    fn cut(text: &[u8], start: usize, end: usize) -> (Excerpt, SourceSpan) {
+        excerpt("f", &Source::new(text), start, end).unwrap()
+    }
+
     #[test]
     fn long_line_is_windowed() {
         let mut text = vec![b'x'; 1000];
         text[500..503].copy_from_slice(b"\"a\"");
-        let (window, span) = excerpt("f", &text, 500, 503);
+        let (window, span) = cut(&text, 500, 503);
         assert!(window.text.len() <= WINDOW_BEFORE + WINDOW_AFTER);
         assert_eq!(window.column, 440);
         assert_eq!(span.offset(), 60);
@@ -325,8 +352,8 @@ mod tests {
     #[test]
     fn short_lines_keep_context() {
         let text = b"a\nbb\ncc\ndd\n";
-        let (window, span) = excerpt("f", text, 5, 7);
-        assert_eq!(window.text, b"bb\ncc\ndd");
+        let (window, span) = cut(text, 5, 7);
+        assert_eq!(window.text, "bb\ncc\ndd");
         assert_eq!(window.line, 1);
         assert_eq!(span.offset(), 3);
         assert_eq!(span.len(), 2);
@@ -334,10 +361,35 @@ mod tests {
 
     #[test]
     fn empty_and_edge_offsets() {
-        let (window, span) = excerpt("f", b"", 0, 0);
+        let (window, span) = cut(b"", 0, 0);
         assert!(window.text.is_empty());
         assert_eq!(span.len(), 0);
-        let (_, span) = excerpt("f", b"ab", 9, 99);
+        let (_, span) = cut(b"ab", 9, 99);
         assert_eq!(span.len(), 0);
+    }
+
+    #[test]
+    fn excerpts_are_inert_and_spans_follow() {
+        let text = "{\"a\u{202e}\": \"\u{1b}]0;t\u{7}\", \"b\": 1}\r\n".as_bytes();
+        let at = text.windows(3).position(|w| w == b"\"b\"").unwrap();
+        let (window, span) = cut(text, at, at + 3);
+        assert!(
+            !window.text.chars().any(|c| is_unsafe_char(c) && c != '\n'),
+            "{:?}",
+            window.text
+        );
+        assert!(window.text.contains("\\u{202e}") && window.text.contains("\\u{1b}"));
+        assert_eq!(
+            &window.text[span.offset()..span.offset() + span.len()],
+            "\"b\""
+        );
+        // An unterminated CR (not a CRLF) is shown escaped, never as a line break.
+        let (window, _) = cut(b"[1,\r::x]", 0, 1);
+        assert_eq!(window.text, "[1,\\r::x]");
+    }
+
+    #[test]
+    fn no_excerpt_of_text_that_is_not_utf8() {
+        assert!(excerpt("f", &Source::new(b"{\"a\": \"\xff\"}"), 0, 1).is_none());
     }
 }

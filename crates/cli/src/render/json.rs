@@ -70,7 +70,7 @@ impl Renderer for Json {
         &mut self,
         _out: &mut dyn Write,
         _file: &str,
-        _source: Option<&[u8]>,
+        _source: Option<&super::Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {

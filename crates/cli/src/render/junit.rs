@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use mcp_recovery_validator::Severity;
+use mcp_recovery_validator::{Severity, is_unsafe_char, push_escape};
 
-use super::{Finding, Renderer, Summary, visible_controls};
+use super::{Finding, Renderer, Source, Summary};
 
 /// Keeps each suite, already rendered, and prints the document at the end.
 #[derive(Debug, Default)]
@@ -34,7 +34,7 @@ pub fn escape(text: &str, attribute: bool) -> String {
             '\r' => out.push_str("&#13;"),
             '\t' if attribute => out.push_str("&#9;"),
             '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push_str(&visible_controls(c.encode_utf8(&mut [0; 4]))),
+            c if is_unsafe_char(c) => push_escape(&mut out, c),
             c => out.push(c),
         }
     }
@@ -70,7 +70,7 @@ impl Renderer for Junit {
         &mut self,
         _out: &mut dyn Write,
         file: &str,
-        _source: Option<&[u8]>,
+        _source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         let file_attr = escape(file, true);

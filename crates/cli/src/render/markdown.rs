@@ -6,7 +6,9 @@
 
 use std::io::{self, Write};
 
-use super::{Finding, Renderer, Summary, visible_controls};
+use mcp_recovery_validator::escape_controls;
+
+use super::{Finding, Renderer, Source, Summary};
 
 /// Rows kept in the table: a job summary is capped (1 MiB on GitHub), and past a few hundred
 /// rows nobody reads on; the rest is counted.
@@ -25,7 +27,7 @@ pub struct Markdown {
 pub fn escape(text: &str) -> String {
     let flat = text.replace(['\r', '\n'], " ");
     let mut out = String::with_capacity(flat.len() + 8);
-    for c in visible_controls(&flat).chars() {
+    for c in escape_controls(&flat).chars() {
         if c.is_ascii_punctuation() {
             out.push('\\');
         }
@@ -66,7 +68,7 @@ impl Renderer for Markdown {
         &mut self,
         _out: &mut dyn Write,
         _file: &str,
-        _source: Option<&[u8]>,
+        _source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {

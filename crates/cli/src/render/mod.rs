@@ -32,10 +32,32 @@ pub struct Region {
     pub end_column: usize,
 }
 
+/// The text of a linted document with its line index, built once per document.
+#[derive(Debug, Clone)]
+pub struct Source<'a> {
+    /// The bytes as read.
+    pub text: &'a [u8],
+    /// Line starts and code-point checkpoints of `text`.
+    pub lines: LineIndex<'a>,
+    /// Whether `text` is UTF-8; excerpts of other text are never shown.
+    pub utf8: bool,
+}
+
+impl<'a> Source<'a> {
+    /// Indexes `text`.
+    pub fn new(text: &'a [u8]) -> Self {
+        Self {
+            text,
+            lines: LineIndex::new(text),
+            utf8: std::str::from_utf8(text).is_ok(),
+        }
+    }
+}
+
 impl Region {
-    /// The region of `span` in `text`, with the span's own start position.
-    pub fn of(span: &Span, text: &[u8], index: &LineIndex) -> Self {
-        let (end_line, end_column) = index.position(text, span.end.max(span.start));
+    /// The region of `span`, with the span's own start position.
+    pub fn of(span: &Span, lines: &LineIndex<'_>) -> Self {
+        let (end_line, end_column) = lines.position(span.end.max(span.start));
         Self {
             start_line: span.line,
             start_column: span.column,
@@ -48,7 +70,7 @@ impl Region {
 /// One diagnostic with the file it was found in.
 #[derive(Debug, Clone)]
 pub struct Finding {
-    /// The file as given (`-` for stdin, the command line or URL for a live server).
+    /// The file as given, made inert (`-` for stdin, the name of a live server).
     pub file: String,
     /// What the validator reported.
     pub diagnostic: Diagnostic,
@@ -56,6 +78,8 @@ pub struct Finding {
     pub region: Option<Region>,
     /// Accepted by the baseline: it does not count and only SARIF shows it (as suppressed).
     pub suppressed: bool,
+    /// Whether `file` names a live server rather than a file.
+    pub live: bool,
 }
 
 /// Totals of one run.
@@ -113,6 +137,21 @@ impl Summary {
     }
 }
 
+/// Serialized JSON with every unsafe character outside C0 written as a `\uXXXX` escape (C0
+/// controls are escaped by serde_json already; outside strings JSON text is ASCII, so only
+/// string contents change, and they decode to the same value).
+pub fn json_inert(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if mcp_recovery_validator::is_unsafe_char(c) && u32::from(c) >= 0x20 {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether stdout gets ANSI colors: only on a terminal, and not when `NO_COLOR` is set to a
 /// non-empty value (an empty one does not count, as no-color.org defines it).
 pub fn use_color() -> bool {
@@ -137,7 +176,7 @@ pub trait Renderer {
         &mut self,
         out: &mut dyn Write,
         file: &str,
-        source: Option<&[u8]>,
+        source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()>;
 
@@ -148,23 +187,6 @@ pub trait Renderer {
     fn shows_suppressed(&self) -> bool {
         false
     }
-}
-
-/// `text` with every control character (C0, DEL, C1) written as `\u{..}`, so that no format
-/// that keeps text on one line or forbids such characters (XML 1.0) can be broken by input.
-pub fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// The renderer of `format`.

@@ -63,11 +63,18 @@ fn encode_path(path: &str) -> String {
 }
 
 /// The artifact URI of a file as given: relative paths stay relative (with `/`), absolute ones
-/// under the working directory are made relative, other absolute ones become `file://` URIs;
-/// URLs of live servers are kept.
-fn artifact_uri(file: &str, cwd: Option<&Path>) -> String {
-    if file.starts_with("http://") || file.starts_with("https://") {
-        return file.to_owned();
+/// under the working directory are made relative, other absolute ones become `file://` URIs.
+/// A live server keeps its name: a URL as is, `stdio:PROGRAM` as a `stdio:` URI, a `--name` as
+/// a relative reference.
+fn artifact_uri(file: &str, cwd: Option<&Path>, live: bool) -> String {
+    if live {
+        if file.starts_with("http://") || file.starts_with("https://") {
+            return file.to_owned();
+        }
+        if let Some(program) = file.strip_prefix("stdio:") {
+            return format!("stdio:{}", encode_path(program));
+        }
+        return encode_path(file);
     }
     let path = Path::new(file);
     let path = match cwd.and_then(|cwd| path.strip_prefix(cwd).ok()) {
@@ -125,10 +132,18 @@ fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>, fingerprint:
         text.push_str(help);
     }
     let mut physical = Map::new();
-    physical.insert(
-        "artifactLocation".into(),
-        json!({ "uri": artifact_uri(&finding.file, cwd) }),
+    let mut artifact = Map::new();
+    artifact.insert(
+        "uri".into(),
+        json!(artifact_uri(&finding.file, cwd, finding.live)),
     );
+    if finding.live {
+        artifact.insert(
+            "description".into(),
+            json!({ "text": "the tools/list of a live MCP server" }),
+        );
+    }
+    physical.insert("artifactLocation".into(), Value::Object(artifact));
     if let Some(r) = finding.region {
         physical.insert(
             "region".into(),
@@ -174,7 +189,7 @@ impl Renderer for Sarif {
         &mut self,
         _out: &mut dyn Write,
         _file: &str,
-        _source: Option<&[u8]>,
+        _source: Option<&super::Source<'_>>,
         findings: &[Finding],
     ) -> io::Result<()> {
         for finding in findings {
@@ -228,21 +243,21 @@ mod tests {
     #[test]
     fn uris() {
         let cwd = Path::new("/repo");
+        let file = |file| artifact_uri(file, Some(cwd), false);
+        assert_eq!(file("fixtures/a b.json"), "fixtures/a%20b.json");
+        assert_eq!(file("./x/y.json"), "x/y.json");
+        assert_eq!(file("/repo/x/y.json"), "x/y.json");
+        assert_eq!(file("/elsewhere/y.json"), "file:///elsewhere/y.json");
+        assert_eq!(file("../up.json"), "../up.json");
+        assert_eq!(file("https://h.example/mcp"), "https%3A/h.example/mcp");
         assert_eq!(
-            artifact_uri("fixtures/a b.json", Some(cwd)),
-            "fixtures/a%20b.json"
+            artifact_uri("a:b#c?.json", None, false),
+            "a%3Ab%23c%3F.json"
         );
-        assert_eq!(artifact_uri("./x/y.json", Some(cwd)), "x/y.json");
-        assert_eq!(artifact_uri("/repo/x/y.json", Some(cwd)), "x/y.json");
-        assert_eq!(
-            artifact_uri("/elsewhere/y.json", Some(cwd)),
-            "file:///elsewhere/y.json"
-        );
-        assert_eq!(artifact_uri("../up.json", Some(cwd)), "../up.json");
-        assert_eq!(
-            artifact_uri("https://h.example/mcp", Some(cwd)),
-            "https://h.example/mcp"
-        );
-        assert_eq!(artifact_uri("a:b#c?.json", None), "a%3Ab%23c%3F.json");
+        let live = |name| artifact_uri(name, Some(cwd), true);
+        assert_eq!(live("https://h.example/mcp"), "https://h.example/mcp");
+        assert_eq!(live("stdio:./build/server.js"), "stdio:./build/server.js");
+        assert_eq!(live("stdio:my server"), "stdio:my%20server");
+        assert_eq!(live("checkout"), "checkout");
     }
 }

@@ -1,4 +1,4 @@
-use mcp_recovery_model::{Binding, BodySide};
+use mcp_recovery_model::{Binding, BodySide, TemplatePart};
 
 use crate::codes::{ERROR, Rule, declare_rule};
 use crate::finding::Finding;
@@ -40,11 +40,22 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         if compensation.tool != site.typed.name || compensation.bindings.is_empty() {
             continue;
         }
-        let unchanged = compensation.bindings.iter().all(|b| match &b.binding {
-            Ok(Binding::Expression(e)) => e.body_target().is_some_and(|(side, pointer)| {
-                side == BodySide::Request && pointer.tokens() == [b.parameter.as_str()]
-            }),
-            _ => false,
+        let unchanged = compensation.bindings.iter().all(|b| {
+            // A template that is one embedded expression and nothing else passes the same value
+            // (as text), so it repeats the call just as the bare expression does.
+            let expression = match &b.binding {
+                Ok(Binding::Expression(e)) => Some(e),
+                Ok(Binding::Template(t)) => match t.parts.as_slice() {
+                    [TemplatePart::Expression(e)] => Some(e),
+                    _ => None,
+                },
+                _ => None,
+            };
+            expression.is_some_and(|e| {
+                e.body_target().is_some_and(|(side, pointer)| {
+                    side == BodySide::Request && pointer.tokens() == [b.parameter.as_str()]
+                })
+            })
         });
         if unchanged {
             out.push(identity(&site));

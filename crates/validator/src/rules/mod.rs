@@ -17,6 +17,7 @@ use crate::finding::{Finding, Focus};
 pub(crate) mod carrier_conflict;
 pub(crate) mod dangling_operation_id;
 pub(crate) mod destructive_without_recovery;
+pub(crate) mod duplicate_key;
 pub(crate) mod duplicate_tool_name;
 pub(crate) mod expression_source_not_in_mcp;
 pub(crate) mod hint_contradiction;
@@ -119,7 +120,8 @@ impl<'a> ToolRef<'a> {
                 map.iter()
                     .filter_map(|(key, value)| match key.as_str() {
                         "name" | "annotations" | "_meta" => Some((key.clone(), value.clone())),
-                        "inputSchema" => Some((key.clone(), Value::Null)),
+                        // The schema stage checks the real one.
+                        "inputSchema" => Some((key.clone(), serde_json::json!({"type": "object"}))),
                         _ => None,
                     })
                     .collect(),

@@ -1,5 +1,6 @@
 use mcp_recovery_model::Hint;
 
+use crate::Severity;
 use crate::codes::{INFO, Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, Site};
@@ -21,32 +22,59 @@ declare_rule! {
     ///
     /// Use instead: make the compensator idempotent (for example keyed by the original
     /// transaction id) and declare `idempotentHint: true`.
+    ///
+    /// The finding is an info, and a warning when the declaration itself asks for retries
+    /// (`maxRetries` greater than 0): re-issuing a non-idempotent call is then planned, not only
+    /// possible. A tool whose two carriers name the same compensator gets one finding.
     code: "R114",
     name: "non-idempotent-compensator",
     default: INFO,
-    summary: "compensator lacks `idempotentHint: true`; a retried compensation may apply twice (A1)",
+    summary: "compensator lacks `idempotentHint: true`; a retried compensation may apply twice (A1); a warning when `maxRetries > 0`",
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
-    for site in ctx.sites() {
-        if site
-            .compensator_tool()
-            .is_some_and(|c| c.hint(Hint::Idempotent) != Some(true))
-        {
-            out.push(not_idempotent(&site));
+    let sites: Vec<Site<'_, '_>> = ctx
+        .sites()
+        .filter(|site| {
+            site.compensator_tool()
+                .is_some_and(|c| c.hint(Hint::Idempotent) != Some(true))
+        })
+        .collect();
+    for (i, site) in sites.iter().enumerate() {
+        // Both carriers of one tool naming the same compensator are one finding, at the first.
+        let same = |other: &Site<'_, '_>| {
+            std::ptr::eq(other.tool, site.tool) && other.compensation.tool == site.compensation.tool
+        };
+        if sites[..i].iter().any(same) {
+            continue;
         }
+        let retried = sites[i..]
+            .iter()
+            .filter(|other| same(other))
+            .any(|other| other.compensation.max_retries.is_some_and(|n| n > 0));
+        out.push(not_idempotent(site, retried));
     }
 }
 
-fn not_idempotent(site: &Site<'_, '_>) -> Finding {
-    Finding::new(
+fn not_idempotent(site: &Site<'_, '_>, retried: bool) -> Finding {
+    let finding = Finding::new(
         Rule::NonIdempotentCompensator,
         site.target_pointer(),
         format!(
-            "compensating tool '{}' does not declare idempotentHint: true; a retried compensation may apply twice",
-            site.compensation.tool
+            "compensating tool '{}' does not declare idempotentHint: true; a retried compensation may apply twice{}",
+            site.compensation.tool,
+            if retried {
+                ", and the declaration asks for retries (maxRetries > 0)"
+            } else {
+                ""
+            }
         ),
     )
     .tool(site.tool_name())
-    .help("make the compensator idempotent and declare idempotentHint: true")
+    .help("make the compensator idempotent and declare idempotentHint: true");
+    if retried {
+        finding.severity(Severity::Warning)
+    } else {
+        finding
+    }
 }

@@ -1,3 +1,4 @@
+use mcp_recovery_model::LocateError;
 use serde_json::{Map, Value};
 
 use crate::codes::{ERROR, Rule, declare_rule};
@@ -31,8 +32,63 @@ declare_rule! {
 const HELP: &str =
     "provide a `tools/list` JSON-RPC response, an object `{\"tools\": [...]}` or an array of tools";
 
+/// The finding for a document the locator rejects.
+pub(crate) fn finding(error: &LocateError) -> Finding {
+    let pointer = error.pointer();
+    match error {
+        LocateError::JsonRpcError { error } => json_rpc_error(error),
+        LocateError::ToolsNotAnArray { found, .. } => Finding::new(
+            Rule::NotAToolsList,
+            pointer,
+            format!("`tools` must be an array of tools, found {found}"),
+        )
+        .help(HELP),
+        LocateError::ResultWithoutTools { result } => {
+            let found = match result {
+                Value::Object(map) => describe_keys(map),
+                other => mcp_recovery_model::json_type_name(other).to_owned(),
+            };
+            Finding::new(
+                Rule::NotAToolsList,
+                pointer,
+                format!("the JSON-RPC result has no `tools` array (found {found}); is it the response to another method?"),
+            )
+            .help(HELP)
+        }
+        LocateError::UnknownObject { keys, more } => {
+            let found = if keys.is_empty() {
+                "an empty object".to_owned()
+            } else {
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|k| format!("`{}`", excerpt(k, 40)))
+                    .collect();
+                format!(
+                    "members {}{}",
+                    keys.join(", "),
+                    if *more { ", …" } else { "" }
+                )
+            };
+            Finding::new(
+                Rule::NotAToolsList,
+                pointer,
+                format!(
+                    "the object has no `tools` array and is not a JSON-RPC response (found {found})"
+                ),
+            )
+            .help(HELP)
+        }
+        LocateError::NotAContainer { found } => Finding::new(
+            Rule::NotAToolsList,
+            pointer,
+            format!("the document is a JSON {found}, not a tools list"),
+        )
+        .help(HELP),
+    }
+}
+
 /// A JSON-RPC error response.
-pub(crate) fn json_rpc_error(error: &Value) -> Finding {
+fn json_rpc_error(error: &Value) -> Finding {
     let message = error
         .get("message")
         .and_then(Value::as_str)
@@ -46,59 +102,6 @@ pub(crate) fn json_rpc_error(error: &Value) -> Finding {
         format!("the document is a JSON-RPC error response, not a tools list: {message}{code}"),
     )
     .help("the server answered `tools/list` with an error; capture a successful response")
-}
-
-/// `tools` is present but not an array.
-pub(crate) fn tools_not_an_array(pointer: &str, found: &Value) -> Finding {
-    Finding::new(
-        Rule::NotAToolsList,
-        pointer,
-        format!(
-            "`tools` must be an array of tools, found {}",
-            mcp_recovery_model::json_type_name(found)
-        ),
-    )
-    .help(HELP)
-}
-
-/// A JSON-RPC `result` without `tools`.
-pub(crate) fn result_without_tools(result: &Value) -> Finding {
-    let found = match result {
-        Value::Object(map) => describe_keys(map),
-        other => mcp_recovery_model::json_type_name(other).to_owned(),
-    };
-    Finding::new(
-        Rule::NotAToolsList,
-        "/result",
-        format!("the JSON-RPC result has no `tools` array (found {found}); is it the response to another method?"),
-    )
-    .help(HELP)
-}
-
-/// An object without `tools`, `result` or `error`.
-pub(crate) fn unknown_object(map: &Map<String, Value>) -> Finding {
-    Finding::new(
-        Rule::NotAToolsList,
-        "",
-        format!(
-            "the object has no `tools` array and is not a JSON-RPC response (found {})",
-            describe_keys(map)
-        ),
-    )
-    .help(HELP)
-}
-
-/// A scalar top level.
-pub(crate) fn not_a_container(found: &Value) -> Finding {
-    Finding::new(
-        Rule::NotAToolsList,
-        "",
-        format!(
-            "the document is a JSON {}, not a tools list",
-            mcp_recovery_model::json_type_name(found)
-        ),
-    )
-    .help(HELP)
 }
 
 fn describe_keys(map: &Map<String, Value>) -> String {

@@ -1,4 +1,7 @@
-use jsonschema::Draft;
+use std::collections::HashMap;
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, PatternCache, PatternOptions, Validator};
 use mcp_recovery_model::{Binding, JsonPointer, ParameterBinding};
 use serde_json::Value;
 
@@ -39,6 +42,7 @@ declare_rule! {
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let mut constants = Constants::default();
     for site in ctx.sites() {
         let Some(compensator_schema) = site.compensator_input_schema() else {
             continue;
@@ -86,7 +90,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 }
                 Binding::Constant(value) => {
                     if let Some(problem) =
-                        constant_problem(compensator_schema, &parameter, &accepts, value)
+                        constants.problem(compensator_schema, &parameter, &accepts, value)
                     {
                         out.push(mismatch(&site, binding, &problem, Focus::Value));
                     }
@@ -116,56 +120,125 @@ fn compare(source: &Resolution, accepts: &Resolution) -> Option<String> {
     None
 }
 
-fn constant_problem(
-    root: &Value,
-    parameter: &JsonPointer,
-    accepts: &Resolution,
-    value: &Value,
-) -> Option<String> {
-    let found = TypeSet::of_value(value);
-    if let Some(accepted) = accepts.types
-        && !found.intersects(accepted)
-    {
-        return Some(format!(
-            "the constant {} is {found}, but it accepts {accepted}",
-            show(value)
-        ));
-    }
-    let draft = draft_of(root);
-    for schema in subschemas_at(root, parameter)? {
-        // A subschema that refers elsewhere cannot be compiled on its own; its types were checked.
-        if mentions_ref(schema) {
-            continue;
-        }
-        let Ok(validator) = jsonschema::options().with_draft(draft).build(schema) else {
-            continue;
-        };
-        if let Some(error) = validator.iter_errors(value).next() {
-            return Some(format!(
-                "the constant {} does not fit its schema: {}",
-                show(value),
-                excerpt(&error.to_string(), 120)
-            ));
-        }
-    }
-    None
+/// Backtracking steps one `pattern` match may take (fancy-regex counts them).
+const BACKTRACK_LIMIT: usize = 10_000;
+/// Validations against a schema with a `pattern` per document: with [`BACKTRACK_LIMIT`], at most
+/// ten million backtracking steps per file, whatever the patterns. Past it, constants are
+/// still type-checked, and their patterns are left unjudged.
+const PATTERN_BUDGET: usize = 1_000;
+
+/// Constant validation over one document: each subschema compiled once (by address, the
+/// document outlives the check), compiled patterns shared, one pattern budget.
+struct Constants {
+    /// By the address of the subschema: the document is neither moved nor changed while the
+    /// rules run, so an address names one subschema for the whole check.
+    validators: HashMap<*const Value, Option<(Validator, bool)>>,
+    patterns: PatternCache,
+    budget: usize,
 }
 
-fn mentions_ref(schema: &Value) -> bool {
+impl Default for Constants {
+    fn default() -> Self {
+        Self {
+            validators: HashMap::new(),
+            patterns: PatternCache::new(),
+            budget: PATTERN_BUDGET,
+        }
+    }
+}
+
+impl Constants {
+    /// The compiled `schema` and whether it has a `pattern`; `None` when it cannot be compiled
+    /// on its own (it refers elsewhere; its types were checked).
+    fn validator(&mut self, schema: &Value, draft: Draft) -> Option<&(Validator, bool)> {
+        let patterns = &self.patterns;
+        self.validators
+            .entry(std::ptr::from_ref(schema))
+            .or_insert_with(|| {
+                let (refers, has_pattern) = mentions(schema);
+                if refers {
+                    return None;
+                }
+                let validator = jsonschema::options()
+                    .with_draft(draft)
+                    .with_pattern_options(
+                        PatternOptions::fancy_regex().backtrack_limit(BACKTRACK_LIMIT),
+                    )
+                    .with_pattern_cache(patterns.clone())
+                    .build(schema)
+                    .ok()?;
+                Some((validator, has_pattern))
+            })
+            .as_ref()
+    }
+
+    fn problem(
+        &mut self,
+        root: &Value,
+        parameter: &JsonPointer,
+        accepts: &Resolution,
+        value: &Value,
+    ) -> Option<String> {
+        let found = TypeSet::of_value(value);
+        if let Some(accepted) = accepts.types
+            && !found.intersects(accepted)
+        {
+            return Some(format!(
+                "the constant {} is {found}, but it accepts {accepted}",
+                show(value)
+            ));
+        }
+        let draft = draft_of(root);
+        for schema in subschemas_at(root, parameter)? {
+            let budget = self.budget;
+            let Some((validator, has_pattern)) = self.validator(schema, draft) else {
+                continue;
+            };
+            if *has_pattern && budget == 0 {
+                continue;
+            }
+            let has_pattern = *has_pattern;
+            // A pattern the engine gave up on says nothing about the value.
+            let error = validator.iter_errors(value).find(|e| {
+                !matches!(
+                    e.kind(),
+                    ValidationErrorKind::BacktrackLimitExceeded { .. }
+                        | ValidationErrorKind::RegexEngineFailure { .. }
+                )
+            });
+            let error = error.map(|e| excerpt(&e.to_string(), 120));
+            if has_pattern {
+                self.budget -= 1;
+            }
+            if let Some(error) = error {
+                return Some(format!(
+                    "the constant {} does not fit its schema: {error}",
+                    show(value),
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Whether `schema` refers elsewhere (`$ref`, `$dynamicRef`) and whether it has a `pattern`.
+fn mentions(schema: &Value) -> (bool, bool) {
+    let mut has_pattern = false;
     let mut stack = vec![schema];
     while let Some(node) = stack.pop() {
         match node {
             Value::Object(map) => {
                 if map.contains_key("$ref") || map.contains_key("$dynamicRef") {
-                    return true;
+                    return (true, has_pattern);
                 }
+                has_pattern |= map.get("pattern").is_some_and(Value::is_string);
                 stack.extend(map.values());
             }
             Value::Array(items) => stack.extend(items),
             _ => {}
         }
     }
-    false
+    (false, has_pattern)
 }
 
 fn draft_of(root: &Value) -> Draft {
@@ -198,4 +271,62 @@ fn mismatch(site: &Site<'_, '_>, binding: &ParameterBinding, what: &str, focus: 
     .tool(site.tool_name())
     .focus(focus)
     .help("bind a value of a type the compensating tool accepts, or align the two schemas")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintOptions, Linter};
+    use serde_json::json;
+
+    /// `n` tools each compensated by `undo` with the constant `value` for a parameter whose
+    /// schema has `pattern`.
+    fn document(n: usize, pattern: &str, value: &str) -> Vec<u8> {
+        let mut tools: Vec<_> = (0..n)
+            .map(|i| {
+                json!({
+                    "name": format!("t{i}"),
+                    "inputSchema": {"type": "object"},
+                    "annotations": {"recovery": {"strategy": "compensation",
+                        "compensatingOperation": {"operationId": "undo", "parameters": {"p": value}}}}
+                })
+            })
+            .collect();
+        tools.push(json!({
+            "name": "undo",
+            "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "pattern": pattern}}},
+            "annotations": {"idempotentHint": true}
+        }));
+        serde_json::to_vec(&json!({ "tools": tools })).unwrap_or_default()
+    }
+
+    fn r111(source: &[u8]) -> usize {
+        let linter = Linter::new(LintOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let report = linter.lint_source(source);
+        report
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "R111")
+            .count()
+    }
+
+    #[test]
+    fn constants_are_validated_against_patterns() {
+        assert_eq!(r111(&document(3, "^[0-9]+$", "12x")), 3);
+        assert_eq!(r111(&document(3, "^[0-9]+$", "123")), 0);
+        // Look-around needs the backtracking engine: still judged.
+        assert_eq!(r111(&document(1, "^(?=x)[a-z]+$", "abc")), 1);
+    }
+
+    /// A pattern that backtracks without end is cut off by the per-match limit, and reported as
+    /// nothing rather than as a mismatch; past the per-file budget patterns are not evaluated.
+    #[test]
+    fn catastrophic_patterns_are_bounded_and_never_reported() {
+        let value = "a".repeat(40);
+        assert_eq!(r111(&document(3, r"^(a|a)*\1c$", &value)), 0);
+        let many = super::PATTERN_BUDGET + 5;
+        assert_eq!(
+            r111(&document(many, "^[0-9]+$", "12x")),
+            super::PATTERN_BUDGET
+        );
+    }
 }

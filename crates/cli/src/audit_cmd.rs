@@ -1,0 +1,72 @@
+//! `mcp-recovery audit verify`: check a journal's hash chain.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use mcp_recovery_journal::verify;
+
+use crate::Failure;
+use crate::inputs::Input;
+
+/// Arguments of `audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: AuditCommand,
+}
+
+/// The `audit` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Verify a journal: exit 0 when the chain holds (the head hash is printed), 1 naming the
+    /// first broken line and why.
+    Verify(VerifyArgs),
+}
+
+/// Arguments of `audit verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The journal (`-` for stdin).
+    #[arg(value_name = "JOURNAL")]
+    pub journal: PathBuf,
+    /// A head hash saved earlier: the journal must still contain the record that had it (it
+    /// may have grown since, never shrunk or been rewritten).
+    #[arg(long, value_name = "HASH")]
+    pub head: Option<String>,
+}
+
+/// Runs `audit`.
+pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
+    let AuditCommand::Verify(args) = &args.command;
+    let bytes = Input::named(&args.journal).read()?;
+    let shown = args.journal.display().to_string();
+    let text = String::from_utf8_lossy(&bytes);
+    let report = verify(&text);
+    let broken = report
+        .broken
+        .clone()
+        .or_else(|| args.head.as_ref().and_then(|h| report.check_head(h).err()));
+    let mut out = std::io::stdout().lock();
+    if let Some(broken) = broken {
+        writeln!(
+            out,
+            "{}: broken at {broken}",
+            mcp_recovery_proxy::escape(&shown)
+        )?;
+        return Ok(ExitCode::from(1));
+    }
+    writeln!(
+        out,
+        "{}: {} records, chain intact, head {}",
+        mcp_recovery_proxy::escape(&shown),
+        report.records,
+        report
+            .head
+            .as_deref()
+            .unwrap_or(mcp_recovery_journal::GENESIS)
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

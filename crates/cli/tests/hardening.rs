@@ -1,0 +1,403 @@
+//! Hostile repositories: symbolic links out of the tree, FIFOs, devices and oversized inputs are
+//! refused (exit 2) without printing a byte of what they point to; every line on stdout and
+//! stderr, in every format, is inert; `--isolated` ignores a repository's config; flag values
+//! that could overflow end in a usage error, never a panic.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use common::{bin_in, code, codes, lint_json, order_tools, run_in};
+use mcp_recovery_validator::is_unsafe_char;
+use serde_json::{Value, json};
+
+const FORMATS: [&str; 7] = [
+    "human", "json", "sarif", "github", "markdown", "gitlab", "junit",
+];
+
+/// A file outside the linted tree that must never be printed.
+fn secret_file() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("environ");
+    std::fs::write(&path, "GITHUB_TOKEN=ghs_SECRET_VALUE\0HOME=/root\0").unwrap();
+    (dir, path)
+}
+
+/// A temp directory with `tools.json`: `create_order` compensated by `compensator`.
+fn with_tools(compensator: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tools.json"),
+        order_tools(compensator, true, true),
+    )
+    .unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_no_secret(output: &Output) {
+    for stream in [&output.stdout, &output.stderr] {
+        assert!(!text(stream).contains("SECRET_VALUE"), "{}", text(stream));
+    }
+}
+
+/// Every line of both streams is inert: no unsafe character but the line breaks, no CR, and
+/// no line that the Actions runner would take as a workflow command unless it is one of ours
+/// (stdout of `--format github`).
+fn assert_inert(output: &Output, github_stdout: bool) {
+    for (stream, is_stdout) in [(&output.stdout, true), (&output.stderr, false)] {
+        let text = text(stream);
+        for line in text.split('\n') {
+            assert!(!line.chars().any(is_unsafe_char), "unsafe line {line:?}");
+            if !(github_stdout && is_stdout) {
+                assert!(!line.trim_start().starts_with("::"), "command {line:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_linked_input_out_of_the_tree_is_refused() {
+    let (_secret_dir, secret) = secret_file();
+    let dir = tempfile::tempdir().unwrap();
+    symlink(&secret, dir.path().join("tools.json")).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    symlink(secret.parent().unwrap(), dir.path().join("sub/linked")).unwrap();
+    for file in ["tools.json", "sub/linked/environ"] {
+        for format in FORMATS {
+            let output = run_in(dir.path(), &["lint", "--format", format, file]);
+            assert_eq!(code(&output), 2, "{format}: {}", text(&output.stderr));
+            assert_no_secret(&output);
+            let stderr = text(&output.stderr);
+            assert!(
+                stderr.starts_with(&format!("error: cannot read {file}: it is a symbolic link")),
+                "{stderr}"
+            );
+        }
+    }
+    // A directory named on the command line that is a link out of the tree, too.
+    symlink(secret.parent().unwrap(), dir.path().join("outside")).unwrap();
+    let output = run_in(dir.path(), &["lint", "outside"]);
+    assert_eq!(code(&output), 2, "{}", text(&output.stderr));
+
+    // Explicitly allowed: read, and still never excerpted raw (R001, NUL bytes escaped).
+    let output = run_in(dir.path(), &["lint", "--follow-links", "tools.json"]);
+    assert_eq!(code(&output), 1, "{}", text(&output.stderr));
+    assert_inert(&output, false);
+}
+
+#[test]
+fn a_link_inside_the_tree_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    std::fs::write(
+        dir.path().join("real/tools.json"),
+        order_tools("cancel_order", true, true),
+    )
+    .unwrap();
+    symlink("real/tools.json", dir.path().join("tools.json")).unwrap();
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!(status, 0, "{report}");
+}
+
+#[test]
+fn a_discovered_config_that_links_out_of_its_tree_is_refused() {
+    let (_secret_dir, secret) = secret_file();
+    let dir = with_tools("cancel_order");
+    symlink(&secret, dir.path().join("mcp-recovery.toml")).unwrap();
+    for format in FORMATS {
+        let output = run_in(dir.path(), &["lint", "--format", format, "tools.json"]);
+        assert_eq!(code(&output), 2, "{format}");
+        assert_no_secret(&output);
+        assert!(
+            text(&output.stderr)
+                .starts_with("error: cannot read mcp-recovery.toml: it is a symbolic link"),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+    // --isolated does not even look at it.
+    let (status, report) = lint_json(dir.path(), &["--isolated", "tools.json"]);
+    assert_eq!(status, 0, "{report}");
+
+    // A FIFO as config is refused before it is opened (opening would block).
+    std::fs::remove_file(dir.path().join("mcp-recovery.toml")).unwrap();
+    mkfifo(&dir.path().join("mcp-recovery.toml"));
+    let output = run_in(dir.path(), &["lint", "tools.json"]);
+    assert_eq!(code(&output), 2);
+    assert!(text(&output.stderr).contains("not a regular file but a FIFO"));
+}
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn fifos_devices_and_oversized_inputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.json"), "[]").unwrap();
+    mkfifo(&dir.path().join("tools.json"));
+    let output = run_in(dir.path(), &["lint", "tools.json"]);
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        text(&output.stderr),
+        "error: cannot read tools.json: it is not a regular file but a FIFO (pipe it to `-` to \
+         read it as standard input)\n"
+    );
+    for command in [
+        &["lint", "/dev/zero"][..],
+        &["plan", "--tools", "/dev/zero", "--trace", "/dev/null"],
+        &["plan", "--tools", "t.json", "--trace", "/dev/zero"],
+        &["convert", "--to", "sep3172", "/dev/zero"],
+    ] {
+        let output = run_in(dir.path(), command);
+        assert_eq!(code(&output), 2, "{command:?}");
+        assert!(
+            text(&output.stderr).contains("it is not a regular file but a device"),
+            "{command:?}: {}",
+            text(&output.stderr)
+        );
+    }
+
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, format!("[{}]", "1,".repeat(1500) + "1")).unwrap();
+    let output = run_in(dir.path(), &["lint", "--max-file-size", "1K", "big.json"]);
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        text(&output.stderr),
+        "error: cannot read big.json: it is larger than the limit of 1024 bytes (raise it with \
+         --max-file-size)\n"
+    );
+    let output = run_in(dir.path(), &["lint", "--max-file-size", "4K", "big.json"]);
+    assert_eq!(code(&output), 1, "{}", text(&output.stderr));
+    let output = run_in(
+        dir.path(),
+        &[
+            "plan",
+            "--max-file-size",
+            "1K",
+            "--tools",
+            "big.json",
+            "--trace",
+            "big.json",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    assert!(text(&output.stderr).contains("larger than the limit"));
+
+    // Standard input is bounded while it is read: an endless stream stops at the cap.
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let output = bin_in(dir.path())
+        .args(["lint", "--max-file-size", "1M", "-"])
+        .stdin(Stdio::from(zero))
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert!(text(&output.stderr).starts_with("error: cannot read -: it is larger than the limit"));
+
+    for bad in ["0", "12Q", "1.5M", "99999999999G", ""] {
+        let output = run_in(dir.path(), &["lint", "--max-file-size", bad, "big.json"]);
+        assert_eq!(code(&output), 2, "{bad}");
+        assert!(text(&output.stderr).contains("--max-file-size"), "{bad}");
+    }
+}
+
+#[test]
+fn excerpts_never_show_bytes_of_text_that_is_not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = b"{\"tools\": [\"GITHUB_TOKEN=ghs_SECRET_VALUE".to_vec();
+    bytes.extend_from_slice(b"\xff\xfe\"]}\n");
+    std::fs::write(dir.path().join("tools.json"), bytes).unwrap();
+    for format in FORMATS {
+        let output = run_in(dir.path(), &["lint", "--format", format, "tools.json"]);
+        assert_eq!(code(&output), 1, "{format}");
+        assert_no_secret(&output);
+        assert_inert(&output, format == "github");
+    }
+}
+
+/// A document whose every name, value and key is hostile: terminal escapes (OSC title, OSC 8
+/// link, OSC 52 clipboard, CSI clear), C1 controls, DEL, bidi overrides, line separators.
+fn hostile_document() -> String {
+    let evil = [
+        "x\u{1b}]0;pwned\u{7}\u{1b}[2J",
+        "\u{1b}]8;;https://e.test\u{1b}\\link\u{1b}]8;;\u{1b}\\",
+        "\u{1b}]52;c;cHduZWQ=\u{7}",
+        "\u{9b}31m\u{85}\u{7f}",
+        "admin\u{202e}txt.exe\u{2066}",
+        "a\u{2028}::error::b\r\n::warning::c",
+    ];
+    let tools: Vec<Value> = evil
+        .iter()
+        .map(|name| {
+            json!({
+                "name": name,
+                "inputSchema": {"type": "object", "properties": {*name: {"type": "string"}}},
+                "annotations": {
+                    "recovery": {
+                        "strategy": "compensation",
+                        "compensatingOperation": {
+                            "operationId": format!("undo {name}"),
+                            "parameters": {*name: format!("$response.body#/{name}")}
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&json!({ "tools": tools })).unwrap()
+}
+
+#[test]
+fn every_output_line_is_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    // Raw C1 and bidi characters are valid inside JSON strings: write them unescaped too.
+    let document = hostile_document()
+        .replace("\\u009b", "\u{9b}")
+        .replace("\\u0085", "\u{85}");
+    for file in [
+        "tools.json",
+        "we\u{1b}[2Jird\u{202e}.json",
+        "cr\r::error::x.json",
+    ] {
+        std::fs::write(dir.path().join(file), &document).unwrap();
+        for format in FORMATS {
+            let output = run_in(dir.path(), &["lint", "--format", format, file]);
+            assert_eq!(code(&output), 1, "{format}: {}", text(&output.stderr));
+            assert_inert(&output, format == "github");
+            if ["json", "sarif", "gitlab"].contains(&format) {
+                let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+                assert!(value.is_object() || value.is_array(), "{format}");
+            }
+        }
+        let (_, report) = lint_json(dir.path(), &[file]);
+        assert!(codes(&report).contains(&"R101".to_owned()), "{report}");
+        std::fs::remove_file(dir.path().join(file)).unwrap();
+    }
+    // fetch, convert and schema print JSON: unsafe characters become \u escapes, same value.
+    std::fs::write(dir.path().join("tools.json"), &document).unwrap();
+    let output = run_in(dir.path(), &["convert", "--to", "compensate", "tools.json"]);
+    assert_inert(&output, false);
+    let converted: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        converted["tools"][4]["name"], "admin\u{202e}txt.exe\u{2066}",
+        "{converted}"
+    );
+}
+
+#[test]
+fn config_values_cannot_inject_workflow_commands() {
+    let dir = with_tools("cancel_order");
+    for config in [
+        "ignore = [\"R114\\r::stop-commands::x\"]\n",
+        "ignore = [\"R114\\n::error::x\"]\n",
+        "ignore = [\"\\u001b]0;pwned\\u0007\"]\n",
+        "deny = [\"\\u202ewarnings\"]\n",
+        "select = [\"R101\"]\r::error::raw-cr\n",
+        "[severity]\n\"R101\\r::warning::x\" = \"info\"\n",
+    ] {
+        std::fs::write(dir.path().join("mcp-recovery.toml"), config).unwrap();
+        for format in FORMATS {
+            let output = run_in(dir.path(), &["lint", "--format", format, "tools.json"]);
+            assert_eq!(code(&output), 2, "{config:?}");
+            assert_inert(&output, false);
+        }
+    }
+}
+
+#[test]
+fn isolated_ignores_the_repository_config() {
+    let dir = with_tools("void_order");
+    std::fs::write(
+        dir.path().join("mcp-recovery.toml"),
+        "[severity]\nR101 = \"info\"\n",
+    )
+    .unwrap();
+    let (status, _) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!(status, 0, "the config downgrades R101");
+    let (status, report) = lint_json(dir.path(), &["--isolated", "tools.json"]);
+    assert_eq!(status, 1, "{report}");
+    assert!(codes(&report).contains(&"R101".to_owned()));
+    // A pinned config outside the repository still applies with --config.
+    let pinned = tempfile::tempdir().unwrap();
+    let pin = pinned.path().join("pinned.toml");
+    std::fs::write(&pin, "deny = [\"warnings\"]\n").unwrap();
+    let (status, _) = lint_json(
+        dir.path(),
+        &["--config", pin.to_str().unwrap(), "tools.json"],
+    );
+    assert_eq!(status, 1);
+    let output = run_in(
+        dir.path(),
+        &[
+            "lint",
+            "--isolated",
+            "--config",
+            pin.to_str().unwrap(),
+            "tools.json",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+}
+
+#[test]
+fn timeouts_out_of_range_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for value in [
+        "0",
+        "86401",
+        "18446744073709551615",
+        "99999999999999999999999",
+    ] {
+        for command in ["lint", "fetch"] {
+            let output = run_in(
+                dir.path(),
+                &[command, "--timeout", value, "--stdio", "--", "true"],
+            );
+            assert_eq!(code(&output), 2, "{command} --timeout {value}");
+            assert!(
+                text(&output.stderr).contains("--timeout"),
+                "{}",
+                text(&output.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn schema_out_never_writes_through_a_link() {
+    let (_secret_dir, secret) = secret_file();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    symlink(&secret, out.join("tool.schema.json")).unwrap();
+    let output = run_in(dir.path(), &["schema", "--out", "out"]);
+    assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "GITHUB_TOKEN=ghs_SECRET_VALUE\0HOME=/root\0"
+    );
+    let written = std::fs::symlink_metadata(out.join("tool.schema.json")).unwrap();
+    assert!(written.file_type().is_file());
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(out.join("tool.schema.json")).unwrap()).unwrap();
+    assert!(schema.is_object());
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+}

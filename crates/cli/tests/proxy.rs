@@ -1,0 +1,811 @@
+//! `proxy`, `audit verify` and `rollback` end to end: the binary's hidden `demo-server` behind
+//! the proxy, driven over JSON-RPC lines; faults (kill -9 of the proxy, of the server and of
+//! `rollback`), hostile servers, and the journal afterwards.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use common::{bin_in, code, run_in};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
+
+/// The proxy as a child, with a reader thread on its stdout.
+struct Proxy {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    next_id: u64,
+    /// Methods of the server's requests and notifications seen while waiting.
+    seen: Vec<String>,
+}
+
+impl Proxy {
+    fn start(dir: &Path, flags: &[&str], server: &[&str]) -> Proxy {
+        let mut command = bin_in(dir);
+        command.arg("proxy").args(flags).arg("--").args(server);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let value: Value = serde_json::from_str(&line).expect("stdout carries only JSON");
+                if sender.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Proxy {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns the response with its id (within `limit`).
+    fn request_within(&mut self, method: &str, params: Value, limit: Duration) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method} within {limit:?}"));
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            // Requests from the server are answered like a client would.
+            if let Some(method) = message["method"].as_str() {
+                self.seen.push(method.to_owned());
+                if message.get("id").is_some() {
+                    let result = match method {
+                        "roots/list" => json!({"roots": []}),
+                        _ => json!({}),
+                    };
+                    let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                    self.send(&answer);
+                }
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_within(method, params, Duration::from_secs(30))
+    }
+
+    fn initialize(&mut self) {
+        let answer = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert!(answer["result"]["protocolVersion"].is_string(), "{answer}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        answer["result"].clone()
+    }
+
+    fn state(&mut self) -> Value {
+        self.call("get_state", json!({}))["structuredContent"].clone()
+    }
+
+    /// Closes stdin and waits for the exit status.
+    fn finish(mut self) -> i32 {
+        self.stdin = None;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "the proxy did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// The demo server as the upstream: this binary's hidden `demo-server`, logging its calls.
+fn demo(log: &Path, extra: &[&str]) -> Vec<String> {
+    let mut command = vec![
+        BIN.to_owned(),
+        "demo-server".to_owned(),
+        "--call-log".to_owned(),
+        log.display().to_string(),
+    ];
+    command.extend(extra.iter().map(|s| (*s).to_owned()));
+    command
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// The calls the server received, by tool name.
+fn calls_at_server(log: &Path, name: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| serde_json::from_str::<Value>(line).unwrap()["name"] == name)
+        .count()
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn records(journal: &Path) -> Vec<Value> {
+    std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn kinds(journal: &Path, kind: &str) -> Vec<Value> {
+    records(journal)
+        .into_iter()
+        .filter(|r| r["kind"] == kind)
+        .collect()
+}
+
+fn verify(dir: &Path, journal: &Path) -> (i32, String) {
+    let output = run_in(dir, &["audit", "verify", journal.to_str().unwrap()]);
+    (
+        code(&output),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn tools_file(dir: &Path) -> PathBuf {
+    let output = run_in(dir, &["fetch", "--stdio", "--", BIN, "demo-server"]);
+    assert_eq!(code(&output), 0);
+    let path = dir.join("tools.json");
+    std::fs::write(&path, &output.stdout).unwrap();
+    path
+}
+
+/// Reserve and charge, then a failing shipment: the proxy rolls back before answering.
+#[test]
+fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &[]);
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &[
+            "--journal",
+            journal.to_str().unwrap(),
+            "--on-failure",
+            "rollback",
+        ],
+        &strs(&server),
+    );
+    proxy.initialize();
+    let listed = proxy.request("tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
+    let start = proxy.state();
+    let reserved = proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 3}),
+    );
+    let reservation = reserved["structuredContent"]["reservationId"].clone();
+    proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 12, "currency": "EUR"}),
+    );
+    assert_ne!(proxy.state(), start);
+    let failed = proxy.call(
+        "create_shipment",
+        json!({"reservationId": reservation, "address": "a", "simulateFailure": true}),
+    );
+    // The failed call's own result reaches the client unchanged.
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert_eq!(proxy.state(), start);
+    assert_eq!(proxy.finish(), 0);
+
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0, "{out}");
+    let outcomes = kinds(&journal, "compensation.outcome");
+    assert_eq!(outcomes.len(), 2);
+    assert_eq!(outcomes[0]["name"], "refund_payment");
+    assert_eq!(outcomes[1]["name"], "release_inventory");
+    // Every intent is on disk before its outcome.
+    let all = records(&journal);
+    for outcome in all.iter().filter(|r| r["kind"] == "call.outcome") {
+        let intent = all
+            .iter()
+            .position(|r| r["kind"] == "call.intent" && r["call"] == outcome["call"])
+            .unwrap();
+        let at = all.iter().position(|r| r == outcome).unwrap();
+        assert!(intent < at);
+    }
+
+    // The journal reads as a plan trace directly.
+    let tools = tools_file(dir.path());
+    let output = run_in(
+        dir.path(),
+        &[
+            "plan",
+            "--tools",
+            tools.to_str().unwrap(),
+            "--trace",
+            journal.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        code(&output),
+        0,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let statuses: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["status"].as_str().unwrap())
+        .collect();
+    assert!(statuses.contains(&"compensate"), "{plan}");
+    assert!(statuses.contains(&"failed"), "{plan}");
+    // --session keeps one session's calls.
+    let session = records(&journal)[0]["session"].as_str().unwrap().to_owned();
+    for (id, steps) in [(session.as_str(), statuses.len()), ("another", 0)] {
+        let output = run_in(
+            dir.path(),
+            &[
+                "plan",
+                "--tools",
+                tools.to_str().unwrap(),
+                "--trace",
+                journal.to_str().unwrap(),
+                "--format",
+                "json",
+                "--session",
+                id,
+            ],
+        );
+        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(plan["steps"].as_array().unwrap().len(), steps);
+    }
+}
+
+#[test]
+fn denials_and_approvals_by_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &[]);
+    let seen = dir.path().join("impact.json");
+    let approver = format!("cat > '{}'; exit 1", seen.display());
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &[
+            "--journal",
+            journal.to_str().unwrap(),
+            "--deny",
+            "charge_*",
+            "--ask",
+            "reserve_inventory",
+            "--approve-with",
+            &approver,
+        ],
+        &strs(&server),
+    );
+    proxy.initialize();
+    let denied = proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 1, "currency": "EUR"}),
+    );
+    assert_eq!(denied["isError"], true);
+    assert!(
+        denied["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("refused"),
+        "{denied}"
+    );
+    let refused = proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 1}),
+    );
+    assert_eq!(refused["isError"], true);
+    assert_eq!(proxy.finish(), 0);
+    // The server never saw either call.
+    assert_eq!(calls_at_server(&log, "charge_payment"), 0);
+    assert_eq!(calls_at_server(&log, "reserve_inventory"), 0);
+    // The approver saw the impact: tool, arguments, class and the compensation.
+    let impact: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(impact["tool"], "reserve_inventory");
+    assert_eq!(impact["arguments"]["quantity"], 1);
+    assert_eq!(impact["class"], "compensable");
+    assert_eq!(impact["compensation"]["tool"], "release_inventory");
+    let approvals = kinds(&journal, "approval");
+    assert_eq!(approvals.len(), 2);
+    assert_eq!(approvals[0]["decision"], "deny");
+    assert_eq!(approvals[0]["by"], "policy");
+    assert_eq!(approvals[1]["by"], "command");
+
+    // An approver that exits 0 lets the call through.
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--ask", "reserve_inventory", "--approve-with", "exit 0"],
+        &strs(&server),
+    );
+    proxy.initialize();
+    let approved = proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 1}),
+    );
+    assert!(approved.get("isError").is_none(), "{approved}");
+    assert_eq!(proxy.finish(), 0);
+    assert_eq!(calls_at_server(&log, "reserve_inventory"), 1);
+}
+
+#[test]
+fn a_policy_file_gates_by_class_and_glob() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &[]);
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[classes]\ncompensable = \"deny\"\n[[tools]]\nmatch = \"reserve_*\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--policy", policy.to_str().unwrap()],
+        &strs(&server),
+    );
+    proxy.initialize();
+    let allowed = proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 1}),
+    );
+    assert!(allowed.get("isError").is_none(), "{allowed}");
+    let denied = proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 1, "currency": "EUR"}),
+    );
+    assert_eq!(denied["isError"], true);
+    assert_eq!(proxy.finish(), 0);
+
+    std::fs::write(&policy, "[classes]\nunknown = \"sometimes\"\n").unwrap();
+    let output = run_in(
+        dir.path(),
+        &["proxy", "--policy", policy.to_str().unwrap(), "--", "true"],
+    );
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("policy.toml"), "{stderr}");
+    assert!(stderr.contains("line 2"), "{stderr}");
+}
+
+/// kill -9 of the proxy between forwarding a call and its answer: the intent is on disk, the
+/// outcome unknown; `rollback` compensates what completed and never the unknown call.
+#[test]
+fn a_killed_proxy_leaves_an_unknown_outcome_that_is_never_compensated() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &["--slow", "charge_payment=60000"]);
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &strs(&server),
+    );
+    proxy.initialize();
+    proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 2}),
+    );
+    proxy.next_id += 1;
+    let id = proxy.next_id;
+    proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params":
+        {"name": "charge_payment", "arguments": {"customerId": "c", "amount": 3, "currency": "EUR"}}}));
+    wait_for("the server to receive the charge", || {
+        calls_at_server(&log, "charge_payment") == 1
+    });
+    proxy.kill();
+
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0, "{out}");
+    let tools = tools_file(dir.path());
+    let output = run_in(
+        dir.path(),
+        &[
+            "plan",
+            "--tools",
+            tools.to_str().unwrap(),
+            "--trace",
+            journal.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(plan["steps"][0]["tool"], "charge_payment");
+    assert_eq!(plan["steps"][0]["status"], "unknown-outcome");
+    assert_eq!(plan["steps"][1]["status"], "compensate");
+
+    let log2 = dir.path().join("calls2.jsonl");
+    let server2 = demo(&log2, &[]);
+    let mut args = vec![
+        "rollback",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--stdio",
+        "--",
+    ];
+    args.extend(strs(&server2));
+    let output = run_in(dir.path(), &args);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The unknown outcome is reported, so the run needs attention.
+    assert_eq!(code(&output), 1, "{stdout}");
+    assert!(stdout.contains("unknown-outcome"), "{stdout}");
+    // This server is a fresh process without the reservation, so the idempotent release fails
+    // and is retried up to its maxRetries; every attempt is journaled, and the charge whose
+    // outcome is unknown is never refunded.
+    let attempts = kinds(&journal, "compensation.intent");
+    assert!(attempts.iter().all(|r| r["name"] == "release_inventory"));
+    assert_eq!(calls_at_server(&log2, "release_inventory"), attempts.len());
+    assert_eq!(calls_at_server(&log2, "refund_payment"), 0);
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0, "{out}");
+}
+
+/// kill -9 of `rollback` while a compensation is in flight; the rerun never re-sends one whose
+/// outcome was recorded, and re-sends the in-flight one only because it is idempotent.
+#[test]
+fn rollback_resumes_after_a_crash_without_double_compensation() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &[]);
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &strs(&server),
+    );
+    proxy.initialize();
+    proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 2}),
+    );
+    proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 3, "currency": "EUR"}),
+    );
+    assert_eq!(proxy.finish(), 0);
+
+    let dry = {
+        let mut args = vec![
+            "rollback",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--dry-run",
+            "--stdio",
+            "--",
+        ];
+        let s = demo(&dir.path().join("dry.jsonl"), &[]);
+        let owned = strs(&s).into_iter().map(str::to_owned).collect::<Vec<_>>();
+        args.extend(owned.iter().map(String::as_str));
+        run_in(dir.path(), &args)
+    };
+    assert_eq!(code(&dry), 0);
+    let before = std::fs::read_to_string(&journal).unwrap();
+
+    // First run: refund completes, release hangs at the server, rollback is killed.
+    let log1 = dir.path().join("run1.jsonl");
+    let server1 = demo(&log1, &["--slow", "release_inventory=60000"]);
+    let mut command = Command::new(BIN);
+    command
+        .args([
+            "rollback",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--stdio",
+            "--",
+        ])
+        .args(&server1)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut rollback = command.spawn().unwrap();
+    wait_for("the release to reach the server", || {
+        calls_at_server(&log1, "release_inventory") == 1
+    });
+    rollback.kill().unwrap();
+    rollback.wait().unwrap();
+    assert_eq!(
+        before,
+        std::fs::read_to_string(&journal).unwrap()[..before.len()]
+    );
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(calls_at_server(&log1, "refund_payment"), 1);
+
+    // Second run: refund has an outcome (not re-sent); release's is unknown and it is
+    // idempotent (re-sent once).
+    let log2 = dir.path().join("run2.jsonl");
+    let server2 = demo(&log2, &[]);
+    let mut args = vec![
+        "rollback",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--stdio",
+        "--",
+    ];
+    args.extend(strs(&server2));
+    let output = run_in(dir.path(), &args);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("1 already done"), "{stdout}");
+    assert_eq!(calls_at_server(&log2, "refund_payment"), 0);
+    assert!(calls_at_server(&log2, "release_inventory") >= 1);
+
+    // A third run sends nothing at all.
+    let log3 = dir.path().join("run3.jsonl");
+    let server3 = demo(&log3, &[]);
+    let mut args = vec![
+        "rollback",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--stdio",
+        "--",
+    ];
+    args.extend(strs(&server3));
+    run_in(dir.path(), &args);
+    assert_eq!(calls_at_server(&log3, "refund_payment"), 0);
+    assert_eq!(calls_at_server(&log3, "release_inventory"), 0);
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0, "{out}");
+}
+
+/// The server dies mid-call: the client gets an error at once, the outcome is unknown.
+#[test]
+fn a_server_killed_mid_call_gives_the_client_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let pid_file = dir.path().join("server.pid");
+    let script = format!(
+        "echo $$ > '{}'; exec '{BIN}' demo-server --call-log '{}' --slow charge_payment=60000",
+        pid_file.display(),
+        log.display()
+    );
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &["sh", "-c", &script],
+    );
+    proxy.initialize();
+    proxy.next_id += 1;
+    let id = proxy.next_id;
+    proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params":
+        {"name": "charge_payment", "arguments": {"customerId": "c", "amount": 3, "currency": "EUR"}}}));
+    wait_for("the server to receive the charge", || {
+        calls_at_server(&log, "charge_payment") == 1
+    });
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let killed = Command::new("kill")
+        .args(["-KILL", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let answer = proxy.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(answer["id"], id);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited"),
+        "{answer}"
+    );
+    assert_eq!(proxy.finish(), 1);
+    let outcome = kinds(&journal, "call.outcome").pop().unwrap();
+    assert_eq!(outcome["name"], "charge_payment");
+    assert!(outcome["result"].is_null());
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0, "{out}");
+}
+
+/// Hanging, crashing and garbage-speaking servers: the client always gets an answer in time.
+#[test]
+fn hostile_servers_never_hang_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "call-timeout-secs = 1\n").unwrap();
+    let log = dir.path().join("calls.jsonl");
+    for mode in ["hang", "garbage", "crash", "huge"] {
+        let server = demo(&log, &["--hostile", mode]);
+        let mut proxy = Proxy::start(
+            dir.path(),
+            &["--policy", policy.to_str().unwrap()],
+            &strs(&server),
+        );
+        let started = Instant::now();
+        proxy.initialize();
+        if mode == "crash" {
+            // The server dies on the proxy's own tools/list: the client gets an error for what
+            // it has in flight, then the proxy exits (status 1) and the connection closes.
+            proxy.next_id += 1;
+            let id = proxy.next_id;
+            proxy.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+            let answer = proxy.lines.recv_timeout(Duration::from_secs(10));
+            if let Ok(answer) = answer {
+                assert!(answer.get("error").is_some(), "{answer}");
+            }
+            assert_eq!(proxy.finish(), 1);
+            assert!(started.elapsed() < Duration::from_secs(8));
+            continue;
+        }
+        let answer = proxy.request_within("tools/list", json!({}), Duration::from_secs(10));
+        assert!(started.elapsed() < Duration::from_secs(8), "{mode}");
+        if mode == "huge" {
+            // 8 MiB is within the line limit: it passes through.
+            assert!(answer.get("result").is_some(), "{mode}");
+        } else {
+            assert!(answer.get("error").is_some(), "{mode}: {answer}");
+        }
+        drop(proxy.stdin.take());
+        proxy.kill();
+    }
+}
+
+/// Notifications and requests from the server pass through; the client's answers go back.
+#[test]
+fn server_requests_and_notifications_pass_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &["--hostile", "chatty"]);
+    let mut proxy = Proxy::start(dir.path(), &[], &strs(&server));
+    proxy.initialize();
+    let answer = proxy.request("tools/list", json!({}));
+    let seen = proxy.seen.clone();
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+    assert!(seen.iter().any(|m| m == "ping"), "{seen:?}");
+    assert!(seen.iter().any(|m| m == "roots/list"), "{seen:?}");
+    assert!(
+        seen.iter().any(|m| m.starts_with("notifications/")),
+        "{seen:?}"
+    );
+    assert_eq!(proxy.finish(), 0);
+}
+
+#[test]
+fn audit_verify_names_the_broken_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &[]);
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &strs(&server),
+    );
+    proxy.initialize();
+    proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 2}),
+    );
+    proxy.call("get_state", json!({}));
+    assert_eq!(proxy.finish(), 0);
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let (status, out) = verify(dir.path(), &journal);
+    assert_eq!(status, 0);
+    let head = out.trim().rsplit(' ').next().unwrap().to_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let write = |name: &str, lines: &[&str]| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        )
+        .unwrap();
+        path
+    };
+    let edited_line = lines[2].replacen("\"quantity\":2", "\"quantity\":20", 1);
+    let mut edited = lines.clone();
+    edited[2] = &edited_line;
+    let mut removed = lines.clone();
+    removed.remove(1);
+    let mut reordered = lines.clone();
+    reordered.swap(2, 3);
+    for (name, tampered, line, why) in [
+        ("edited", edited, 3, "edited"),
+        ("removed", removed, 2, "removed"),
+        ("reordered", reordered, 3, "expected 3"),
+    ] {
+        let path = write(name, &tampered);
+        let (status, out) = verify(dir.path(), &path);
+        assert_eq!(status, 1, "{name}: {out}");
+        assert!(out.contains(&format!("line {line}:")), "{name}: {out}");
+        assert!(out.contains(why), "{name}: {out}");
+    }
+    let cut = dir.path().join("cut");
+    std::fs::write(&cut, &text[..text.len() - 3]).unwrap();
+    let (status, out) = verify(dir.path(), &cut);
+    assert_eq!(status, 1);
+    assert!(
+        out.contains(&format!("line {}:", lines.len())) && out.contains("truncated"),
+        "{out}"
+    );
+    // Dropping whole last lines is caught against the saved head.
+    let shorter = write("shorter", &lines[..lines.len() - 1]);
+    let output = run_in(
+        dir.path(),
+        &[
+            "audit",
+            "verify",
+            shorter.to_str().unwrap(),
+            "--head",
+            &head,
+        ],
+    );
+    assert_eq!(code(&output), 1);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("truncated"));
+    let output = run_in(
+        dir.path(),
+        &[
+            "audit",
+            "verify",
+            journal.to_str().unwrap(),
+            "--head",
+            &head,
+        ],
+    );
+    assert_eq!(code(&output), 0);
+    // A proxy refuses to append to a tampered journal.
+    let path = write("edited", &edited_lines(&lines));
+    let output = run_in(
+        dir.path(),
+        &["proxy", "--journal", path.to_str().unwrap(), "--", "true"],
+    );
+    assert_eq!(code(&output), 2);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("refusing"));
+}
+
+fn edited_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let mut out = lines.to_vec();
+    out.swap(0, 1);
+    out
+}

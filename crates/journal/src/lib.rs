@@ -1,0 +1,281 @@
+//! The audit journal of `mcp-recovery proxy`: append-only JSON Lines, one record per line, each
+//! committing to the one before it with sha256 over its RFC 8785 canonical form.
+//!
+//! A record is a JSON object with at least
+//!
+//! * `seq` — 1 on the first line, one more on every following line;
+//! * `time` — RFC 3339 UTC with milliseconds, when the record was written;
+//! * `session` — the downstream connection the record belongs to;
+//! * `kind` — what happened (see [`Kind`]);
+//! * `prev` — the previous record's `hash` (64 zeros on the first line);
+//! * `hash` — lowercase hex sha256 of the canonical form (RFC 8785) of the record without `hash`.
+//!
+//! Call outcome records also carry `name`, `arguments` and `result` (the `CallToolResult`, or
+//! `null` when the outcome is unknown), so a journal reads as a `plan` trace. Lines are written
+//! in canonical form and, unless asked otherwise, synced to disk before [`Journal::append`]
+//! returns. `spec/journal.md` specifies the format for verifiers written without this crate.
+//!
+//! ```
+//! use mcp_recovery_journal::{Journal, Kind, verify};
+//! use serde_json::json;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("journal.jsonl");
+//! let mut journal = Journal::open(&path).unwrap();
+//! let fields = json!({"call": 1, "name": "charge_payment", "arguments": {"amount": 5}});
+//! journal.append("s-1", Kind::CallIntent, fields.as_object().unwrap().clone()).unwrap();
+//! let text = std::fs::read_to_string(&path).unwrap();
+//! let report = verify(&text);
+//! assert!(report.broken.is_none());
+//! assert_eq!(report.records, 1);
+//! ```
+
+mod time;
+mod verify;
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+pub use time::rfc3339_now;
+pub use verify::{Broken, Verification, verify};
+
+/// The `prev` of the first record.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// What a record says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A downstream connection began (upstream, policy summary, classification).
+    SessionStart,
+    /// A downstream connection ended.
+    SessionEnd,
+    /// A tool call is about to be forwarded (written and synced before it is).
+    CallIntent,
+    /// A tool call's result (`result: null` when it never arrived).
+    CallOutcome,
+    /// A policy, terminal or command decision on a call or compensation.
+    Approval,
+    /// A rollback began: which calls it covers and why.
+    RollbackStart,
+    /// A rollback step that is not executed (failed, unknown outcome, irreversible…), and why.
+    CompensationSkip,
+    /// A compensating call is about to be sent.
+    CompensationIntent,
+    /// A compensating call's result (`result: null` when it never arrived).
+    CompensationOutcome,
+    /// A rollback ended, with its counts.
+    RollbackEnd,
+}
+
+impl Kind {
+    /// Every kind, in the order `spec/journal.md` lists them.
+    pub const ALL: [Kind; 10] = [
+        Kind::SessionStart,
+        Kind::SessionEnd,
+        Kind::CallIntent,
+        Kind::CallOutcome,
+        Kind::Approval,
+        Kind::RollbackStart,
+        Kind::CompensationSkip,
+        Kind::CompensationIntent,
+        Kind::CompensationOutcome,
+        Kind::RollbackEnd,
+    ];
+
+    /// The `kind` member's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::SessionStart => "session.start",
+            Kind::SessionEnd => "session.end",
+            Kind::CallIntent => "call.intent",
+            Kind::CallOutcome => "call.outcome",
+            Kind::Approval => "approval",
+            Kind::RollbackStart => "rollback.start",
+            Kind::CompensationSkip => "compensation.skip",
+            Kind::CompensationIntent => "compensation.intent",
+            Kind::CompensationOutcome => "compensation.outcome",
+            Kind::RollbackEnd => "rollback.end",
+        }
+    }
+
+    /// The kind with this spelling.
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// Why the journal cannot be opened or written.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Reading, writing or syncing the file failed.
+    #[error("journal {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The existing file does not verify, so nothing is appended to it.
+    #[error("journal {path}: {broken}; refusing to append (run `mcp-recovery audit verify`)")]
+    Broken {
+        /// The file.
+        path: String,
+        /// The first fault.
+        broken: Broken,
+    },
+    /// A record could not be put in canonical form.
+    #[error("journal {path}: cannot canonicalize a record: {message}")]
+    Canonical {
+        /// The file.
+        path: String,
+        /// The serializer's message.
+        message: String,
+    },
+}
+
+/// An open journal, positioned after its last record.
+#[derive(Debug)]
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+    seq: u64,
+    head: String,
+    sync: bool,
+}
+
+impl Journal {
+    /// Opens (creating when missing) a journal for appending. An existing file is verified
+    /// first; a broken one is refused, so a new record never commits to tampered history.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        let shown = path.display().to_string();
+        let io_error = |source| JournalError::Io {
+            path: shown.clone(),
+            source,
+        };
+        let text = match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_error(e)),
+        };
+        let report = verify(&text);
+        if let Some(broken) = report.broken {
+            return Err(JournalError::Broken {
+                path: shown,
+                broken,
+            });
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io_error)?;
+        Ok(Journal {
+            file,
+            path: path.to_path_buf(),
+            seq: report.records,
+            head: report.head.unwrap_or_else(|| GENESIS.to_owned()),
+            sync: true,
+        })
+    }
+
+    /// Whether every append waits for the data to reach the disk (the default). Turning it off
+    /// trades crash safety for speed; the chain is the same.
+    pub fn set_sync(&mut self, sync: bool) {
+        self.sync = sync;
+    }
+
+    /// The hash of the last record ([`GENESIS`] for an empty journal): save it to detect a
+    /// later truncation with `audit verify --head`.
+    pub fn head(&self) -> &str {
+        &self.head
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record: `fields` plus `seq`, `time`, `session`, `kind`, `prev` and `hash`
+    /// (those six replace any member of the same name). Returns the record as written.
+    pub fn append(
+        &mut self,
+        session: &str,
+        kind: Kind,
+        fields: Map<String, Value>,
+    ) -> Result<Map<String, Value>, JournalError> {
+        let mut record = fields;
+        record.insert("seq".into(), Value::from(self.seq + 1));
+        record.insert("time".into(), Value::from(rfc3339_now()));
+        record.insert("session".into(), Value::from(session));
+        record.insert("kind".into(), Value::from(kind.as_str()));
+        record.insert("prev".into(), Value::from(self.head.clone()));
+        record.remove("hash");
+        let canonical_error = |e: serde_json::Error| JournalError::Canonical {
+            path: self.path.display().to_string(),
+            message: e.to_string(),
+        };
+        let hash = record_hash(&record).map_err(canonical_error)?;
+        record.insert("hash".into(), Value::from(hash.clone()));
+        let mut line = serde_json_canonicalizer::to_vec(&record).map_err(canonical_error)?;
+        line.push(b'\n');
+        let io_error = |source| JournalError::Io {
+            path: self.path.display().to_string(),
+            source,
+        };
+        // One write per record: a crash leaves at most one incomplete last line, which
+        // `audit verify` reports as a truncation.
+        self.file.write_all(&line).map_err(io_error)?;
+        if self.sync {
+            self.file.sync_data().map_err(io_error)?;
+        }
+        self.seq += 1;
+        self.head = hash;
+        Ok(record)
+    }
+}
+
+/// The `hash` a record must carry: sha256 over the RFC 8785 form of the record without `hash`.
+pub fn record_hash(record: &Map<String, Value>) -> Result<String, serde_json::Error> {
+    let canonical = if record.contains_key("hash") {
+        let mut without = record.clone();
+        without.remove("hash");
+        serde_json_canonicalizer::to_vec(&without)?
+    } else {
+        serde_json_canonicalizer::to_vec(record)?
+    };
+    Ok(hex(&Sha256::digest(&canonical)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
+    out
+}
+
+/// Parses every line of a journal (blank lines skipped) into records, without checking the
+/// chain: call [`verify`] for that. A line that is not a JSON object is an error naming it.
+pub fn read_records(text: &str) -> Result<Vec<Map<String, Value>>, Broken> {
+    let mut records = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(record)) => records.push(record),
+            Ok(_) => return Err(Broken::new(index + 1, "the line is not a JSON object")),
+            Err(e) => return Err(Broken::new(index + 1, format!("the line is not JSON: {e}"))),
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,179 @@
+use serde_json::{Map, Value, json};
+
+use super::*;
+
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// A journal of `n` records and its text.
+fn journal(n: u64) -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let mut journal = Journal::open(&path).unwrap();
+    journal.set_sync(false);
+    for i in 0..n {
+        let record = fields(json!({"call": i, "name": "t", "arguments": {"x": i, "f": 1.5e-7}}));
+        journal.append("s", Kind::CallIntent, record).unwrap();
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    (dir, path, text)
+}
+
+fn broken_line(text: &str) -> (usize, String) {
+    let broken = verify(text).broken.expect("a fault");
+    (broken.line, broken.reason)
+}
+
+#[test]
+fn a_fresh_chain_verifies_and_reopens() {
+    let (_dir, path, text) = journal(5);
+    let report = verify(&text);
+    assert_eq!(report.broken, None);
+    assert_eq!(report.records, 5);
+    let mut reopened = Journal::open(&path).unwrap();
+    assert_eq!(Some(reopened.head().to_owned()), report.head);
+    reopened.append("s2", Kind::SessionEnd, Map::new()).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let report = verify(&text);
+    assert_eq!(report.broken, None);
+    assert_eq!(report.records, 6);
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["seq"], 6);
+    assert_eq!(last["session"], "s2");
+    assert_eq!(last["kind"], "session.end");
+}
+
+#[test]
+fn lines_are_canonical_and_hash_what_the_spec_says() {
+    let (_dir, _path, text) = journal(2);
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(serde_json_canonicalizer::to_string(&value).unwrap(), line);
+        let mut without = value.as_object().unwrap().clone();
+        let hash = without.remove("hash").unwrap();
+        let digest = Sha256::digest(serde_json_canonicalizer::to_vec(&without).unwrap());
+        assert_eq!(hash, hex(&digest));
+    }
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["prev"], GENESIS);
+    assert_eq!(first["arguments"]["f"], 1.5e-7);
+}
+
+#[test]
+fn an_edited_line_is_found() {
+    let (_dir, _path, text) = journal(4);
+    let edited = text.replacen("\"x\":2", "\"x\":3", 1);
+    assert_ne!(edited, text);
+    let (line, reason) = broken_line(&edited);
+    assert_eq!(line, 3);
+    assert!(reason.contains("edited"), "{reason}");
+}
+
+#[test]
+fn removed_reordered_and_inserted_lines_are_found() {
+    let (_dir, _path, text) = journal(4);
+    let lines: Vec<&str> = text.lines().collect();
+    let join = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+
+    let (line, reason) = broken_line(&join(&[lines[0], lines[2], lines[3]]));
+    assert_eq!(line, 2);
+    assert!(reason.contains("removed"), "{reason}");
+
+    let (line, reason) = broken_line(&join(&[lines[1], lines[2], lines[3]]));
+    assert_eq!(line, 1);
+    assert!(reason.contains("removed"), "{reason}");
+
+    let (line, reason) = broken_line(&join(&[lines[0], lines[2], lines[1], lines[3]]));
+    assert_eq!(line, 2);
+    assert!(reason.contains("seq is 3, expected 2"), "{reason}");
+
+    let (line, reason) = broken_line(&join(&[lines[0], lines[1], lines[1], lines[2]]));
+    assert_eq!(line, 3);
+    assert!(reason.contains("reordered or repeated"), "{reason}");
+
+    let (line, reason) = broken_line(&join(&[lines[0], "", lines[1]]));
+    assert_eq!(line, 2);
+    assert!(reason.contains("blank"), "{reason}");
+}
+
+#[test]
+fn a_renumbered_forgery_still_breaks_the_chain() {
+    // Removing line 2 and renumbering the rest keeps seq right but not prev.
+    let (_dir, _path, text) = journal(3);
+    let lines: Vec<&str> = text.lines().collect();
+    let third = lines[2].replace("\"seq\":3", "\"seq\":2");
+    let (line, reason) = broken_line(&format!("{}\n{third}\n", lines[0]));
+    assert_eq!(line, 2);
+    assert!(reason.contains("prev"), "{reason}");
+}
+
+#[test]
+fn truncation_is_found_mid_line_and_against_a_saved_head() {
+    let (_dir, _path, text) = journal(3);
+    let cut = &text[..text.len() - 10];
+    let (line, reason) = broken_line(cut);
+    assert_eq!(line, 3);
+    assert!(reason.contains("truncated"), "{reason}");
+    let (line, reason) = broken_line(text.trim_end());
+    assert_eq!(line, 3);
+    assert!(reason.contains("truncated"), "{reason}");
+
+    let full = verify(&text);
+    let head = full.head.clone().unwrap();
+    assert_eq!(full.check_head(&head), Ok(()));
+    let shorter: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    let short = verify(&shorter);
+    assert_eq!(short.broken, None);
+    let error = short.check_head(&head).unwrap_err();
+    assert!(error.reason.contains("truncated"), "{}", error.reason);
+    // A journal that grew past the saved head still matches it.
+    assert_eq!(full.check_head(&short.head.unwrap()), Ok(()));
+}
+
+#[test]
+fn garbage_lines_are_named() {
+    let (line, reason) = broken_line("{oops\n");
+    assert_eq!(line, 1);
+    assert!(reason.contains("not JSON"), "{reason}");
+    let (line, reason) = broken_line("[1]\n");
+    assert_eq!(line, 1);
+    assert!(reason.contains("not a JSON object"), "{reason}");
+    let (line, reason) = broken_line("{\"seq\":1}\n");
+    assert_eq!(line, 1);
+    assert!(reason.contains("hash"), "{reason}");
+    assert_eq!(verify("").broken, None);
+}
+
+#[test]
+fn a_broken_journal_is_not_appended_to() {
+    let (_dir, path, text) = journal(2);
+    std::fs::write(&path, text.replacen("\"x\":1", "\"x\":9", 1)).unwrap();
+    let error = Journal::open(&path).unwrap_err().to_string();
+    assert!(error.contains("line 2"), "{error}");
+    assert!(error.contains("refusing"), "{error}");
+}
+
+#[test]
+fn reserved_members_are_set_by_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let mut journal = Journal::open(&path).unwrap();
+    let record = journal
+        .append(
+            "s",
+            Kind::Approval,
+            fields(json!({"seq": 99, "hash": "x", "prev": "y", "kind": "z"})),
+        )
+        .unwrap();
+    assert_eq!(record["seq"], 1);
+    assert_eq!(record["kind"], "approval");
+    assert_eq!(record["prev"], GENESIS);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(verify(&text).broken, None);
+    assert_eq!(Kind::parse("call.outcome"), Some(Kind::CallOutcome));
+    assert_eq!(Kind::parse("nope"), None);
+}

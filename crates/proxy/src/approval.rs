@@ -1,0 +1,214 @@
+//! Asking a person (on the controlling terminal) or a program (`--approve-with CMD`) whether a
+//! call may run.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Who decides `ask` calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approver {
+    /// The controlling terminal (`/dev/tty`), never the MCP stdio.
+    Terminal,
+    /// A shell command that reads the impact as JSON on stdin; exit status 0 approves.
+    Command(String),
+}
+
+/// An approval decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// True when the call may run.
+    pub approved: bool,
+    /// Who decided: `terminal`, `command`.
+    pub by: &'static str,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl Approver {
+    /// Asks about `impact` (the JSON shown or handed over), waiting at most `timeout`; no
+    /// answer in time is a refusal.
+    pub fn ask(&self, impact: &Value, timeout: Duration) -> Verdict {
+        match self {
+            Approver::Terminal => ask_terminal(impact, timeout),
+            Approver::Command(command) => ask_command(command, impact, timeout),
+        }
+    }
+}
+
+fn refuse(by: &'static str, reason: impl Into<String>) -> Verdict {
+    Verdict {
+        approved: false,
+        by,
+        reason: reason.into(),
+    }
+}
+
+/// Escapes control characters so nothing from the server or client can drive the terminal.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The impact as lines for a person: every value is JSON text (escaped), so it is shown as data.
+pub fn describe(impact: &Value) -> String {
+    let mut out = String::new();
+    if let Value::Object(map) = impact {
+        for (key, value) in map {
+            let shown = match value {
+                Value::String(text) => escape(text),
+                other => escape(&other.to_string()),
+            };
+            out.push_str(&format!("  {key}: {shown}\n"));
+        }
+    }
+    out
+}
+
+fn ask_terminal(impact: &Value, timeout: Duration) -> Verdict {
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty");
+    let Ok(mut tty) = tty else {
+        return refuse(
+            "terminal",
+            "no controlling terminal to ask on (use --approve-with CMD)",
+        );
+    };
+    let prompt = format!(
+        "\nmcp-recovery proxy: approval needed\n{}approve? [y/N] ",
+        describe(impact)
+    );
+    if tty
+        .write_all(prompt.as_bytes())
+        .and_then(|()| tty.flush())
+        .is_err()
+    {
+        return refuse("terminal", "the terminal cannot be written");
+    }
+    let Ok(reader) = tty.try_clone() else {
+        return refuse("terminal", "the terminal cannot be read");
+    };
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(reader).read_line(&mut line);
+        let _ = sender.send(line);
+    });
+    match receiver.recv_timeout(timeout) {
+        Ok(answer) => {
+            let answer = answer.trim().to_ascii_lowercase();
+            if answer == "y" || answer == "yes" {
+                Verdict {
+                    approved: true,
+                    by: "terminal",
+                    reason: "approved on the terminal".into(),
+                }
+            } else {
+                refuse("terminal", "refused on the terminal")
+            }
+        }
+        Err(_) => {
+            let _ = tty.write_all(b"\n(no answer in time: refused)\n");
+            refuse(
+                "terminal",
+                format!("no answer within {} s", timeout.as_secs()),
+            )
+        }
+    }
+}
+
+fn ask_command(command: &str, impact: &Value, timeout: Duration) -> Verdict {
+    // The approver's stdout goes to our stderr: our stdout carries only JSON-RPC.
+    let stdout = match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => Stdio::from(fd),
+        Err(_) => Stdio::null(),
+    };
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .stderr(Stdio::inherit())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => return refuse("command", format!("the approver could not start: {e}")),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = format!("{impact}\n");
+        // An approver that does not read its input still decides by its exit status.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => {
+                return Verdict {
+                    approved: true,
+                    by: "command",
+                    reason: "the approver exited 0".into(),
+                };
+            }
+            Ok(Some(status)) => {
+                return refuse("command", format!("the approver refused ({status})"));
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return refuse(
+                    "command",
+                    format!("the approver did not decide within {} s", timeout.as_secs()),
+                );
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return refuse("command", format!("cannot wait for the approver: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn commands_decide_by_exit_status_and_see_the_impact() {
+        let impact = json!({"tool": "charge_payment", "arguments": {"amount": 5}});
+        let yes = Approver::Command("grep -q charge_payment".into());
+        assert!(yes.ask(&impact, Duration::from_secs(10)).approved);
+        let no = Approver::Command("exit 3".into());
+        let verdict = no.ask(&impact, Duration::from_secs(10));
+        assert!(!verdict.approved);
+        assert!(verdict.reason.contains("refused"), "{}", verdict.reason);
+        let slow = Approver::Command("sleep 5".into());
+        let verdict = slow.ask(&impact, Duration::from_millis(200));
+        assert!(!verdict.approved);
+        assert!(
+            verdict.reason.contains("did not decide"),
+            "{}",
+            verdict.reason
+        );
+    }
+
+    #[test]
+    fn descriptions_escape_control_characters() {
+        let shown = describe(&json!({"tool": "x\u{1b}[2Jy", "arguments": {"a": "\n"}}));
+        assert!(!shown.contains('\u{1b}'));
+        assert!(shown.contains("x\\u{1b}[2Jy"), "{shown}");
+        assert!(shown.contains("\"\\n\""), "{shown}");
+    }
+}

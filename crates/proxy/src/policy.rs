@@ -1,0 +1,337 @@
+//! The policy: which calls run, which are refused, which wait for a person, and what a failure
+//! does. Read from a TOML file (`spec/schema/policy.schema.json`) and overridden by flags.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::Class;
+
+/// What to do with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Forward it.
+    Allow,
+    /// Refuse it: the client gets a tool error result, the server never sees the call.
+    Deny,
+    /// Show its impact and wait for an approval (terminal or `--approve-with`).
+    Ask,
+}
+
+impl Action {
+    /// The spelling in files and journals.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Deny => "deny",
+            Action::Ask => "ask",
+        }
+    }
+}
+
+/// What a failed call (`isError: true`, a JSON-RPC error or a timeout) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnFailure {
+    /// Compensate the session's completed calls, newest first.
+    Rollback,
+    /// Show the rollback plan and roll back only when approved.
+    Ask,
+    /// Journal the failure and do nothing else.
+    Record,
+}
+
+impl OnFailure {
+    /// The spelling in files and journals.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Rollback => "rollback",
+            OnFailure::Ask => "ask",
+            OnFailure::Record => "record",
+        }
+    }
+}
+
+/// The action per class; a class left out is allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ClassActions {
+    /// Tools that change nothing.
+    pub read_only: Option<Action>,
+    /// Tools that declare how to undo them.
+    pub compensable: Option<Action>,
+    /// Tools that declare their effect cannot be undone.
+    pub irreversible: Option<Action>,
+    /// Tools whose hints or name say they destroy state, with no way back declared.
+    pub destructive: Option<Action>,
+    /// Tools nothing is known about.
+    pub unknown: Option<Action>,
+}
+
+impl ClassActions {
+    fn get(&self, class: Class) -> Option<Action> {
+        match class {
+            Class::ReadOnly => self.read_only,
+            Class::Compensable => self.compensable,
+            Class::Irreversible => self.irreversible,
+            Class::Destructive => self.destructive,
+            Class::Unknown => self.unknown,
+        }
+    }
+}
+
+/// One rule over tool names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRule {
+    /// A glob over the tool name: `*` any run of characters, `?` one character.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    /// What to do with a matching call.
+    pub action: Action,
+}
+
+/// The policy file (TOML).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[schemars(title = "mcp-recovery proxy policy")]
+pub struct PolicyFile {
+    /// What a failed call does (default `record`).
+    pub on_failure: Option<OnFailure>,
+    /// How long a forwarded request may wait for its answer, in seconds (default 60).
+    #[schemars(range(min = 1))]
+    pub call_timeout_secs: Option<u64>,
+    /// How long an approval may take before it counts as a refusal, in seconds (default 300).
+    #[schemars(range(min = 1))]
+    pub approval_timeout_secs: Option<u64>,
+    /// The action per class.
+    #[serde(default)]
+    pub classes: ClassActions,
+    /// Rules over tool names, first match wins; they come before the class actions.
+    #[serde(default)]
+    pub tools: Vec<ToolRule>,
+}
+
+/// A policy that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file cannot be read.
+    #[error("cannot read policy {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a valid policy.
+    #[error("policy {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The TOML parser's message (with line, column and key).
+        message: String,
+    },
+}
+
+impl PolicyFile {
+    /// Reads and checks a policy file.
+    pub fn read(path: &Path) -> Result<PolicyFile, PolicyError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        PolicyFile::parse(&text).map_err(|message| PolicyError::Invalid {
+            path: shown,
+            message,
+        })
+    }
+
+    /// Parses policy TOML.
+    pub fn parse(text: &str) -> Result<PolicyFile, String> {
+        let file: PolicyFile = toml::from_str(text).map_err(|e| e.to_string().trim().to_owned())?;
+        if file.call_timeout_secs == Some(0) {
+            return Err("call-timeout-secs must be at least 1".into());
+        }
+        if file.approval_timeout_secs == Some(0) {
+            return Err("approval-timeout-secs must be at least 1".into());
+        }
+        Ok(file)
+    }
+}
+
+/// A decision and the rule that made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// What to do.
+    pub action: Action,
+    /// Which rule decided, in words (`--deny 'delete_*'`, `tools[1] 'x*'`, `class unknown`).
+    pub rule: String,
+}
+
+/// The policy in force: the file's settings with the flags laid over them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// The file (or its defaults).
+    pub file: PolicyFile,
+    /// `--deny GLOB` flags.
+    pub deny: Vec<String>,
+    /// `--ask GLOB` flags.
+    pub ask: Vec<String>,
+    /// `--allow GLOB` flags.
+    pub allow: Vec<String>,
+    /// `--on-failure`, over the file's.
+    pub on_failure: Option<OnFailure>,
+}
+
+impl Policy {
+    /// What a failure does.
+    pub fn on_failure(&self) -> OnFailure {
+        self.on_failure
+            .or(self.file.on_failure)
+            .unwrap_or(OnFailure::Record)
+    }
+
+    /// How long a request may wait.
+    pub fn call_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.file.call_timeout_secs.unwrap_or(60))
+    }
+
+    /// How long an approval may take.
+    pub fn approval_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.file.approval_timeout_secs.unwrap_or(300))
+    }
+
+    /// Decides a call to `tool` of class `class`: flags first (deny, then ask, then allow, so the
+    /// more careful flag wins), then the file's tool rules in order, then its class actions.
+    pub fn decide(&self, tool: &str, class: Class) -> Decision {
+        let flags = [
+            (&self.deny, Action::Deny, "--deny"),
+            (&self.ask, Action::Ask, "--ask"),
+            (&self.allow, Action::Allow, "--allow"),
+        ];
+        for (globs, action, flag) in flags {
+            if let Some(glob) = globs.iter().find(|g| glob_match(g, tool)) {
+                return Decision {
+                    action,
+                    rule: format!("{flag} '{glob}'"),
+                };
+            }
+        }
+        for (index, rule) in self.file.tools.iter().enumerate() {
+            if glob_match(&rule.pattern, tool) {
+                return Decision {
+                    action: rule.action,
+                    rule: format!("tools[{index}] '{}'", rule.pattern),
+                };
+            }
+        }
+        Decision {
+            action: self.file.classes.get(class).unwrap_or(Action::Allow),
+            rule: format!("class {class}"),
+        }
+    }
+}
+
+/// Matches `*` (any run, also empty) and `?` (one character); everything else literally.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let text: Vec<char> = text.chars().collect();
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*", ""));
+        assert!(glob_match("delete_*", "delete_file"));
+        assert!(glob_match("*_file", "delete_file"));
+        assert!(glob_match("d?l*e", "delete"));
+        assert!(glob_match("a*b*c", "aXbYbZc"));
+        assert!(!glob_match("delete_*", "undelete_file"));
+        assert!(!glob_match("a?", "a"));
+        assert!(glob_match("exact", "exact"));
+    }
+
+    #[test]
+    fn flags_then_rules_then_classes() {
+        let file = PolicyFile::parse(
+            r#"
+on-failure = "rollback"
+[classes]
+unknown = "ask"
+irreversible = "deny"
+[[tools]]
+match = "get_*"
+action = "allow"
+[[tools]]
+match = "*"
+action = "ask"
+"#,
+        )
+        .unwrap();
+        let mut policy = Policy {
+            file,
+            ..Policy::default()
+        };
+        assert_eq!(policy.on_failure(), OnFailure::Rollback);
+        assert_eq!(policy.decide("get_x", Class::Unknown).action, Action::Allow);
+        assert_eq!(
+            policy.decide("get_x", Class::Unknown).rule,
+            "tools[0] 'get_*'"
+        );
+        assert_eq!(policy.decide("put", Class::ReadOnly).action, Action::Ask);
+        policy.file.tools.clear();
+        assert_eq!(policy.decide("put", Class::Unknown).action, Action::Ask);
+        assert_eq!(
+            policy.decide("put", Class::Irreversible).action,
+            Action::Deny
+        );
+        assert_eq!(policy.decide("put", Class::ReadOnly).action, Action::Allow);
+        policy.allow.push("put".into());
+        policy.deny.push("p*".into());
+        let decision = policy.decide("put", Class::ReadOnly);
+        assert_eq!(decision.action, Action::Deny);
+        assert_eq!(decision.rule, "--deny 'p*'");
+        policy.on_failure = Some(OnFailure::Record);
+        assert_eq!(policy.on_failure(), OnFailure::Record);
+    }
+
+    #[test]
+    fn bad_files_say_where() {
+        let error = PolicyFile::parse("[classes]\nunknown = \"maybe\"\n").unwrap_err();
+        assert!(error.contains("unknown variant"), "{error}");
+        assert!(error.contains("line 2"), "{error}");
+        let error = PolicyFile::parse("on_failure = \"rollback\"\n").unwrap_err();
+        assert!(error.contains("unknown field"), "{error}");
+        let error = PolicyFile::parse("call-timeout-secs = 0\n").unwrap_err();
+        assert!(error.contains("at least 1"), "{error}");
+        assert_eq!(Policy::default().on_failure(), OnFailure::Record);
+    }
+}

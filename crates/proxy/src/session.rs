@@ -1,0 +1,789 @@
+//! One proxied session: every message passes between the client and the server; `tools/call`
+//! requests are classified, gated and journaled, and a failure may roll the session back.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use mcp_recovery_journal::{Journal, JournalError, Kind};
+use mcp_recovery_model::Tool;
+use mcp_recovery_plan::{Planner, Status, TracedCall};
+use serde_json::{Map, Value, json};
+
+use crate::approval::{Approver, Verdict, escape};
+use crate::classify::{Class, Classification, classify};
+use crate::policy::{Action, OnFailure, Policy};
+use crate::rollback::{Effects, Reply, rollback};
+use crate::upstream::StdioUpstream;
+use crate::wire::{
+    Line, error_response, id_key, is_request, is_response, method, params, success, tool_error,
+};
+
+/// Something that happened on either side.
+#[derive(Debug)]
+pub enum Event {
+    /// A line from the client.
+    Client(Line),
+    /// A line from the server.
+    Server(Line),
+}
+
+/// How the session is run.
+#[derive(Debug)]
+pub struct Settings {
+    /// The policy in force.
+    pub policy: Policy,
+    /// Who decides `ask`.
+    pub approver: Approver,
+    /// The session id journaled with every record.
+    pub session: String,
+    /// What the upstream is (command line or URL, no secrets), journaled at the start.
+    pub upstream: String,
+}
+
+/// A forwarded client request waiting for its answer.
+#[derive(Debug)]
+struct Pending {
+    id: Value,
+    method: String,
+    deadline: Instant,
+    call: Option<CallContext>,
+    /// A `tools/list` without a cursor: its answer may become the classification list.
+    first_page: bool,
+}
+
+#[derive(Debug, Clone)]
+struct CallContext {
+    number: u64,
+    name: String,
+    arguments: Map<String, Value>,
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// The client closed its side.
+    ClientClosed,
+    /// The server exited or closed its stdout.
+    ServerClosed(String),
+}
+
+/// One session between a client and a server.
+pub struct Session<W: Write> {
+    settings: Settings,
+    journal: Option<Journal>,
+    events: Receiver<Event>,
+    upstream: StdioUpstream,
+    downstream: W,
+    pending: HashMap<String, Pending>,
+    waiting: HashSet<String>,
+    replies: HashMap<String, Reply>,
+    deferred: VecDeque<Line>,
+    tools: Option<Vec<Tool>>,
+    classes: HashMap<String, Classification>,
+    request_meta: Option<Map<String, Value>>,
+    completed: Vec<(Value, TracedCall)>,
+    calls: u64,
+    own_ids: u64,
+    client_closed: bool,
+    server_closed: Option<String>,
+    rolling_back: bool,
+}
+
+/// The prefix of the proxy's own request ids upstream.
+const OWN_ID_PREFIX: &str = "mcp-recovery-proxy-";
+
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The human side: stderr, one line per note, control characters escaped.
+fn note(text: &str) {
+    eprintln!("mcp-recovery proxy: {}", escape(text));
+}
+
+impl<W: Write> Session<W> {
+    /// A session over an upstream already started; `events` carries both sides' lines.
+    pub fn new(
+        settings: Settings,
+        journal: Option<Journal>,
+        events: Receiver<Event>,
+        upstream: StdioUpstream,
+        downstream: W,
+    ) -> Session<W> {
+        Session {
+            settings,
+            journal,
+            events,
+            upstream,
+            downstream,
+            pending: HashMap::new(),
+            waiting: HashSet::new(),
+            replies: HashMap::new(),
+            deferred: VecDeque::new(),
+            tools: None,
+            classes: HashMap::new(),
+            request_meta: None,
+            completed: Vec::new(),
+            calls: 0,
+            own_ids: 0,
+            client_closed: false,
+            server_closed: None,
+            rolling_back: false,
+        }
+    }
+
+    /// Runs until the client closes (and its requests are answered) or the server exits.
+    pub fn run(mut self) -> Result<End, JournalError> {
+        self.record(
+            Kind::SessionStart,
+            fields(json!({
+                "upstream": self.settings.upstream,
+                "onFailure": self.settings.policy.on_failure().as_str(),
+                "version": env!("CARGO_PKG_VERSION"),
+            })),
+        )?;
+        let end = loop {
+            if let Some(line) = self.deferred.pop_front() {
+                self.on_client(line)?;
+                continue;
+            }
+            if let Some(reason) = self.server_closed.clone() {
+                self.fail_pending(&format!("the server exited ({reason})"))?;
+                break End::ServerClosed(reason);
+            }
+            if self.client_closed && self.pending.is_empty() {
+                break End::ClientClosed;
+            }
+            let wait = self.next_wait();
+            match self.events.recv_timeout(wait) {
+                Ok(Event::Client(line)) => self.on_client(line)?,
+                Ok(Event::Server(line)) => self.on_server(line)?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.server_closed
+                        .get_or_insert_with(|| "disconnected".into());
+                }
+            }
+            self.expire()?;
+        };
+        self.upstream.close(Duration::from_secs(2));
+        let reason = match &end {
+            End::ClientClosed => "client closed".to_owned(),
+            End::ServerClosed(reason) => format!("server exited: {reason}"),
+        };
+        self.record(Kind::SessionEnd, fields(json!({"reason": reason})))?;
+        Ok(end)
+    }
+
+    fn next_wait(&self) -> Duration {
+        let now = Instant::now();
+        self.pending
+            .values()
+            .map(|p| p.deadline.saturating_duration_since(now))
+            .min()
+            .unwrap_or(Duration::from_secs(1))
+            .clamp(Duration::from_millis(1), Duration::from_secs(1))
+    }
+
+    fn record(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
+        if let Some(journal) = self.journal.as_mut() {
+            journal.append(&self.settings.session, kind, fields)?;
+        }
+        Ok(())
+    }
+
+    fn send_client(&mut self, text: &str) {
+        let mut line = Vec::with_capacity(text.len() + 1);
+        line.extend_from_slice(text.as_bytes());
+        line.push(b'\n');
+        if self
+            .downstream
+            .write_all(&line)
+            .and_then(|()| self.downstream.flush())
+            .is_err()
+        {
+            self.client_closed = true;
+        }
+    }
+
+    fn send_client_value(&mut self, message: &Value) {
+        self.send_client(&message.to_string());
+    }
+
+    fn send_server(&mut self, text: &str) {
+        if let Err(e) = self.upstream.send(text) {
+            self.server_closed
+                .get_or_insert_with(|| format!("cannot write to it: {e}"));
+        }
+    }
+
+    fn on_client(&mut self, line: Line) -> Result<(), JournalError> {
+        let (message, text) = match line {
+            Line::Message(message, text) => (message, text),
+            Line::Garbage(reason) => {
+                note(&format!("client: {reason}"));
+                self.send_client_value(&error_response(&Value::Null, -32700, "parse error"));
+                return Ok(());
+            }
+            Line::Closed(_) => {
+                self.client_closed = true;
+                return Ok(());
+            }
+        };
+        if let Some(meta) = message.pointer("/params/_meta").and_then(Value::as_object)
+            && meta.contains_key("io.modelcontextprotocol/protocolVersion")
+        {
+            // A 2026-07-28 client: its requests carry the version; ours copy it.
+            let mut template = meta.clone();
+            template.remove("progressToken");
+            self.request_meta = Some(template);
+        }
+        if is_request(&message) && method(&message) == Some("tools/call") {
+            return self.on_call(&message, &text);
+        }
+        if is_request(&message) {
+            let method = method(&message).unwrap_or_default().to_owned();
+            let first_page = method == "tools/list"
+                && message.pointer("/params/cursor").is_none_or(Value::is_null);
+            if let Some(key) = id_key(&message) {
+                self.pending.insert(
+                    key,
+                    Pending {
+                        id: message.get("id").cloned().unwrap_or(Value::Null),
+                        method,
+                        deadline: Instant::now() + self.settings.policy.call_timeout(),
+                        call: None,
+                        first_page,
+                    },
+                );
+            }
+            self.send_server(&text);
+            return Ok(());
+        }
+        if method(&message) == Some("notifications/cancelled") {
+            self.on_cancelled(&message)?;
+        }
+        self.send_server(&text);
+        if method(&message) == Some("notifications/initialized") && self.tools.is_none() {
+            self.fetch_tools();
+        }
+        Ok(())
+    }
+
+    fn on_cancelled(&mut self, message: &Value) -> Result<(), JournalError> {
+        let Some(request) = message.pointer("/params/requestId") else {
+            return Ok(());
+        };
+        let key = request.to_string();
+        if let Some(pending) = self.pending.remove(&key)
+            && let Some(call) = pending.call
+        {
+            // The server need not answer a cancelled request: its outcome is unknown.
+            self.finish_call(&call, &pending.id, None, Some("cancelled by the client"))?;
+        }
+        Ok(())
+    }
+
+    fn on_server(&mut self, line: Line) -> Result<(), JournalError> {
+        let (message, text) = match line {
+            Line::Message(message, text) => (message, text),
+            Line::Garbage(reason) => {
+                note(&format!("server: {reason}"));
+                return Ok(());
+            }
+            Line::Closed(reason) => {
+                self.server_closed = Some(reason.unwrap_or_else(|| "its stdout closed".into()));
+                return Ok(());
+            }
+        };
+        if is_response(&message) {
+            let key = id_key(&message).unwrap_or_default();
+            if self.waiting.contains(&key) {
+                let reply = match (message.get("result"), message.get("error")) {
+                    (Some(result), _) => Reply::Result(result.clone()),
+                    (None, Some(error)) => Reply::Error(error.clone()),
+                    (None, None) => Reply::Lost("an answer with neither result nor error".into()),
+                };
+                self.replies.insert(key, reply);
+                return Ok(());
+            }
+            if key.contains(OWN_ID_PREFIX) {
+                // A late answer to a request of ours that already timed out.
+                return Ok(());
+            }
+            if let Some(pending) = self.pending.remove(&key) {
+                if let Some(call) = &pending.call {
+                    let result = message.get("result").and_then(Value::as_object).cloned();
+                    let failed = match &result {
+                        Some(result) => result.get("isError") == Some(&Value::Bool(true)),
+                        None => true,
+                    };
+                    let error = message.get("error").cloned();
+                    self.finish_call_with(call, &pending.id, result, None, error)?;
+                    if failed {
+                        self.on_failure(&call.name)?;
+                    }
+                } else if pending.first_page && pending.method == "tools/list" {
+                    self.observe_tools(&message);
+                }
+            }
+            self.send_client(&text);
+            return Ok(());
+        }
+        if method(&message) == Some("notifications/tools/list_changed") {
+            self.tools = None;
+        }
+        self.send_client(&text);
+        Ok(())
+    }
+
+    fn observe_tools(&mut self, message: &Value) {
+        let complete = message
+            .pointer("/result/nextCursor")
+            .is_none_or(Value::is_null);
+        if let (true, Some(Value::Array(tools))) = (complete, message.pointer("/result/tools")) {
+            self.set_tools(tools);
+        }
+    }
+
+    fn set_tools(&mut self, tools: &[Value]) {
+        let parsed: Vec<Tool> = tools
+            .iter()
+            .filter_map(|t| serde_json::from_value(t.clone()).ok())
+            .collect();
+        let changed = self.tools.as_ref().is_none_or(|old| {
+            old.len() != parsed.len() || old.iter().zip(&parsed).any(|(a, b)| a.name != b.name)
+        });
+        self.classes = parsed
+            .iter()
+            .map(|t| (t.name.clone(), classify(Some(t))))
+            .collect();
+        if changed {
+            let mut names: Vec<&String> = self.classes.keys().collect();
+            names.sort();
+            let mut table = String::from("mcp-recovery proxy: tool classes\n");
+            for name in names {
+                let c = self.classes[name];
+                let decision = self.settings.policy.decide(name, c.class);
+                table.push_str(&format!(
+                    "  {:<32} {:<13} from {:<9} {}\n",
+                    escape(name),
+                    c.class.as_str(),
+                    c.source.as_str(),
+                    decision.action.as_str()
+                ));
+            }
+            eprint!("{table}");
+        }
+        self.tools = Some(parsed);
+    }
+
+    /// Fetches the whole tool list with requests of our own (answers never reach the client).
+    fn fetch_tools(&mut self) {
+        let mut all = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut seen = HashSet::new();
+        for _ in 0..1000 {
+            let mut request = Map::new();
+            if let Some(cursor) = &cursor {
+                request.insert("cursor".into(), cursor.clone());
+            }
+            if let Some(meta) = &self.request_meta {
+                request.insert("_meta".into(), Value::Object(meta.clone()));
+            }
+            let timeout = self.settings.policy.call_timeout();
+            match self.request_upstream("tools/list", Value::Object(request), timeout) {
+                Reply::Result(result) => {
+                    if let Some(Value::Array(tools)) = result.get("tools") {
+                        all.extend(tools.iter().cloned());
+                    }
+                    match result.get("nextCursor") {
+                        Some(next) if !next.is_null() && seen.insert(next.to_string()) => {
+                            cursor = Some(next.clone());
+                        }
+                        _ => break,
+                    }
+                }
+                Reply::Error(error) => {
+                    note(&format!(
+                        "tools/list failed ({error}): every tool is unknown"
+                    ));
+                    break;
+                }
+                Reply::Lost(reason) => {
+                    note(&format!(
+                        "tools/list failed ({reason}): every tool is unknown"
+                    ));
+                    break;
+                }
+            }
+        }
+        self.set_tools(&all);
+    }
+
+    /// Sends a request of our own and waits for its answer, forwarding everything else.
+    fn request_upstream(&mut self, method: &str, params: Value, timeout: Duration) -> Reply {
+        self.own_ids += 1;
+        let id = format!("{OWN_ID_PREFIX}{}", self.own_ids);
+        let key = Value::from(id.as_str()).to_string();
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.waiting.insert(key.clone());
+        self.send_server(&request.to_string());
+        let deadline = Instant::now() + timeout;
+        let reply = loop {
+            if let Some(reply) = self.replies.remove(&key) {
+                break reply;
+            }
+            if let Some(reason) = &self.server_closed {
+                break Reply::Lost(format!("the server exited ({reason})"));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id, "reason": "timed out"}});
+                self.send_server(&cancel.to_string());
+                break Reply::Lost(format!("no answer within {} ms", timeout.as_millis()));
+            }
+            let wait = (deadline - now).min(self.next_wait());
+            let outcome = match self.events.recv_timeout(wait) {
+                Ok(Event::Server(line)) => self.on_server(line),
+                // Answers to the server's own requests (a ping, roots/list) go on at once: the
+                // server may be waiting for them before it answers us.
+                Ok(Event::Client(Line::Message(message, text))) if is_response(&message) => {
+                    self.send_server(&text);
+                    Ok(())
+                }
+                Ok(Event::Client(line)) => {
+                    self.deferred.push_back(line);
+                    Ok(())
+                }
+                Err(RecvTimeoutError::Timeout) => Ok(()),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.server_closed
+                        .get_or_insert_with(|| "disconnected".into());
+                    Ok(())
+                }
+            };
+            if let Err(e) = outcome.and_then(|()| self.expire()) {
+                break Reply::Lost(format!("the journal failed: {e}"));
+            }
+        };
+        self.waiting.remove(&key);
+        reply
+    }
+
+    fn on_call(&mut self, message: &Value, text: &str) -> Result<(), JournalError> {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let params = params(message);
+        let Some(Value::String(name)) = params.get("name") else {
+            self.send_client_value(&error_response(
+                &id,
+                -32602,
+                "tools/call needs a string \"name\"",
+            ));
+            return Ok(());
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(arguments)) => arguments.clone(),
+            Some(_) => {
+                self.send_client_value(&error_response(
+                    &id,
+                    -32602,
+                    "tools/call \"arguments\" must be an object",
+                ));
+                return Ok(());
+            }
+        };
+        let name = name.clone();
+        if self.tools.is_none() {
+            self.fetch_tools();
+        }
+        let classification = self.classes.get(&name).copied().unwrap_or(Classification {
+            class: Class::Unknown,
+            source: crate::classify::Source::None,
+        });
+        let decision = self.settings.policy.decide(&name, classification.class);
+        let base = json!({"request": id, "name": name, "arguments": arguments,
+            "class": classification.class.as_str(), "classSource": classification.source.as_str(),
+            "rule": decision.rule});
+        let verdict = match decision.action {
+            Action::Allow => None,
+            Action::Deny => Some(Verdict {
+                approved: false,
+                by: "policy",
+                reason: format!("denied by {}", decision.rule),
+            }),
+            Action::Ask => {
+                let impact = self.impact(&name, &arguments, classification, &decision.rule);
+                let timeout = self.settings.policy.approval_timeout();
+                Some(self.settings.approver.ask(&impact, timeout))
+            }
+        };
+        if let Some(verdict) = &verdict {
+            let mut record = fields(base.clone());
+            record.insert(
+                "decision".into(),
+                Value::from(if verdict.approved { "allow" } else { "deny" }),
+            );
+            record.insert("by".into(), Value::from(verdict.by));
+            record.insert("reason".into(), Value::from(verdict.reason.as_str()));
+            self.record(Kind::Approval, record)?;
+            if !verdict.approved {
+                note(&format!("refused {name}: {}", verdict.reason));
+                let text = format!(
+                    "mcp-recovery proxy refused this call to '{name}' ({}); the server was not called",
+                    verdict.reason
+                );
+                self.send_client_value(&success(&id, tool_error(&text)));
+                return Ok(());
+            }
+        }
+        self.calls += 1;
+        let call = CallContext {
+            number: self.calls,
+            name,
+            arguments,
+        };
+        let mut record = fields(base);
+        record.insert("call".into(), Value::from(call.number));
+        // The intent is on disk before the server sees the call.
+        if let Err(e) = self.record(Kind::CallIntent, record) {
+            note(&format!(
+                "cannot journal the call, so it is not forwarded: {e}"
+            ));
+            self.send_client_value(&error_response(
+                &id,
+                -32603,
+                "mcp-recovery proxy cannot write its journal; the call was not forwarded",
+            ));
+            return Err(e);
+        }
+        if let Some(key) = id_key(message) {
+            self.pending.insert(
+                key,
+                Pending {
+                    id,
+                    method: "tools/call".into(),
+                    deadline: Instant::now() + self.settings.policy.call_timeout(),
+                    call: Some(call),
+                    first_page: false,
+                },
+            );
+        }
+        self.send_server(text);
+        Ok(())
+    }
+
+    /// What an `ask` shows: the call, its class, and the compensation that would undo it,
+    /// resolved from the arguments as far as possible before the call runs.
+    fn impact(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        classification: Classification,
+        rule: &str,
+    ) -> Value {
+        let tools = self.tools.as_deref().unwrap_or_default();
+        let tool = tools.iter().find(|t| t.name == name);
+        let declared = tool.and_then(|t| t.declared_recovery().into_iter().next());
+        let compensation = declared.and_then(|d| d.compensation).map(|c| {
+            // Resolving against an empty result shows what the arguments alone determine.
+            let probe = TracedCall::new(
+                name,
+                arguments.clone(),
+                Some(fields(json!({"content": [], "structuredContent": {}}))),
+            );
+            let step = Planner::new(tools).resolve_step(&probe);
+            let bindings: Map<String, Value> = c
+                .bindings
+                .iter()
+                .map(|b| (b.parameter.clone(), b.raw.clone()))
+                .collect();
+            match step.call {
+                Some(planned) if step.status == Status::Compensate => {
+                    json!({"tool": planned.name, "arguments": planned.arguments, "resolved": true})
+                }
+                _ => json!({"tool": c.tool, "parameters": bindings, "resolved": false,
+                    "note": "some parameters come from the result, known after the call"}),
+            }
+        });
+        json!({
+            "type": "call",
+            "session": self.settings.session,
+            "tool": name,
+            "arguments": arguments,
+            "class": classification.class.as_str(),
+            "classSource": classification.source.as_str(),
+            "rule": rule,
+            "compensation": compensation,
+        })
+    }
+
+    fn finish_call(
+        &mut self,
+        call: &CallContext,
+        request: &Value,
+        result: Option<Map<String, Value>>,
+        reason: Option<&str>,
+    ) -> Result<(), JournalError> {
+        self.finish_call_with(call, request, result, reason, None)
+    }
+
+    fn finish_call_with(
+        &mut self,
+        call: &CallContext,
+        request: &Value,
+        result: Option<Map<String, Value>>,
+        reason: Option<&str>,
+        error: Option<Value>,
+    ) -> Result<(), JournalError> {
+        let mut record = fields(json!({"call": call.number, "request": request,
+            "name": call.name, "arguments": call.arguments,
+            "result": result.clone().map_or(Value::Null, Value::Object)}));
+        if let Some(reason) = reason {
+            record.insert("reason".into(), Value::from(reason));
+        }
+        if let Some(error) = error {
+            record.insert("error".into(), error);
+        }
+        // The outcome is on disk before the client sees the answer.
+        self.record(Kind::CallOutcome, record)?;
+        self.completed.push((
+            Value::from(call.number),
+            TracedCall::new(call.name.clone(), call.arguments.clone(), result),
+        ));
+        Ok(())
+    }
+
+    /// Answers every request whose deadline passed; a timed-out call's outcome is unknown.
+    fn expire(&mut self) -> Result<(), JournalError> {
+        let now = Instant::now();
+        let expired: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            let Some(pending) = self.pending.remove(&key) else {
+                continue;
+            };
+            let secs = self.settings.policy.call_timeout().as_secs();
+            let message = format!(
+                "mcp-recovery proxy: the server did not answer {} within {secs} s",
+                pending.method
+            );
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": pending.id, "reason": "timed out"}});
+            self.send_server(&cancel.to_string());
+            if let Some(call) = &pending.call {
+                self.finish_call(call, &pending.id, None, Some("timed out"))?;
+                self.send_client_value(&error_response(&pending.id, -32001, &message));
+                self.on_failure(&call.name)?;
+            } else {
+                self.send_client_value(&error_response(&pending.id, -32001, &message));
+            }
+        }
+        Ok(())
+    }
+
+    /// The server is gone: every waiting request gets an error, calls an unknown outcome.
+    fn fail_pending(&mut self, why: &str) -> Result<(), JournalError> {
+        let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+        for p in pending {
+            if let Some(call) = &p.call {
+                self.finish_call(call, &p.id, None, Some(why))?;
+            }
+            let message = format!("mcp-recovery proxy: {why} before answering {}", p.method);
+            self.send_client_value(&error_response(&p.id, -32000, &message));
+        }
+        Ok(())
+    }
+
+    /// A call failed: the policy's `on-failure` decides what happens to the session's completed
+    /// calls. Runs before the failed call's answer is forwarded, so the client sees the state
+    /// after the rollback.
+    fn on_failure(&mut self, name: &str) -> Result<(), JournalError> {
+        if self.rolling_back || self.server_closed.is_some() {
+            return Ok(());
+        }
+        let run = match self.settings.policy.on_failure() {
+            OnFailure::Record => false,
+            OnFailure::Rollback => true,
+            OnFailure::Ask => {
+                let tools = self.tools.clone().unwrap_or_default();
+                let calls: Vec<TracedCall> =
+                    self.completed.iter().map(|(_, c)| c.clone()).collect();
+                let plan = Planner::new(&tools).build_plan(&calls);
+                let impact = json!({"type": "rollback", "session": self.settings.session,
+                    "failed": name, "plan": plan});
+                let timeout = self.settings.policy.approval_timeout();
+                let verdict = self.settings.approver.ask(&impact, timeout);
+                self.record(
+                    Kind::Approval,
+                    fields(json!({"rollback": true, "failed": name,
+                        "decision": if verdict.approved { "allow" } else { "deny" },
+                        "by": verdict.by, "reason": verdict.reason})),
+                )?;
+                verdict.approved
+            }
+        };
+        if !run {
+            return Ok(());
+        }
+        let calls = std::mem::take(&mut self.completed);
+        let tools = self.tools.clone().unwrap_or_default();
+        let policy = self.settings.policy.clone();
+        let timeout = policy.call_timeout();
+        self.rolling_back = true;
+        let result = rollback(
+            self,
+            &tools,
+            &policy,
+            &calls,
+            &HashMap::new(),
+            json!({"failed": name}),
+            timeout,
+        );
+        self.rolling_back = false;
+        let report = result?;
+        note(&format!(
+            "rolled back after '{name}' failed: {} compensated, {} failed, {} skipped",
+            report.compensated, report.failed, report.skipped
+        ));
+        for line in &report.attention {
+            note(&format!("needs attention: {line}"));
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Effects for Session<W> {
+    fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        timeout: Duration,
+    ) -> Reply {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if let Some(meta) = &self.request_meta {
+            params["_meta"] = Value::Object(meta.clone());
+        }
+        self.request_upstream("tools/call", params, timeout)
+    }
+
+    fn approve(&mut self, impact: &Value) -> Verdict {
+        let timeout = self.settings.policy.approval_timeout();
+        self.settings.approver.ask(impact, timeout)
+    }
+
+    fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
+        self.record(kind, fields)
+    }
+}
