@@ -22,6 +22,9 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/tools-list.schema.json", || {
         Ok(json(mcp_recovery_schema::tools_list_schema()))
     }),
+    ("spec/schema/overlay.schema.json", || {
+        Ok(json(mcp_recovery_schema::overlay_schema()))
+    }),
     ("spec/schema/sep-3172.defs.json", || {
         Ok(json(mcp_recovery_schema::sep_defs()))
     }),

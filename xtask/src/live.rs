@@ -4,7 +4,10 @@
 //! Pinned packages are installed into a fresh temporary directory (never into the repository),
 //! each server is started by `mcp-recovery fetch --stdio` and `mcp-recovery lint --stdio`, the lint
 //! must report no error, and the fetched tools must have the same names and `annotations` as the
-//! capture. Every external command runs under a time limit, and every step that cannot run fails
+//! capture. Then all of them, written into a Cursor-style `mcp.json`, are linted in one run of
+//! `mcp-recovery lint --config mcp.json --all-servers --verbose`, which must lint every server
+//! without an error and name the protocol revision each one spoke. Every external command runs
+//! under a time limit, and every step that cannot run fails
 //! the check with a message naming the step: this check must never pass by skipping work.
 
 use std::collections::BTreeSet;
@@ -93,6 +96,12 @@ pub fn check(root: &Path) -> Result<(), String> {
         if let Err(message) = outcome {
             failures.push(message);
         }
+    }
+    let outcome = timed("client config with every server", || {
+        check_client_config(&binary, &servers, &tmp.path)
+    });
+    if let Err(message) = outcome {
+        failures.push(message);
     }
     println!(
         "check-live-servers: {} servers in {:.1} s",
@@ -370,6 +379,68 @@ fn check_server(binary: &Path, server: &LiveServer, capture_path: &Path) -> Resu
         problems.push(message);
     }
     problems.extend(compare(captured, live));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{label}:\n  {}", problems.join("\n  ")))
+    }
+}
+
+/// Writes every server into a Cursor-style `mcp.json` (`mcpServers`, `command` and `args`) and
+/// lints them all in one run: no errors, one section per server, each revision named.
+fn check_client_config(binary: &Path, servers: &[LiveServer], tmp: &Path) -> Result<(), String> {
+    let label = "client config";
+    let mut entries = serde_json::Map::new();
+    for server in servers {
+        let (command, args) = server
+            .command
+            .split_first()
+            .ok_or_else(|| format!("{label}: server {} has no command", server.name))?;
+        entries.insert(
+            server.name.to_owned(),
+            serde_json::json!({"command": command, "args": args}),
+        );
+    }
+    let config = tmp.join("mcp.json");
+    let text = serde_json::json!({ "mcpServers": entries }).to_string();
+    std::fs::write(&config, text)
+        .map_err(|e| format!("{label}: cannot write {}: {e}", config.display()))?;
+    let timeout = REQUEST_TIMEOUT_SECS.to_string();
+    let mut lint = Command::new(binary);
+    lint.args([
+        "lint",
+        "--format",
+        "json",
+        "--verbose",
+        "--timeout",
+        &timeout,
+    ])
+    .arg("--config")
+    .arg(&config)
+    .arg("--all-servers");
+    let limit = SERVER_TIMEOUT * u32::try_from(servers.len()).unwrap_or(u32::MAX);
+    let linted = run(lint, limit, &format!("{label}: lint --all-servers"))?;
+    let report: Value = serde_json::from_str(&linted.stdout).map_err(|e| {
+        linted.failure(&format!(
+            "{label}: mcp-recovery lint printed no JSON report ({e})"
+        ))
+    })?;
+    let mut problems = Vec::new();
+    if !linted.status.success() || report["summary"]["errors"].as_u64() != Some(0) {
+        problems.push(linted.failure("lint --all-servers did not pass"));
+    }
+    for server in servers {
+        let prefix = format!("server {}#{}: protocol ", config.display(), server.name);
+        match linted.stderr.lines().find_map(|l| l.strip_prefix(&prefix)) {
+            Some(revision) => println!("    {}: protocol {revision}", server.name),
+            None => problems.push(format!("no protocol revision reported for {}", server.name)),
+        }
+    }
+    println!(
+        "    {} servers, {} tools linted from one config",
+        servers.len(),
+        report["summary"]["tools"]
+    );
     if problems.is_empty() {
         Ok(())
     } else {

@@ -219,6 +219,8 @@ impl Tally {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ServerSummary {
     pub tools: u64,
+    /// Per profile, in catalog order: whether every tool reaches it, and how many tools do.
+    pub profiles: [(bool, u64); 4],
     pub distinct_signatures: u32,
     pub dominant: u64,
     pub emits_hint: bool,
@@ -271,7 +273,10 @@ pub(crate) fn examine_document(document: &Value) -> Result<(Tally, ServerSummary
             None => tally.non_object_entries += 1,
         }
     }
+    let profile = crate::profile::profile_tools(tools);
     let summary = ServerSummary {
+        profiles: crate::profile::Profile::ALL
+            .map(|p| (profile.reaches(p), profile.tools_reaching(p) as u64)),
         tools: tally.tools,
         distinct_signatures: u32::try_from(tally.signatures.iter().filter(|&&n| n > 0).count())
             .unwrap_or(u32::MAX),

@@ -26,6 +26,7 @@
 //! ```
 
 mod examine;
+pub mod profile;
 mod render;
 mod signature;
 
@@ -318,10 +319,26 @@ pub struct Census {
     pub destructive: Destructive,
     /// Declared recovery.
     pub recovery: RecoveryUsage,
+    /// Guarantee profiles reached from the declarations alone (`spec/profiles.md`), in
+    /// catalog order.
+    pub profiles: Vec<ProfileShare>,
     /// Lint findings; `null` when linting was off.
     pub lint: Option<LintSummary>,
     /// Files that are not tools lists, by path.
     pub not_tools_lists: Vec<NotToolsFile>,
+}
+
+/// How many servers and tools reach one guarantee profile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileShare {
+    /// The profile.
+    pub profile: profile::Profile,
+    /// The anomalies it excludes (`A1-A3`).
+    pub anomalies: &'static str,
+    /// Servers listing at least one tool whose every tool reaches it (share of those servers).
+    pub servers: Share,
+    /// Tools reaching it (share of tools).
+    pub tools: Share,
 }
 
 /// Accumulates files into a census; [`census_paths`] drives it over directories.
@@ -539,8 +556,28 @@ impl CensusBuilder {
             summary
         });
 
+        let listing: Vec<&ServerSummary> = self.servers.iter().filter(|s| s.tools > 0).collect();
+        let profiles = profile::Profile::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| ProfileShare {
+                profile: p,
+                anomalies: p.anomalies(),
+                servers: Share::of(
+                    listing.iter().filter(|s| s.profiles[i].0).count() as u64,
+                    listing.len() as u64,
+                    "servers listing a tool",
+                ),
+                tools: Share::of(
+                    self.servers.iter().map(|s| s.profiles[i].1).sum(),
+                    tools,
+                    "tools",
+                ),
+            })
+            .collect();
         self.not_tools.sort_by(|a, b| a.path.cmp(&b.path));
         Census {
+            profiles,
             version: FORMAT_VERSION,
             files: self.files.clone(),
             servers,

@@ -221,6 +221,15 @@ impl Census {
             String::new(),
         );
 
+        for p in &self.profiles {
+            let (c, s) = share(&p.servers);
+            let label = format!("{} ({}), servers", p.profile.as_str(), p.anomalies);
+            push("guarantee profiles", &label, c, s);
+            let (c, s) = share(&p.tools);
+            let label = format!("{} ({}), tools", p.profile.as_str(), p.anomalies);
+            push("guarantee profiles", &label, c, s);
+        }
+
         if let Some(lint) = &self.lint {
             push("lint", "files linted", thousands(lint.files), String::new());
             push(

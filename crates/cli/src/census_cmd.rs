@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use mcp_recovery_census::{CensusOptions, census_paths};
+use mcp_recovery_census::{CensusBuilder, CensusOptions, census_paths};
 
 use crate::{Failure, pretty};
 
@@ -13,8 +13,15 @@ use crate::{Failure, pretty};
 #[derive(Debug, Args)]
 pub struct CensusArgs {
     /// Files or directories (walked for `*.json`), one tools/list document per server.
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present = "live")]
     pub paths: Vec<PathBuf>,
+    /// Fetch every enabled server of this MCP client config (Claude Desktop, Cursor, VS Code)
+    /// and count them instead of files.
+    #[arg(long, value_name = "CONFIG", conflicts_with = "paths")]
+    pub live: Option<PathBuf>,
+    /// Live servers: `${input:ID}` values, timeouts, `--save DIR`, `--verbose`.
+    #[command(flatten)]
+    pub server: crate::cli::ConfigServerArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CensusFormat::Table)]
     pub format: CensusFormat,
@@ -47,14 +54,44 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         lint: !args.no_lint,
         ..CensusOptions::default()
     };
-    let census = census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?;
-    if census.files.total == 0 {
-        let named: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
-        return Err(Failure::Usage(format!(
-            "no *.json documents found in {}: nothing to count",
-            named.join(", ")
-        )));
-    }
+    let mut unfetched = 0;
+    let census = match &args.live {
+        Some(config) => {
+            let mut builder =
+                CensusBuilder::new(&options).map_err(|e| Failure::Usage(e.to_string()))?;
+            let servers =
+                crate::live::configured(config, &args.server.inputs, &[], &args.server.options())?;
+            for server in &servers {
+                match server.fetch(args.server.verbose) {
+                    Ok(document) => {
+                        let text = crate::live::document_text(&document)?;
+                        if let Some(dir) = &args.server.save {
+                            crate::live::save(&crate::live::save_path(dir, server, true), &text)?;
+                        }
+                        builder.add_bytes(server.name(), text.as_bytes());
+                    }
+                    Err(error) => {
+                        crate::live::report(server, error);
+                        unfetched += 1;
+                    }
+                }
+            }
+            builder.finish()
+        }
+        None => {
+            let census =
+                census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?;
+            if census.files.total == 0 {
+                let named: Vec<String> =
+                    args.paths.iter().map(|p| p.display().to_string()).collect();
+                return Err(Failure::Usage(format!(
+                    "no *.json documents found in {}: nothing to count",
+                    named.join(", ")
+                )));
+            }
+            census
+        }
+    };
     let text = match args.format {
         CensusFormat::Table => census.render_table(),
         CensusFormat::Markdown => census.render_markdown(),
@@ -66,6 +103,10 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             path: path.display().to_string(),
             source,
         })?;
+    }
+    if unfetched > 0 {
+        eprintln!("error: {unfetched} server(s) could not be fetched and are not counted");
+        return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -72,6 +72,10 @@ pub enum Command {
     /// Exit status: 0 converted, 1 some metadata has no counterpart (reported on stderr and kept
     /// where it was), 2 the document could not be read.
     Convert(crate::convert_cmd::ConvertArgs),
+    /// Draft an overlay declaring recovery for a server that declares none (file or live).
+    Suggest(crate::suggest_cmd::SuggestArgs),
+    /// The guarantee profiles each tool and the server reach from their declarations.
+    Profile(crate::profile_cmd::ProfileArgs),
     /// Measure what a corpus of tools/list documents declares (one file per server).
     Census(crate::census_cmd::CensusArgs),
     /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
@@ -187,6 +191,40 @@ pub struct ServerArgs {
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 
+    /// Give up after this many seconds in all (1 to 86400): starting or reaching the server, the
+    /// protocol handshake and every page of tools/list (each server of a config on its own).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub total_timeout: u64,
+
+    /// Add a variable to the environment of a stdio server, as K=V (repeatable). Its value is
+    /// replaced by *** wherever the server echoes it.
+    #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
+    pub env: Vec<String>,
+
+    /// Lint this server of the MCP client config given with --config (repeatable). With it,
+    /// --config names a client config (Claude Desktop, Cursor, VS Code) instead of settings.
+    #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["stdio", "url", "name"])]
+    pub servers: Vec<String>,
+
+    /// Lint every enabled server of the MCP client config given with --config.
+    #[arg(long, conflicts_with_all = ["servers", "stdio", "url", "name"])]
+    pub all_servers: bool,
+
+    /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
+    /// shown).
+    #[arg(long = "input", value_name = "ID=VALUE")]
+    pub inputs: Vec<String>,
+
+    /// Also write the fetched tools/list, pretty-printed as linted, to FILE (a directory, one
+    /// NAME.json per server, with several servers).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+
+    /// Say on stderr which protocol revision each server spoke.
+    #[arg(long, short)]
+    pub verbose: bool,
+
     /// How the server is named in output (`file` of its diagnostics). Default: `stdio:PROGRAM`
     /// (no arguments, which may hold secrets) or the URL without credentials, query or fragment.
     #[arg(long, value_name = "NAME")]
@@ -197,12 +235,50 @@ pub struct ServerArgs {
     pub command: Vec<String>,
 }
 
+/// How `census --live` reaches the servers of a client config.
+#[derive(Debug, Clone, Args)]
+pub struct ConfigServerArgs {
+    /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
+    /// shown).
+    #[arg(long = "input", value_name = "ID=VALUE", requires = "live")]
+    pub inputs: Vec<String>,
+
+    /// Give up on a request to a server after this many seconds (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "live",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+
+    /// Give up on a server after this many seconds in all (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "live",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub total_timeout: u64,
+
+    /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json.
+    #[arg(long, value_name = "DIR", requires = "live")]
+    pub save: Option<PathBuf>,
+
+    /// Say on stderr which protocol revision each server spoke.
+    #[arg(long, short, requires = "live")]
+    pub verbose: bool,
+}
+
+impl ConfigServerArgs {
+    /// The client options of these flags.
+    pub fn options(&self) -> mcp_recovery_client::Options {
+        mcp_recovery_client::Options {
+            timeout: std::time::Duration::from_secs(self.timeout),
+            total_timeout: std::time::Duration::from_secs(self.total_timeout),
+            ..mcp_recovery_client::Options::default()
+        }
+    }
+}
+
 /// Arguments of `lint`.
 #[derive(Debug, Args)]
 pub struct LintArgs {
     /// Files, directories (walked for *.json, .gitignore respected) or `-` for stdin.
     /// Default: the current directory.
-    #[arg(value_name = "PATH", conflicts_with_all = ["stdio", "url"])]
+    #[arg(value_name = "PATH", conflicts_with_all = ["stdio", "url", "servers", "all_servers"])]
     pub paths: Vec<PathBuf>,
 
     /// Output format.
@@ -224,7 +300,8 @@ pub struct LintArgs {
     pub deny: Vec<Deny>,
 
     /// Read settings from this file instead of the `mcp-recovery.toml` found upward from the
-    /// working directory.
+    /// working directory. With --server or --all-servers, FILE is an MCP client config instead
+    /// (its servers are linted; settings are then found as without --config).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -240,6 +317,16 @@ pub struct LintArgs {
     /// Write every finding of this run to a baseline file (and do not fail on them).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// The rule set to run when no rule is selected: `recommended` (the default) or `strict`.
+    /// Replaces `extends` from the config file.
+    #[arg(long, value_enum, value_name = "SET")]
+    pub preset: Option<PresetArg>,
+
+    /// Apply this overlay (JSON or TOML) before linting: declarations for a server that does
+    /// not make them itself. Findings about them point into the overlay file.
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Option<PathBuf>,
+
     /// Ignore every config file: only the flags and the defaults apply. For CI on pull requests,
     /// where the repository (and so its `mcp-recovery.toml`) is the contributor's.
     #[arg(long, conflicts_with = "config")]
@@ -248,6 +335,25 @@ pub struct LintArgs {
     /// A live server to lint instead of files.
     #[command(flatten)]
     pub server: ServerArgs,
+}
+
+/// The rule sets of `--preset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetArg {
+    /// True findings worth acting on for any server (the default).
+    Recommended,
+    /// Every rule: also titles, explicit hints and a reversibility class on every tool.
+    Strict,
+}
+
+impl PresetArg {
+    /// The validator's preset.
+    pub fn preset(self) -> mcp_recovery_validator::Preset {
+        match self {
+            Self::Recommended => mcp_recovery_validator::Preset::Recommended,
+            Self::Strict => mcp_recovery_validator::Preset::Strict,
+        }
+    }
 }
 
 /// Arguments of `explain`.
@@ -291,6 +397,10 @@ pub struct SchemaArgs {
 /// Arguments of `fetch`.
 #[derive(Debug, Args)]
 pub struct FetchArgs {
+    /// The MCP client config whose --server to fetch (Claude Desktop, Cursor, VS Code).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// The server to fetch from.
     #[command(flatten)]
     pub server: ServerArgs,

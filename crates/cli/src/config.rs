@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use mcp_recovery_validator::{Severity, find_rule};
+use mcp_recovery_validator::{Preset, Severity, find_rule};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -18,6 +18,8 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Checked settings (empty when there is no config file).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
+    /// The rule set named by `extends` (`None`: `recommended`).
+    pub preset: Option<Preset>,
     /// Rules to run (empty: the defaults).
     pub select: Vec<String>,
     /// Rules never to run.
@@ -34,6 +36,8 @@ pub struct Config {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
+    #[serde(default)]
+    extends: Option<Spanned<String>>,
     #[serde(default)]
     select: Vec<Spanned<String>>,
     #[serde(default)]
@@ -211,7 +215,21 @@ pub fn parse(text: &str, shown: &str) -> Result<Config, ConfigError> {
         });
     }
 
+    let preset = match &raw.extends {
+        None => None,
+        Some(entry) => Some(Preset::named(entry.get_ref()).ok_or_else(|| {
+            invalid(
+                format!(
+                    "unknown rule set `{}` (expected \"recommended\" or \"strict\")",
+                    entry.get_ref()
+                ),
+                Some(entry.span()),
+            )
+        })?),
+    };
+
     Ok(Config {
+        preset,
         select,
         ignore,
         deny_warnings,
@@ -287,6 +305,18 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "c.toml:1:11: unknown rule `R999` (run `mcp-recovery rules` for the catalog)"
+        );
+    }
+
+    #[test]
+    fn extends_names_a_rule_set() {
+        let config = parse("extends = \"strict\"\n", "c.toml").unwrap();
+        assert_eq!(config.preset, Some(Preset::Strict));
+        let err = parse("extends = \"pedantic\"\n", "c.toml").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("c.toml:1:11: unknown rule set `pedantic`"),
+            "{err}"
         );
     }
 

@@ -23,12 +23,17 @@ pub struct ConvertArgs {
     /// Write the converted document here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Apply this overlay (JSON or TOML) first, so its declarations are converted and written
+    /// into the document.
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Option<PathBuf>,
 }
 
 /// Runs `convert`. Exit status 1 when some metadata could not be converted (each case is
 /// reported on stderr), 0 otherwise.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode, Failure> {
-    let document = read_json(&args.input)?;
+    let mut document = read_json(&args.input)?;
+    crate::overlay_cmd::apply_optional(args.overlay.as_deref(), &mut document)?;
     let converted =
         convert_document(&document, args.to).map_err(|e| not_a_tools_list(&args.input, &e))?;
     let text = format!("{}\n", pretty(&converted.document, "the document")?);

@@ -12,6 +12,7 @@ use crate::cli::{Deny, Format, LintArgs, OutputFile};
 use crate::config::{self, Config};
 use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
+use crate::overlay_cmd::LoadedOverlay;
 use crate::overrides::Scopes;
 use crate::render::{self, Finding, Region, Source, Style, Summary};
 
@@ -38,6 +39,11 @@ pub fn merge(config: Config, args: &LintArgs) -> Settings {
     };
     Settings {
         options: LintOptions {
+            preset: args
+                .preset
+                .map(crate::cli::PresetArg::preset)
+                .or(config.preset)
+                .unwrap_or_default(),
             select,
             ignore,
             severity: config.severity,
@@ -56,7 +62,12 @@ fn load_config(args: &LintArgs) -> Result<Config, Failure> {
         path: ".".to_owned(),
         source: source.into(),
     })?;
-    let (path, root, shown) = match &args.config {
+    // With --server/--all-servers, --config is the MCP client config, not settings.
+    let settings = args
+        .config
+        .as_ref()
+        .filter(|_| !live::names_config_servers(&args.server));
+    let (path, root, shown) = match settings {
         Some(path) => (path.clone(), cwd, path.display().to_string()),
         None => match config::discover(&cwd) {
             Some(path) => {
@@ -85,6 +96,12 @@ fn load_config(args: &LintArgs) -> Result<Config, Failure> {
             "it is not UTF-8 text",
         )))
     })?;
+    if settings.is_some() && crate::client_config::looks_like_client_config(&text) {
+        return Err(Failure::Usage(format!(
+            "{shown} is an MCP client config, not mcp-recovery.toml settings: add --server NAME \
+             or --all-servers to lint its servers"
+        )));
+    }
     Ok(config::parse(&text, &shown)?)
 }
 
@@ -195,23 +212,72 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             .try_for_each(|sink| sink.document(name, source, &findings))
     };
 
-    if let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? {
-        let source_name = server.name();
-        let fetched = server
-            .fetch()
-            .map_err(Failure::server(source_name.clone()))?;
-        let report = linter.lint_value(&fetched);
-        document(&source_name, None, report.tools, report.diagnostics, true)?;
+    let mut unlinted = 0;
+    let overlay = args
+        .overlay
+        .as_deref()
+        .map(LoadedOverlay::read)
+        .transpose()?;
+    let mut overlay_findings = None;
+
+    if let Some(servers) = live::servers(&args.server, args.config.as_deref())? {
+        // One section per server; one that cannot be reached is reported and the rest still run.
+        let several = servers.len() > 1;
+        for server in &servers {
+            let (fetched, server_name) = match server.fetch_named(args.server.verbose) {
+                Ok(fetched) => fetched,
+                Err(error) if several => {
+                    live::report(server, error);
+                    unlinted += 1;
+                    continue;
+                }
+                Err(error) => return Err(Failure::server(server.name())(error)),
+            };
+            // Linted as pretty text, so that findings have lines to point at.
+            let text = live::document_text(&fetched)?;
+            if let Some(save) = &args.server.save {
+                live::save(&live::save_path(save, server, several), &text)?;
+            }
+            let name = server.name();
+            let bytes = text.into_bytes();
+            let Report { tools, diagnostics } = match &overlay {
+                Some(overlay) => {
+                    overlay.check_server(server_name.as_deref())?;
+                    let both =
+                        linter.lint_source_with_overlay(&bytes, &overlay.overlay, &overlay.text);
+                    overlay_findings = Some(both.overlay);
+                    both.document
+                }
+                None => linter.lint_source(&bytes),
+            };
+            let source = Source::new(&bytes);
+            document(&name, Some(&source), tools, diagnostics, true)?;
+        }
     } else {
         let paths = if args.paths.is_empty() {
             vec![PathBuf::from(".")]
         } else {
             args.paths.clone()
         };
-        for input in inputs::collect(&paths)? {
+        let inputs = inputs::collect(&paths)?;
+        if overlay.is_some() && inputs.len() != 1 {
+            return Err(Failure::Usage(format!(
+                "--overlay applies to one tools/list document, and {} were given",
+                inputs.len()
+            )));
+        }
+        for input in inputs {
             let name = input.display();
             let source = input.read()?;
-            let Report { tools, diagnostics } = linter.lint_source(&source);
+            let Report { tools, diagnostics } = match &overlay {
+                Some(overlay) => {
+                    let both =
+                        linter.lint_source_with_overlay(&source, &overlay.overlay, &overlay.text);
+                    overlay_findings = Some(both.overlay);
+                    both.document
+                }
+                None => linter.lint_source(&source),
+            };
             // Indexed once per document, and only when a finding points into it.
             let source = diagnostics
                 .iter()
@@ -219,6 +285,10 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 .then(|| Source::new(&source));
             document(&name, source.as_ref(), tools, diagnostics, false)?;
         }
+    }
+    if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
+        let source = Source::new(overlay.text.as_bytes());
+        document(&overlay.shown, Some(&source), 0, report.diagnostics, false)?;
     }
     for sink in &mut sinks {
         sink.finish(&summary)?;
@@ -269,6 +339,11 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     ]
     .into_iter()
     .any(|(severity, count)| count > 0 && fails(severity, settings.deny_warnings));
+    if unlinted > 0 {
+        // The worst outcome wins: a server that could not be linted fails the run with 2.
+        eprintln!("error: {unlinted} server(s) could not be linted");
+        return Ok(ExitCode::from(2));
+    }
     Ok(if failing || !stale.0.is_empty() {
         ExitCode::from(1)
     } else {
@@ -327,6 +402,7 @@ mod tests {
     #[test]
     fn flags_replace_config_lists() {
         let config = Config {
+            preset: None,
             select: vec!["R101".into()],
             ignore: vec!["R114".into()],
             deny_warnings: false,

@@ -1,26 +1,68 @@
-//! Live servers (`--stdio -- CMD ARGS...`, `--url URL [--header 'K: V']...`): fetch the merged
+//! Live servers (`--stdio -- CMD ARGS...`, `--url URL [--header 'K: V']...`, or the servers of an
+//! MCP client config with `--config FILE --server NAME` / `--all-servers`): fetch the merged
 //! tools/list exactly as sent, through `mcp-recovery-client`.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp_recovery_client::{ClientError, Header, Options, Target, fetch_tools};
+use mcp_recovery_client::{ClientError, Connection, Header, Options, Target};
+use mcp_recovery_validator::escape_controls;
 use serde_json::Value;
 
-use mcp_recovery_validator::escape_controls;
-
+use crate::Failure;
 use crate::cli::ServerArgs;
+use crate::client_config::{self, ClientConfig};
 
 /// A server named by the flags, ready to be fetched.
 #[derive(Debug, Clone)]
 pub struct Server {
     target: Target,
     options: Options,
+    /// How it is named in output, made inert.
     name: String,
+}
+
+/// The client options of the flags: limits and the `--env` of a stdio server.
+fn options(args: &ServerArgs) -> Result<Options, Failure> {
+    let env = args
+        .env
+        .iter()
+        .map(|spec| parse_pair(spec, "--env", "K=V"))
+        .collect::<Result<_, _>>()?;
+    Ok(Options {
+        timeout: Duration::from_secs(args.timeout),
+        total_timeout: Duration::from_secs(args.total_timeout),
+        env,
+        ..Options::default()
+    })
+}
+
+/// `NAME=VALUE`; the error never repeats the value (it may be a secret).
+pub fn parse_pair(spec: &str, flag: &str, shape: &str) -> Result<(String, String), Failure> {
+    let invalid = |reason: &str| {
+        Failure::Usage(format!(
+            "{flag} expects {shape}: {reason} (the text is not shown, as it may hold a secret)"
+        ))
+    };
+    let Some((name, value)) = spec.split_once('=') else {
+        return Err(invalid("there is no `=`"));
+    };
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if !valid {
+        return Err(invalid(
+            "the name before `=` may use only letters, digits, `_`, `-` and `.`",
+        ));
+    }
+    Ok((name.to_owned(), value.to_owned()))
 }
 
 impl Server {
     /// The server of the flags, or `None` when no server is named (lint files instead).
-    pub fn from_args(args: &ServerArgs) -> Result<Option<Self>, ClientError> {
+    pub fn from_args(args: &ServerArgs) -> Result<Option<Self>, Failure> {
         let target = if args.stdio {
             let Some((program, rest)) = args.command.split_first() else {
                 return Ok(None);
@@ -34,7 +76,8 @@ impl Server {
                 .headers
                 .iter()
                 .map(|spec| Header::parse(spec))
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<_, _>>()
+                .map_err(Failure::ServerArgs)?;
             Target::Http {
                 url: url.clone(),
                 headers,
@@ -42,21 +85,16 @@ impl Server {
         } else {
             return Ok(None);
         };
-        let options = Options {
-            timeout: Duration::from_secs(args.timeout),
-            ..Options::default()
-        };
         let name = args.name.clone().unwrap_or_else(|| default_name(&target));
-        let name = escape_controls(&name).into_owned();
         Ok(Some(Self {
             target,
-            options,
-            name,
+            options: options(args)?,
+            name: escape_controls(&name).into_owned(),
         }))
     }
 
     /// How the server is named in output (`file` of its diagnostics, the subject of its errors),
-    /// made inert.
+    /// made inert: `--name`, the config's `FILE#NAME`, else [`default_name`].
     pub fn name(&self) -> String {
         self.name.clone()
     }
@@ -66,15 +104,154 @@ impl Server {
         &self.target
     }
 
-    /// The connection limits of the flags.
+    /// The connection limits and environment of the flags.
     pub fn options(&self) -> &Options {
         &self.options
     }
 
-    /// The complete tools/list result, all pages merged, every field as the server sent it.
-    pub fn fetch(&self) -> Result<Value, ClientError> {
-        fetch_tools(&self.target, &self.options)
+    /// The complete tools/list result, all pages merged, every field as the server sent it
+    /// (secrets we were given replaced by `***`). With `verbose`, says on stderr which
+    /// protocol revision was spoken.
+    pub fn fetch(&self, verbose: bool) -> Result<Value, ClientError> {
+        self.fetch_named(verbose).map(|(tools, _)| tools)
     }
+
+    /// [`Self::fetch`], with the name the server gives itself (`serverInfo.name`), if any.
+    pub fn fetch_named(&self, verbose: bool) -> Result<(Value, Option<String>), ClientError> {
+        let mut connection = Connection::open(&self.target, &self.options)?;
+        if verbose {
+            eprintln!(
+                "server {}: protocol {} ({})",
+                self.name(),
+                connection.protocol_version(),
+                connection.negotiation().describe()
+            );
+        }
+        let tools = connection.list_tools();
+        let name = connection
+            .initialize_result()
+            .pointer("/serverInfo/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        connection.close();
+        Ok((tools?, name))
+    }
+}
+
+/// Whether the flags name servers of a client config (`--server`/`--all-servers`): then
+/// `--config` is that file, not `mcp-recovery.toml`.
+pub fn names_config_servers(args: &ServerArgs) -> bool {
+    !args.servers.is_empty() || args.all_servers
+}
+
+/// The servers the flags name: one from `--stdio`/`--url`, or those of the client config
+/// `config` picked by `--server`/`--all-servers`. `None`: no server (lint files instead).
+pub fn servers(args: &ServerArgs, config: Option<&Path>) -> Result<Option<Vec<Server>>, Failure> {
+    if !names_config_servers(args) {
+        let server = Server::from_args(args)?;
+        return Ok(server.map(|s| vec![s]));
+    }
+    let Some(file) = config else {
+        return Err(Failure::Usage(
+            "--server and --all-servers need --config FILE, the MCP client config".to_owned(),
+        ));
+    };
+    let base = options(args)?;
+    configured(file, &args.inputs, &args.servers, &base).map(Some)
+}
+
+/// The servers of the client config `file`: those named, or all enabled ones when `names` is
+/// empty.
+pub fn configured(
+    file: &Path,
+    inputs: &[String],
+    names: &[String],
+    base: &Options,
+) -> Result<Vec<Server>, Failure> {
+    let inputs: BTreeMap<String, String> = inputs
+        .iter()
+        .map(|spec| parse_pair(spec, "--input", "ID=VALUE"))
+        .collect::<Result<_, _>>()?;
+    let text = std::fs::read_to_string(file).map_err(|source| Failure::Read {
+        path: file.display().to_string(),
+        source: source.into(),
+    })?;
+    let config = ClientConfig::parse(file, &text, inputs).map_err(Failure::ClientConfig)?;
+    let wanted: Vec<String> = if names.is_empty() {
+        config.names().into_iter().map(str::to_owned).collect()
+    } else {
+        names.to_vec()
+    };
+    let mut servers = Vec::new();
+    for name in &wanted {
+        let server = config.server(name).map_err(Failure::ClientConfig)?;
+        if server.disabled && names.is_empty() {
+            eprintln!(
+                "note: server {}#{name} is disabled in the config; skipped",
+                file.display()
+            );
+            continue;
+        }
+        servers.push(Server {
+            options: client_config::options_for(&server, base),
+            target: server.target,
+            name: escape_controls(&format!("{}#{}", file.display(), server.name)).into_owned(),
+        });
+    }
+    if servers.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{}: the config names no server to run",
+            file.display()
+        )));
+    }
+    Ok(servers)
+}
+
+/// Pretty JSON text of a fetched document, ending in a newline: what live lint reads (so that
+/// findings have lines) and what `--save` writes.
+pub fn document_text(document: &Value) -> Result<String, Failure> {
+    Ok(format!("{}\n", crate::pretty(document, "the tools/list")?))
+}
+
+/// Where `--save` puts the document of `server`: the path itself for a single server, else a
+/// file named after the server inside the directory `save`.
+pub fn save_path(save: &Path, server: &Server, several: bool) -> PathBuf {
+    if !several {
+        return save.to_path_buf();
+    }
+    let name = server.name();
+    let short = name.rsplit('#').next().unwrap_or(&name);
+    let file: String = short
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    save.join(format!("{}.json", file.trim_start_matches('.')))
+}
+
+/// Writes `text` to `path` (creating the directory of a multi-server save).
+pub fn save(path: &Path, text: &str) -> Result<(), Failure> {
+    let write = || {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, text)
+    };
+    write().map_err(|source| Failure::WriteFile {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Prints why a server could not be linted (its stderr tail under the message), on stderr.
+pub fn report(server: &Server, error: ClientError) {
+    let failure = Failure::server(server.name())(error);
+    eprintln!("error: {failure}");
 }
 
 /// The name of a server without anything that may be secret: `stdio:PROGRAM` (the arguments and

@@ -8,19 +8,24 @@ mod audit_cmd;
 mod baseline;
 mod census_cmd;
 mod cli;
+mod client_config;
 mod config;
 mod convert_cmd;
 mod demo;
 mod inputs;
 mod lint;
 mod live;
+mod overlay_cmd;
 mod overrides;
 mod plan_cmd;
 mod position;
+mod profile_cmd;
 mod proxy_cmd;
 mod render;
 mod rollback_cmd;
 mod spec_repo_cmd;
+mod suggest;
+mod suggest_cmd;
 
 use std::io::Write;
 use std::path::Path;
@@ -70,6 +75,9 @@ pub enum Failure {
     /// The server flags are unusable (a malformed `--header`).
     #[error(transparent)]
     ServerArgs(mcp_recovery_client::ClientError),
+    /// An MCP client config (`--config FILE --server NAME`) is unreadable or wrong.
+    #[error(transparent)]
+    ClientConfig(client_config::ConfigFileError),
     /// Output could not be written.
     #[error("cannot write output: {0}")]
     Write(#[from] std::io::Error),
@@ -102,6 +110,8 @@ fn main() -> ExitCode {
         Command::Fetch(args) => fetch(&args).map(|()| ExitCode::SUCCESS),
         Command::Plan(args) => plan_cmd::run(&args),
         Command::Convert(args) => convert_cmd::run(&args),
+        Command::Suggest(args) => suggest_cmd::run(&args),
+        Command::Profile(args) => profile_cmd::run(&args),
         Command::Census(args) => census_cmd::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Proxy(args) => proxy_cmd::run(&args),
@@ -142,6 +152,8 @@ fn check_server_args(cli: &Cli) {
     let server = match &cli.command {
         Command::Lint(args) => &args.server,
         Command::Fetch(args) => &args.server,
+        Command::Suggest(args) => &args.server,
+        Command::Profile(args) => &args.server,
         Command::Rollback(args) => &args.server,
         _ => return,
     };
@@ -336,15 +348,51 @@ pub fn pretty<T: serde::Serialize>(value: &T, what: &str) -> Result<String, Fail
         .map_err(|e| Failure::Usage(format!("cannot serialize {what}: {e}")))
 }
 
-/// `fetch`: the merged raw tools/list of a live server.
+/// `fetch`: the merged raw tools/list of a live server, or with `--save` of several.
 fn fetch(args: &FetchArgs) -> Result<(), Failure> {
-    let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? else {
+    let Some(servers) = live::servers(&args.server, args.config.as_deref())? else {
         return Err(Failure::Usage(
-            "fetch needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
+            "fetch needs a server: --stdio -- CMD ARGS..., --url URL or --config FILE --server NAME"
+                .to_owned(),
         ));
     };
-    let value = server.fetch().map_err(Failure::server(server.name()))?;
+    let several = servers.len() > 1;
+    if several && args.server.save.is_none() {
+        return Err(Failure::Usage(
+            "fetch prints one server's tools/list: name one --server, or give --save DIR for \
+             several"
+                .to_owned(),
+        ));
+    }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", pretty(&value, "the tools/list")?)?;
-    Ok(())
+    let mut failed = None;
+    for server in &servers {
+        let text = match server.fetch(args.server.verbose) {
+            Ok(value) => live::document_text(&value)?,
+            Err(error) if several => {
+                live::report(server, error);
+                failed = Some(server.name());
+                continue;
+            }
+            Err(error) => return Err(Failure::server(server.name())(error)),
+        };
+        match &args.server.save {
+            Some(save) => {
+                let path = live::save_path(save, server, several);
+                live::save(&path, &text)?;
+                if several {
+                    writeln!(out, "{}", path.display())?;
+                } else {
+                    out.write_all(text.as_bytes())?;
+                }
+            }
+            None => out.write_all(text.as_bytes())?,
+        }
+    }
+    match failed {
+        Some(name) => Err(Failure::Usage(format!(
+            "not every server could be fetched (the last that failed: {name})"
+        ))),
+        None => Ok(()),
+    }
 }

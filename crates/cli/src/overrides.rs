@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use mcp_recovery_validator::{DefaultLevel, LintOptions, Severity, UnknownRule, find_rule, rules};
+use mcp_recovery_validator::{LintOptions, Severity, UnknownRule, find_rule, rules};
 
 use crate::baseline::normalize_file;
 use crate::render::Finding;
@@ -129,7 +129,7 @@ impl Scopes {
             .iter()
             .filter(|rule| {
                 let on = if select.is_empty() {
-                    matches!(rule.default, DefaultLevel::On(_))
+                    options.preset.includes(rule.default)
                 } else {
                     select.contains(rule.code)
                 };
@@ -159,6 +159,7 @@ impl Scopes {
             select: rules().iter().map(|rule| rule.code.to_owned()).collect(),
             ignore: Vec::new(),
             severity: options.severity.clone(),
+            preset: options.preset,
         })
     }
 

@@ -27,6 +27,9 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = PlanFormat::Human)]
     pub format: PlanFormat,
+    /// Apply this overlay (JSON or TOML) to the tools before planning.
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Option<PathBuf>,
 }
 
 /// Output formats of `plan`.
@@ -60,7 +63,8 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
             "--tools and --trace cannot both read stdin".to_owned(),
         ));
     }
-    let document = read_json(&args.tools)?;
+    let mut document = read_json(&args.tools)?;
+    crate::overlay_cmd::apply_optional(args.overlay.as_deref(), &mut document)?;
     let tools = load_tools(&document).map_err(|e| not_a_tools_list(&args.tools, &e))?;
     // A tool the model cannot read only makes the steps that need it unavailable; say which.
     let mut stderr = std::io::stderr().lock();

@@ -65,7 +65,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let prior = prior_compensations(&records, &session);
     let (policy, approver) = args.policy.resolve()?;
-    let Some(server) = live::Server::from_args(&args.server).map_err(Failure::ServerArgs)? else {
+    let Some(server) = live::Server::from_args(&args.server)? else {
         return Err(Failure::Usage(
             "rollback needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
         ));

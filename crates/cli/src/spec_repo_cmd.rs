@@ -12,9 +12,6 @@ use mcp_recovery_schema::spec_repo;
 
 use crate::Failure;
 
-/// The largest `schema.ts` read (the real one is a few hundred kilobytes).
-const MAX_SCHEMA_TS: u64 = 16 * 1024 * 1024;
-
 /// Writes the TypeScript declarations and the examples into `repo/schema/<version>/`.
 pub fn run(repo: &Path, version: &str) -> Result<(), Failure> {
     let version = spec_repo::version(version).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -53,7 +50,7 @@ pub fn run(repo: &Path, version: &str) -> Result<(), Failure> {
         }
         other => return Err(refuse(&shown(&schema_rel), other)),
     }
-    let source = read_bounded(&schema_path, &shown(&schema_rel))?;
+    let source = read_bounded(&schema_path, repo, &shown(&schema_rel))?;
     let patched = spec_repo::patch_schema_ts(&source)
         .map_err(|e| Failure::Usage(format!("{}: {e}", shown(&schema_rel))))?;
     let status = if patched == source {
@@ -74,7 +71,9 @@ pub fn run(repo: &Path, version: &str) -> Result<(), Failure> {
         ensure_dirs(repo, &relative, &shown)?;
         let status = match kind(&path) {
             Kind::Missing => "wrote",
-            Kind::File if read_bounded(&path, &shown(&relative)).ok() == Some(content.clone()) => {
+            Kind::File
+                if read_bounded(&path, repo, &shown(&relative)).ok() == Some(content.clone()) =>
+            {
                 "unchanged"
             }
             Kind::File => "updated",
@@ -167,24 +166,15 @@ fn ensure_dirs(repo: &Path, relative: &str, shown: &dyn Fn(&str) -> String) -> R
     Ok(())
 }
 
-fn read_bounded(path: &Path, shown: &str) -> Result<String, Failure> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|source| Failure::Read {
-        path: shown.to_owned(),
-        source: source.into(),
-    })?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SCHEMA_TS + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| Failure::Read {
-            path: shown.to_owned(),
-            source: source.into(),
+/// Reads a file of the checkout as text, under the size limit of every input (`--max-file-size`).
+fn read_bounded(path: &Path, repo: &Path, shown: &str) -> Result<String, Failure> {
+    let bytes =
+        crate::inputs::read_file(path, repo, crate::inputs::policy()).map_err(|source| {
+            Failure::Read {
+                path: shown.to_owned(),
+                source,
+            }
         })?;
-    if bytes.len() as u64 > MAX_SCHEMA_TS {
-        return Err(Failure::Usage(format!(
-            "{shown} is larger than {MAX_SCHEMA_TS} bytes"
-        )));
-    }
     String::from_utf8(bytes).map_err(|e| {
         Failure::Usage(format!(
             "{shown} is not UTF-8 (invalid byte at offset {})",

@@ -56,12 +56,41 @@ fn every_invalid_fixture_reports_its_code() {
     assert!(!dirs.is_empty(), "fixtures/invalid/<CODE>/ directories");
     for (code_dir, path) in dirs {
         let rule = find_rule(&code_dir).unwrap_or_else(|| panic!("{code_dir} is no rule"));
+        // A document with an overlay beside it (`NAME.overlay.toml`) is linted with it.
+        let overlaid: Vec<(String, String)> = std::fs::read_dir(&path)
+            .unwrap()
+            .filter_map(|e| {
+                let overlay = e.unwrap().path();
+                let name = overlay.to_string_lossy().into_owned();
+                let document = name.strip_suffix(".overlay.toml")?.to_owned() + ".json";
+                Some((document, name))
+            })
+            .collect();
         let path = path.to_string_lossy().into_owned();
         let mut args = vec![];
         if rule.default == DefaultLevel::Off {
             args.extend(["--select", rule.code]);
         }
-        args.push(&path);
+        for (document, overlay) in &overlaid {
+            let (_, report) = lint_json(
+                &root(),
+                &[&args[..], &["--overlay", overlay, document]].concat(),
+            );
+            assert!(
+                codes(&report).iter().any(|c| c == rule.code),
+                "{document} with {overlay} reports {code_dir}: {report}"
+            );
+        }
+        let mut plain: Vec<String> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".json") && !overlaid.iter().any(|(d, _)| d == p))
+            .collect();
+        plain.sort();
+        args.extend(plain.iter().map(String::as_str));
+        if plain.is_empty() {
+            continue;
+        }
         let (status, report) = lint_json(&root(), &args);
         let files: BTreeSet<&str> = report["diagnostics"]
             .as_array()

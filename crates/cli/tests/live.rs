@@ -10,16 +10,20 @@ use std::time::{Duration, Instant};
 use common::{code, lint_json, order_tools, run_in};
 use serde_json::Value;
 
-/// A POSIX sh MCP server: answers `initialize` and `tools/list` (with the one-line document in
-/// `tools.json`), ignores notifications. Request ids are the client's numbers.
+/// A POSIX sh MCP server of revision 2025-11-25: answers `initialize` and `tools/list` (with the
+/// one-line document in `tools.json`), refuses other methods, ignores notifications. Request ids
+/// are the client's numbers.
 const SERVER: &str = r#"tools=$(tr -d '\n' < tools.json)
 while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -n "$id" ] || continue
   case "$line" in
     *'"method":"initialize"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}}\n' "$id" ;;
     *'"method":"tools/list"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$tools" ;;
+    *)
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}\n' "$id" ;;
   esac
 done
 "#;
@@ -42,15 +46,16 @@ fn lints_a_stdio_server() {
     assert!(diagnostics.iter().any(|d| d["code"] == "R101"), "{report}");
     for d in diagnostics {
         assert_eq!(d["file"], "stdio:sh");
-        // No source text from a live server: no positions.
-        assert!(d["line"].is_null() && d["column"].is_null(), "{d}");
+        // The fetched document is linted as pretty-printed text: findings have positions.
+        assert!(d["line"].as_u64().is_some_and(|l| l > 1), "{d}");
+        assert!(d["column"].as_u64().is_some(), "{d}");
     }
 
     let dir = scripted_server(&order_tools("cancel_order", true, true));
     let (status, report) = lint_json(dir.path(), &["--stdio", "--", "sh", "server.sh"]);
     assert_eq!(status, 0, "{report}");
 
-    // The other formats render findings without source text too.
+    // The other formats render the findings of the live document too.
     let dir = scripted_server(&order_tools("void_order", true, true));
     for format in ["human", "sarif", "github"] {
         let output = run_in(

@@ -111,14 +111,73 @@ pub enum ClientError {
         /// What failed.
         detail: String,
     },
+    /// The whole operation (connecting, negotiating, every page) took longer than
+    /// [`Options::total_timeout`](crate::Options::total_timeout).
+    #[error(
+        "the total time limit of {} ran out while waiting for `{method}`{stderr}",
+        human_duration(*.total)
+    )]
+    DeadlineExceeded {
+        /// The request that was waiting.
+        method: String,
+        /// The total limit.
+        total: Duration,
+        /// The last lines of the server's stderr.
+        stderr: StderrTail,
+    },
+    /// Client and server have no protocol revision in common (the server answered with an
+    /// `UnsupportedProtocolVersionError`, or offered or chose only versions this client does not
+    /// speak).
+    #[error(
+        "no protocol version in common: `{method}` asked for {requested}, the server supports {}; \
+         this client speaks {}",
+        version_list(.supported),
+        crate::protocol::SUPPORTED_VERSIONS.join(", ")
+    )]
+    UnsupportedProtocolVersion {
+        /// The request that was refused or answered.
+        method: String,
+        /// The version the client asked for.
+        requested: String,
+        /// The versions the server says it supports (escaped, bounded), possibly empty.
+        supported: Vec<String>,
+    },
+    /// The server found the HTTP headers of a request at odds with its body (`HeaderMismatchError`).
+    #[error(
+        "the server rejected `{method}` because its HTTP headers do not match the request body \
+         (HeaderMismatchError: {message}); a proxy or gateway that rewrites or drops headers such \
+         as MCP-Protocol-Version is the usual cause"
+    )]
+    HeaderMismatch {
+        /// The request that was refused.
+        method: String,
+        /// The server's message (escaped, bounded).
+        message: String,
+    },
     /// A `--header` specification is malformed or names an unset environment variable.
-    #[error("invalid header {name:?}: {reason}")]
+    #[error("invalid header{}: {reason}", header_name(.name))]
     InvalidHeader {
         /// The header name as given (never the value).
         name: String,
         /// What is wrong.
         reason: String,
     },
+}
+
+fn header_name(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!(" {name:?}")
+    }
+}
+
+fn version_list(versions: &[String]) -> String {
+    if versions.is_empty() {
+        "none that it names".to_string()
+    } else {
+        versions.join(", ")
+    }
 }
 
 fn body_suffix(body: &str) -> String {
@@ -136,8 +195,53 @@ impl ClientError {
             ClientError::Exited { stderr, .. }
             | ClientError::Timeout { stderr, .. }
             | ClientError::Protocol { stderr, .. }
-            | ClientError::TooLarge { stderr, .. } => Some(stderr),
+            | ClientError::TooLarge { stderr, .. }
+            | ClientError::DeadlineExceeded { stderr, .. } => Some(stderr),
             _ => None,
         }
+    }
+}
+
+impl ClientError {
+    /// The same error with every secret replaced by `***` in every text it carries.
+    pub(crate) fn redacted(mut self, secrets: &crate::Secrets) -> ClientError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let tail =
+            |tail: &mut StderrTail| tail.0.iter_mut().for_each(|l| secrets.redact_in_place(l));
+        match &mut self {
+            ClientError::Spawn { program, .. } => secrets.redact_in_place(program),
+            ClientError::Exited { stderr, .. } | ClientError::Timeout { stderr, .. } => {
+                tail(stderr)
+            }
+            ClientError::DeadlineExceeded { stderr, .. } => tail(stderr),
+            ClientError::Protocol { detail, stderr, .. } => {
+                secrets.redact_in_place(detail);
+                tail(stderr);
+            }
+            ClientError::Rpc { message, data, .. } => {
+                secrets.redact_in_place(message);
+                if let Some(data) = data {
+                    secrets.redact_value(data);
+                }
+            }
+            ClientError::TooLarge { stderr, .. } => tail(stderr),
+            ClientError::PaginationLoop { cursor, .. } => secrets.redact_in_place(cursor),
+            ClientError::HttpStatus { body, .. } => secrets.redact_in_place(body),
+            ClientError::Http { detail, .. } => secrets.redact_in_place(detail),
+            ClientError::UnsupportedProtocolVersion { supported, .. } => {
+                supported
+                    .iter_mut()
+                    .for_each(|v| secrets.redact_in_place(v));
+            }
+            ClientError::HeaderMismatch { message, .. } => secrets.redact_in_place(message),
+            ClientError::InvalidHeader { name, reason } => {
+                secrets.redact_in_place(name);
+                secrets.redact_in_place(reason);
+            }
+            ClientError::TooManyPages { .. } => {}
+        }
+        self
     }
 }

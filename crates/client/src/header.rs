@@ -39,13 +39,24 @@ impl Header {
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Header, ClientError> {
         let Some((name, template)) = spec.split_once(':') else {
+            // Without a colon there is no telling name from value (`Authorization Bearer abc`),
+            // so none of the text is repeated: it may be a token.
             return Err(ClientError::InvalidHeader {
-                name: spec.trim().chars().take(64).collect(),
-                reason: "expected `Name: value`".into(),
+                name: String::new(),
+                reason: "expected `Name: value` with a colon (the text given is not shown, as \
+                         it may hold a secret)"
+                    .into(),
             });
         };
         let name = name.trim();
-        check_name(name)?;
+        if check_name(name).is_err() {
+            // A name that is not a token may be a value typed in its place: never echo it.
+            return Err(invalid(
+                "",
+                "the text before the first colon is not a header name (letters, digits and \
+                 !#$%&'*+-.^_`|~ only; the text is not shown, as it may hold a secret)",
+            ));
+        }
         let value = expand(name, template, lookup)?;
         Header::new(name, &value)
     }
@@ -171,6 +182,11 @@ mod tests {
         );
         let err = Header::parse_with("X-Key: line\r\nInjected: yes", env).unwrap_err();
         assert!(!err.to_string().contains("Injected"));
+        // A forgotten colon or a value typed in the name's place never echoes the text.
+        for spec in ["Authorization Bearer s3cret", "Bearer s3cret: x", "s3cret"] {
+            let err = Header::parse_with(spec, env).unwrap_err();
+            assert!(!err.to_string().contains("s3cret"), "{spec}: {err}");
+        }
     }
 
     #[test]

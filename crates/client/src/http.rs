@@ -2,7 +2,7 @@
 //! as a `text/event-stream` that may carry server requests and notifications first.
 
 use std::io::{BufReader, Read};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use ureq::Agent;
@@ -24,6 +24,13 @@ pub(crate) struct HttpTransport {
     session_id: Option<String>,
     protocol_version: Option<String>,
     options: Options,
+    /// When the whole operation must be over.
+    deadline: Instant,
+    /// Bytes of bodies and events read so far, against `max_total_bytes`.
+    received: u64,
+    /// When the request being made must be answered (the earlier of its own limit and
+    /// `deadline`).
+    request_deadline: Instant,
     closed: bool,
 }
 
@@ -35,7 +42,12 @@ enum Body {
 
 impl HttpTransport {
     /// Prepares requests to `url`; nothing is sent yet.
-    pub(crate) fn new(url: &str, headers: Vec<Header>, options: &Options) -> HttpTransport {
+    pub(crate) fn new(
+        url: &str,
+        headers: Vec<Header>,
+        options: &Options,
+        deadline: Instant,
+    ) -> HttpTransport {
         let agent: Agent = Agent::config_builder()
             .timeout_global(Some(options.timeout))
             // Statuses are answers to interpret, not transport failures.
@@ -52,13 +64,21 @@ impl HttpTransport {
             session_id: None,
             protocol_version: None,
             options: options.clone(),
+            deadline,
+            received: 0,
+            request_deadline: deadline,
             closed: false,
         }
     }
 
-    /// Sends the protocol version header on every later request.
-    pub(crate) fn set_protocol_version(&mut self, version: &str) {
-        self.protocol_version = Some(version.to_string());
+    /// Changes how long each later request may wait.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.options.timeout = timeout;
+    }
+
+    /// Sends `MCP-Protocol-Version` with every later request (`None`: no such header).
+    pub(crate) fn set_protocol_version(&mut self, version: Option<&str>) {
+        self.protocol_version = version.map(str::to_string);
     }
 
     /// Sends a notification (or a reply); the server answers 202 with no body.
@@ -84,9 +104,17 @@ impl HttpTransport {
     }
 
     fn post(&mut self, message: &Value, method: &str) -> Result<Body, ClientError> {
+        let now = Instant::now();
+        if now >= self.deadline {
+            return Err(self.out_of_time(method));
+        }
+        self.request_deadline = (now + self.options.timeout).min(self.deadline);
         let mut request = self
             .agent
             .post(&self.url)
+            .config()
+            .timeout_global(Some(self.request_deadline.saturating_duration_since(now)))
+            .build()
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
         if let Some(session) = &self.session_id {
@@ -131,6 +159,21 @@ impl HttpTransport {
             .unwrap_or_default();
         let location = header("location");
         let body = response.into_body();
+        if status == 400 && content_type == "application/json" {
+            // 2026-07-28 servers refuse a version or mismatched headers with 400 and a JSON-RPC
+            // error (UnsupportedProtocolVersionError, HeaderMismatchError): read it as the answer.
+            let bytes = self.read_capped(body, method)?;
+            let is_rpc_error = serde_json::from_slice::<Value>(&bytes)
+                .is_ok_and(|v| v.get("error").is_some_and(Value::is_object));
+            if is_rpc_error {
+                return Ok(Body::Json(bytes));
+            }
+            return Err(ClientError::HttpStatus {
+                method: method.to_string(),
+                status,
+                body: excerpt_bytes(&bytes, EXCERPT_CHARS),
+            });
+        }
         if !(200..300).contains(&status) {
             let mut detail = match location {
                 Some(location) => format!("redirected to {}", excerpt(&location, EXCERPT_CHARS)),
@@ -176,17 +219,53 @@ impl HttpTransport {
         }
     }
 
-    fn read_capped(&self, body: ureq::Body, method: &str) -> Result<Vec<u8>, ClientError> {
-        let limit = self.options.max_message_bytes;
+    fn read_capped(&mut self, body: ureq::Body, method: &str) -> Result<Vec<u8>, ClientError> {
+        let limit = self.options.max_message_bytes.min(self.total_left());
         let mut bytes = Vec::new();
         body.into_reader()
             .take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| self.transport(method, ureq::Error::from(e)))?;
         if bytes.len() as u64 > limit {
-            return Err(too_large(method, "the HTTP response body", limit));
+            return Err(self.over_limit(method, "the HTTP response body"));
         }
+        self.received += bytes.len() as u64;
         Ok(bytes)
+    }
+
+    /// Bytes the server may still send before `max_total_bytes` is reached.
+    fn total_left(&self) -> u64 {
+        self.options.max_total_bytes.saturating_sub(self.received)
+    }
+
+    /// The size error: the per-message cap, or the total when that is what ran out.
+    fn over_limit(&self, method: &str, what: &str) -> ClientError {
+        if self.total_left() < self.options.max_message_bytes {
+            too_large(
+                method,
+                "everything the server sent",
+                self.options.max_total_bytes,
+            )
+        } else {
+            too_large(method, what, self.options.max_message_bytes)
+        }
+    }
+
+    /// The error when time ran out: the request's own limit or the whole operation's.
+    fn out_of_time(&self, method: &str) -> ClientError {
+        if self.request_deadline >= self.deadline {
+            ClientError::DeadlineExceeded {
+                method: method.to_string(),
+                total: self.options.total_timeout,
+                stderr: StderrTail::default(),
+            }
+        } else {
+            ClientError::Timeout {
+                method: method.to_string(),
+                timeout: self.options.timeout,
+                stderr: StderrTail::default(),
+            }
+        }
     }
 
     fn answer_in_json(
@@ -228,17 +307,25 @@ impl HttpTransport {
         id: &Value,
         method: &str,
     ) -> Result<Value, ClientError> {
-        let limit = self.options.max_message_bytes;
+        let limit = self.options.max_message_bytes.min(self.total_left());
         let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-        let mut events = EventReader::new(BufReader::new(body.into_reader()), cap);
+        // The stream as a whole counts against the total too (comments and noise included).
+        let before = self.received;
+        let allowed = self.total_left().saturating_add(1);
+        let mut events = EventReader::new(BufReader::new(body.into_reader().take(allowed)), cap);
         loop {
             let event = events
                 .next_event()
                 .map_err(|e| self.transport(method, ureq::Error::from(e)))?;
+            let left = events.reader().get_ref().limit();
+            self.received = before + (allowed - left);
             let data = match event {
+                _ if left == 0 => {
+                    return Err(self.over_limit(method, "the response stream"));
+                }
                 Event::Message(data) => data,
                 Event::TooLarge => {
-                    return Err(too_large(method, "an event in the response stream", limit));
+                    return Err(self.over_limit(method, "an event in the response stream"));
                 }
                 Event::End => {
                     return Err(protocol(
@@ -272,11 +359,7 @@ impl HttpTransport {
             _ => false,
         };
         if timed_out {
-            return ClientError::Timeout {
-                method: method.to_string(),
-                timeout: self.options.timeout,
-                stderr: StderrTail::default(),
-            };
+            return self.out_of_time(method);
         }
         ClientError::Http {
             method: method.to_string(),

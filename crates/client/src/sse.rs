@@ -32,6 +32,11 @@ impl<R: BufRead> EventReader<R> {
         }
     }
 
+    /// The underlying reader.
+    pub(crate) fn reader(&self) -> &R {
+        &self.reader
+    }
+
     /// The next `message` event.
     pub(crate) fn next_event(&mut self) -> io::Result<Event> {
         let mut data: Option<String> = None;

@@ -2,18 +2,26 @@
 //!
 //! Three threads keep the caller's thread free to enforce timeouts: one writes requests to the
 //! child's stdin (a child that never reads cannot block the caller), one reads stdout lines into
-//! a channel, one keeps the last lines of stderr.
+//! a channel, one keeps the last lines of stderr. Both channels are bounded: a server that floods
+//! stdout waits for the client to read, and replies to a server that never reads its stdin are
+//! dropped once [`STDIN_QUEUE`] messages wait.
+//!
+//! The child runs in a process group of its own; closing the connection ends the whole group, so
+//! a grandchild holding stdout open cannot outlive the client. While waiting, the client also
+//! watches the child itself: when it exits, its exit status is reported at once even if a
+//! grandchild keeps the pipe open.
 
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::group;
 use crate::jsonrpc::{Incoming, classify};
 use crate::lines::{LineRead, Overflow, read_line};
 use crate::text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
@@ -24,6 +32,18 @@ const STDERR_LINE_BYTES: usize = 4096;
 
 /// How often the closing code polls a child that is shutting down.
 const POLL: Duration = Duration::from_millis(10);
+
+/// How often a waiting request checks whether the child itself has exited.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// How long the client keeps reading stdout after the child exited, for lines already written.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// Stdout lines read ahead of the client (each at most `max_message_bytes`).
+const STDOUT_QUEUE: usize = 4;
+
+/// Messages waiting for a child that does not read its stdin.
+const STDIN_QUEUE: usize = 16;
 
 enum StdoutEvent {
     Line(Vec<u8>),
@@ -37,7 +57,7 @@ type Ring = Arc<Mutex<VecDeque<String>>>;
 /// A running server process and the threads that talk to it.
 pub(crate) struct StdioTransport {
     child: Child,
-    stdin: Option<Sender<Vec<u8>>>,
+    stdin: Option<SyncSender<Vec<u8>>>,
     stdout: Receiver<StdoutEvent>,
     stderr: Ring,
     stderr_done: Receiver<()>,
@@ -45,31 +65,49 @@ pub(crate) struct StdioTransport {
     /// Set once stdout has failed for good, so later requests fail the same way at once.
     broken: Option<ClientError>,
     line_number: u64,
+    /// Bytes read from stdout so far, against `max_total_bytes`.
+    received: u64,
+    /// When the whole operation must be over.
+    deadline: Instant,
     closed: bool,
 }
 
 impl StdioTransport {
-    /// Starts `program` with `args`, directly (no shell), with piped stdio.
+    /// Starts `program` with `args`, directly (no shell), with piped stdio, the extra
+    /// environment and working directory of `options`, in a process group of its own.
     pub(crate) fn spawn(
         program: &str,
         args: &[String],
         options: &Options,
+        deadline: Instant,
     ) -> Result<StdioTransport, ClientError> {
         let spawn_error = |source| ClientError::Spawn {
             program: program.to_string(),
             source,
         };
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .args(args)
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_error)?;
+            .stderr(Stdio::piped());
+        if let Some(cwd) = &options.cwd {
+            if !cwd.is_dir() {
+                return Err(spawn_error(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("the working directory {} does not exist", cwd.display()),
+                )));
+            }
+            command.current_dir(cwd);
+        }
+        group::isolate(&mut command);
+        let mut child = command.spawn().map_err(spawn_error)?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             // Unreachable with piped stdio, but never leave a child behind.
+            group::kill_group(&child);
             let _ = child.kill();
             let _ = child.wait();
             return Err(spawn_error(std::io::Error::other(
@@ -80,19 +118,19 @@ impl StdioTransport {
         let (stderr_done_tx, stderr_done) = mpsc::channel();
         let keep = options.stderr_lines;
         let ring_writer = Arc::clone(&ring);
-        let threads = (|| -> std::io::Result<(Sender<Vec<u8>>, Receiver<StdoutEvent>)> {
+        let threads = (|| -> std::io::Result<(SyncSender<Vec<u8>>, Receiver<StdoutEvent>)> {
             thread::Builder::new()
                 .name("mcp-stderr".into())
                 .spawn(move || {
                     collect_stderr(stderr, &ring_writer, keep);
                     let _ = stderr_done_tx.send(());
                 })?;
-            let (line_tx, line_rx) = mpsc::channel();
+            let (line_tx, line_rx) = mpsc::sync_channel(STDOUT_QUEUE);
             let cap = usize::try_from(options.max_message_bytes).unwrap_or(usize::MAX);
             thread::Builder::new()
                 .name("mcp-stdout".into())
                 .spawn(move || read_stdout(stdout, &line_tx, cap))?;
-            let (write_tx, write_rx) = mpsc::channel();
+            let (write_tx, write_rx) = mpsc::sync_channel(STDIN_QUEUE);
             thread::Builder::new()
                 .name("mcp-stdin".into())
                 .spawn(move || write_stdin(stdin, &write_rx))?;
@@ -101,6 +139,7 @@ impl StdioTransport {
         let (stdin, stdout) = match threads {
             Ok(channels) => channels,
             Err(source) => {
+                group::kill_group(&child);
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(spawn_error(source));
@@ -115,17 +154,20 @@ impl StdioTransport {
             options: options.clone(),
             broken: None,
             line_number: 0,
+            received: 0,
+            deadline,
             closed: false,
         })
     }
 
-    /// Sends a message that expects no answer.
-    pub(crate) fn send(&mut self, message: &Value) {
+    /// Queues a message for the child's stdin. `false` when the queue is full: the child has
+    /// not been reading its stdin. A closed pipe is not reported here: reading stdout tells why.
+    pub(crate) fn send(&mut self, message: &Value) -> bool {
         let mut bytes = message.to_string().into_bytes();
         bytes.push(b'\n');
-        if let Some(stdin) = &self.stdin {
-            // A failed send means the writer saw a broken pipe: reading stdout will tell why.
-            let _ = stdin.send(bytes);
+        match &self.stdin {
+            Some(stdin) => !matches!(stdin.try_send(bytes), Err(TrySendError::Full(_))),
+            None => true,
         }
     }
 
@@ -139,7 +181,12 @@ impl StdioTransport {
         if let Some(error) = &self.broken {
             return Err(self.repeat(error, method));
         }
-        self.send(message);
+        if !self.send(message) {
+            let detail = format!(
+                "the server has not read its stdin: {STDIN_QUEUE} messages are still waiting"
+            );
+            return Err(self.protocol(method, detail));
+        }
         let result = self.wait_for(id, method);
         if let Err(error @ (ClientError::Exited { .. } | ClientError::TooLarge { .. })) = &result {
             self.broken = Some(self.repeat(error, method));
@@ -148,17 +195,26 @@ impl StdioTransport {
     }
 
     fn wait_for(&mut self, id: &Value, method: &str) -> Result<Value, ClientError> {
-        let deadline = Instant::now() + self.options.timeout;
+        let request_deadline = Instant::now() + self.options.timeout;
+        let deadline = request_deadline.min(self.deadline);
+        let mut exited_at: Option<Instant> = None;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let event = match self.stdout.recv_timeout(left) {
+            let now = Instant::now();
+            if exited_at.is_some_and(|at| now >= at + DRAIN) {
+                return Err(self.exited(method));
+            }
+            if now >= deadline {
+                return Err(self.out_of_time(method, request_deadline));
+            }
+            let slice = deadline.saturating_duration_since(now).min(EXIT_POLL);
+            let event = match self.stdout.recv_timeout(slice) {
                 Ok(event) => event,
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(ClientError::Timeout {
-                        method: method.to_string(),
-                        timeout: self.options.timeout,
-                        stderr: self.stderr_tail(),
-                    });
+                    // A child that exited while a grandchild holds stdout never gives EOF.
+                    if exited_at.is_none() && matches!(self.child.try_wait(), Ok(Some(_))) {
+                        exited_at = Some(Instant::now());
+                    }
+                    continue;
                 }
                 Err(RecvTimeoutError::Disconnected) => StdoutEvent::Eof,
             };
@@ -178,6 +234,15 @@ impl StdioTransport {
                 }
             };
             self.line_number += 1;
+            self.received = self.received.saturating_add(line.len() as u64 + 1);
+            if self.received > self.options.max_total_bytes {
+                return Err(ClientError::TooLarge {
+                    method: method.to_string(),
+                    what: "everything the server wrote to stdout".into(),
+                    limit: self.options.max_total_bytes,
+                    stderr: self.stderr_tail(),
+                });
+            }
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -195,7 +260,10 @@ impl StdioTransport {
             };
             match classify(message, id) {
                 Incoming::Answer(answer) => return Ok(answer),
-                Incoming::ServerRequest(reply) => self.send(&reply),
+                Incoming::ServerRequest(reply) => {
+                    // A server that never reads its stdin loses replies, not client memory.
+                    let _ = self.send(&reply);
+                }
                 Incoming::Ignore => {}
                 Incoming::Invalid(why) => {
                     let detail = format!(
@@ -205,6 +273,23 @@ impl StdioTransport {
                     );
                     return Err(self.protocol(method, detail));
                 }
+            }
+        }
+    }
+
+    /// The error when time ran out: the request's own limit or the whole operation's.
+    fn out_of_time(&self, method: &str, request_deadline: Instant) -> ClientError {
+        if self.deadline < request_deadline {
+            ClientError::DeadlineExceeded {
+                method: method.to_string(),
+                total: self.options.total_timeout,
+                stderr: self.stderr_tail(),
+            }
+        } else {
+            ClientError::Timeout {
+                method: method.to_string(),
+                timeout: self.options.timeout,
+                stderr: self.stderr_tail(),
             }
         }
     }
@@ -228,6 +313,8 @@ impl StdioTransport {
                 Err(e) => break format!("status unknown: {e}"),
             }
         };
+        // What the server itself started may hold stderr open too: end it, then read the rest.
+        group::kill_group(&self.child);
         let _ = self
             .stderr_done
             .recv_timeout(self.options.shutdown_grace.min(Duration::from_millis(500)));
@@ -263,7 +350,8 @@ impl StdioTransport {
         StderrTail(ring.iter().cloned().collect())
     }
 
-    /// Closes stdin, gives the child `shutdown_grace` to exit, then kills it. Idempotent.
+    /// Closes stdin, gives the child `shutdown_grace` to exit, then kills its whole process
+    /// group (whatever the child started and left behind goes too). Idempotent.
     pub(crate) fn close(&mut self) {
         if self.closed {
             return;
@@ -274,13 +362,19 @@ impl StdioTransport {
         let deadline = Instant::now() + self.options.shutdown_grace;
         loop {
             match self.child.try_wait() {
-                Ok(Some(_)) => return,
+                Ok(Some(_)) => break,
                 Ok(None) if Instant::now() < deadline => thread::sleep(POLL),
                 _ => break,
             }
         }
+        group::kill_group(&self.child);
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Changes how long each later request may wait.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.options.timeout = timeout;
     }
 
     /// The child's process id.
@@ -307,7 +401,7 @@ fn write_stdin(mut stdin: ChildStdin, messages: &Receiver<Vec<u8>>) {
     }
 }
 
-fn read_stdout(stdout: impl Read, lines: &Sender<StdoutEvent>, cap: usize) {
+fn read_stdout(stdout: impl Read, lines: &SyncSender<StdoutEvent>, cap: usize) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::new();
     loop {

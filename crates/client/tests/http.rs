@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mcp_recovery_client::{ClientError, Connection, Header, Options};
+use mcp_recovery_client::{ClientError, Connection, Header, Negotiation, Options};
 use serde_json::{Value, json};
 
 /// One received request: head lines (lowercased names) and the JSON body.
@@ -30,16 +30,39 @@ impl Seen {
     }
 }
 
-/// Serves connections on a loopback port; `answer` turns each request into raw response bytes
-/// (`None`: answer nothing). Returns the URL and the requests seen.
+/// A server of a revision before 2026-07-28, on a loopback port: `server/discover` is refused
+/// as the TypeScript SDK refuses any request before `initialize` (400 with a JSON-RPC error);
+/// `answer` turns every other request into raw response bytes (`None`: answer nothing).
+/// Returns the URL and the requests seen (the refused `server/discover` included).
 fn scripted(answer: fn(&Seen) -> Option<Vec<u8>>) -> (String, mpsc::Receiver<Seen>) {
-    scripted_holding(answer, false)
+    scripted_with(answer, false, true)
 }
 
 /// [`scripted`], keeping each connection open after the bytes when `hold` is true.
 fn scripted_holding(
     answer: fn(&Seen) -> Option<Vec<u8>>,
     hold: bool,
+) -> (String, mpsc::Receiver<Seen>) {
+    scripted_with(answer, hold, true)
+}
+
+/// A 2026-07-28 server: `answer` sees every request, `server/discover` included.
+fn scripted_modern(answer: fn(&Seen) -> Option<Vec<u8>>) -> (String, mpsc::Receiver<Seen>) {
+    scripted_with(answer, false, false)
+}
+
+/// What a 2025 TypeScript SDK server answers to a request that is not `initialize` before a
+/// session exists.
+fn not_initialized() -> Vec<u8> {
+    let body = json!({"jsonrpc": "2.0", "id": null,
+                      "error": {"code": -32000, "message": "Bad Request: Server not initialized"}});
+    response(400, &[], "application/json", &body.to_string())
+}
+
+fn scripted_with(
+    answer: fn(&Seen) -> Option<Vec<u8>>,
+    hold: bool,
+    legacy: bool,
 ) -> (String, mpsc::Receiver<Seen>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -74,7 +97,11 @@ fn scripted_holding(
                 headers,
                 body,
             };
-            let bytes = answer(&seen);
+            let bytes = if legacy && seen.body["method"] == "server/discover" {
+                Some(not_initialized())
+            } else {
+                answer(&seen)
+            };
             if let Some(bytes) = &bytes {
                 let _ = stream.write_all(bytes);
             }
@@ -167,6 +194,7 @@ fn sessions_headers_and_event_streams() {
     assert_eq!(
         kinds,
         [
+            "POST server/discover",
             "POST initialize",
             "POST notifications/initialized",
             "POST tools/list",
@@ -176,26 +204,35 @@ fn sessions_headers_and_event_streams() {
             "DELETE (reply)"
         ]
     );
-    let init = &requests[0];
+    let discover = &requests[0];
+    assert_eq!(discover.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(
+        discover.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    let init = &requests[1];
     assert_eq!(
         init.header("accept"),
         Some("application/json, text/event-stream")
     );
     assert_eq!(init.header("authorization"), Some("Bearer s3cret"));
     assert_eq!(init.header("mcp-session-id"), None);
+    // The handshake carries no version header: the version is not settled yet.
+    assert_eq!(init.header("mcp-protocol-version"), None);
     assert_eq!(init.body["params"]["protocolVersion"], "2025-11-25");
-    for later in &requests[1..] {
+    assert_eq!(init.body["params"].get("_meta"), None);
+    for later in &requests[2..] {
         assert_eq!(later.header("mcp-session-id"), Some("sess-42"), "{later:?}");
         assert_eq!(later.header("mcp-protocol-version"), Some("2025-06-18"));
         assert_eq!(later.header("authorization"), Some("Bearer s3cret"));
     }
     // The ping inside the stream was answered.
     assert_eq!(
-        requests[3].body,
+        requests[4].body,
         json!({"jsonrpc": "2.0", "id": "srv-1", "result": {}})
     );
-    assert_eq!(requests[2].body.get("params"), None);
-    assert_eq!(requests[4].body["params"], json!({"cursor": "p2"}));
+    assert_eq!(requests[3].body.get("params"), None);
+    assert_eq!(requests[5].body["params"], json!({"cursor": "p2"}));
 }
 
 fn quick() -> Options {
@@ -309,10 +346,12 @@ fn refusals_show_status_and_body_but_never_header_values() {
         "HTTP status 401 in answer to `initialize`: bad token\\u{1b}[31m"
     );
     assert!(!format!("{error:?}").contains("s3cret"));
-    assert_eq!(
-        seen.recv().unwrap().header("authorization"),
-        Some("Bearer s3cret")
-    );
+    for _ in 0..2 {
+        assert_eq!(
+            seen.recv().unwrap().header("authorization"),
+            Some("Bearer s3cret")
+        );
+    }
 }
 
 #[test]
@@ -360,4 +399,288 @@ fn json_rpc_errors_and_wrong_content_types() {
         error.to_string().contains("Content-Type is text/html"),
         "{error}"
     );
+}
+
+/// The version a 2026-07-28 request names in `params._meta`.
+fn meta_version(seen: &Seen) -> Option<&str> {
+    seen.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str()
+}
+
+fn rpc_refusal(seen: &Seen, status: u16, error: Value) -> Vec<u8> {
+    let body = json!({"jsonrpc": "2.0", "id": seen.body["id"], "error": error});
+    response(status, &[], "application/json", &body.to_string())
+}
+
+/// A server that speaks only 2026-07-28: no `initialize`, no session; every request must name
+/// the version in `_meta` and the same one in `MCP-Protocol-Version`.
+fn modern(seen: &Seen) -> Option<Vec<u8>> {
+    if seen.method == "DELETE" {
+        return Some(response(405, &[], "text/plain", ""));
+    }
+    let method = seen.body["method"].as_str().unwrap_or_default();
+    let header = seen.header("mcp-protocol-version");
+    match meta_version(seen) {
+        None => {
+            let error = json!({"code": -32602, "message": "params._meta is required"});
+            return Some(rpc_refusal(seen, 400, error));
+        }
+        Some(version) if Some(version) != header => {
+            let error = json!({"code": -32020, "message": "header and _meta disagree"});
+            return Some(rpc_refusal(seen, 400, error));
+        }
+        Some("2026-07-28") => {}
+        Some(other) => {
+            let error = json!({"code": -32022, "message": "unsupported",
+                               "data": {"requested": other, "supported": ["2026-07-28"]}});
+            return Some(rpc_refusal(seen, 400, error));
+        }
+    }
+    let result = match method {
+        "server/discover" => json!({
+            "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+            "cacheScope": "public", "ttlMs": 0, "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}
+        }),
+        "tools/list" => match seen.body["params"]["cursor"].as_str() {
+            None => json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}],
+                           "nextCursor": "p2", "resultType": "complete",
+                           "cacheScope": "public", "ttlMs": 0}),
+            Some(_) => json!({"tools": [{"name": "b", "inputSchema": {"type": "object"}}],
+                              "resultType": "complete", "cacheScope": "public", "ttlMs": 0}),
+        },
+        _ => {
+            let error = json!({"code": -32601, "message": "method not found"});
+            return Some(rpc_refusal(seen, 200, error));
+        }
+    };
+    Some(response(
+        200,
+        &[],
+        "application/json",
+        &result_for(seen, result),
+    ))
+}
+
+#[test]
+fn a_2026_07_28_server_is_spoken_to_without_initialize() {
+    let (url, seen) = scripted_modern(modern);
+    let mut connection = Connection::http(&url, Vec::new(), &quick()).unwrap();
+    assert_eq!(connection.protocol_version(), "2026-07-28");
+    assert_eq!(connection.negotiation(), Negotiation::Discover);
+    assert_eq!(
+        connection.initialize_result()["supportedVersions"][0],
+        "2026-07-28"
+    );
+    let tools = connection.list_tools().unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    // The first page's other members are kept; the result type is not part of the list.
+    assert_eq!(tools["cacheScope"], "public");
+    connection.close();
+    let requests: Vec<Seen> = seen.try_iter().collect();
+    let methods: Vec<&str> = requests
+        .iter()
+        .map(|r| r.body["method"].as_str().unwrap_or("(none)"))
+        .collect();
+    assert_eq!(methods, ["server/discover", "tools/list", "tools/list"]);
+    for request in &requests {
+        assert_eq!(meta_version(request), Some("2026-07-28"), "{request:?}");
+        assert_eq!(request.header("mcp-protocol-version"), Some("2026-07-28"));
+        assert_eq!(request.header("mcp-session-id"), None);
+    }
+    assert_eq!(requests[2].body["params"]["cursor"], "p2");
+}
+
+#[test]
+fn a_2025_03_26_server_gets_the_handshake() {
+    fn old(seen: &Seen) -> Option<Vec<u8>> {
+        let session = [("Mcp-Session-Id", "old-1")];
+        Some(match seen.body["method"].as_str().unwrap_or_default() {
+            "initialize" => {
+                let result = json!({"protocolVersion": "2025-03-26", "capabilities": {},
+                                    "serverInfo": {"name": "old", "version": "1"}});
+                response(200, &session, "application/json", &result_for(seen, result))
+            }
+            "tools/list" if seen.body["params"].get("_meta").is_none() => {
+                let result = json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]});
+                response(200, &[], "application/json", &result_for(seen, result))
+            }
+            _ => response(202, &[], "text/plain", ""),
+        })
+    }
+    let (url, seen) = scripted(old);
+    let mut connection = Connection::http(&url, Vec::new(), &quick()).unwrap();
+    assert_eq!(connection.protocol_version(), "2025-03-26");
+    assert_eq!(connection.negotiation(), Negotiation::Initialize);
+    assert_eq!(connection.list_tools().unwrap()["tools"][0]["name"], "a");
+    connection.close();
+    let last = seen
+        .try_iter()
+        .filter(|r| r.method == "POST")
+        .last()
+        .unwrap();
+    assert_eq!(last.header("mcp-protocol-version"), Some("2025-03-26"));
+    assert_eq!(last.header("mcp-session-id"), Some("old-1"));
+}
+
+#[test]
+fn a_version_refusal_naming_an_older_version_falls_back_to_it() {
+    fn refuses(seen: &Seen) -> Option<Vec<u8>> {
+        if seen.body["method"] == "server/discover" {
+            let error = json!({"code": -32022, "message": "unsupported",
+                               "data": {"requested": "2026-07-28",
+                                        "supported": ["2025-03-26", "2025-06-18"]}});
+            return Some(rpc_refusal(seen, 400, error));
+        }
+        polite(seen)
+    }
+    let (url, seen) = scripted_modern(refuses);
+    let connection = Connection::http(&url, Vec::new(), &quick()).unwrap();
+    assert_eq!(connection.negotiation(), Negotiation::Initialize);
+    assert_eq!(connection.protocol_version(), "2025-06-18");
+    let requests: Vec<Seen> = seen.try_iter().collect();
+    assert_eq!(requests[1].body["params"]["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn no_common_version_and_header_mismatch_are_named() {
+    fn future(seen: &Seen) -> Option<Vec<u8>> {
+        let error = json!({"code": -32022, "message": "unsupported",
+                           "data": {"requested": "2026-07-28", "supported": ["2027-03-01"]}});
+        Some(rpc_refusal(seen, 400, error))
+    }
+    let (url, _seen) = scripted_modern(future);
+    let error = Connection::http(&url, Vec::new(), &quick()).unwrap_err();
+    assert!(
+        matches!(error, ClientError::UnsupportedProtocolVersion { .. }),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "no protocol version in common: `server/discover` asked for 2026-07-28, the server \
+         supports 2027-03-01; this client speaks 2026-07-28, 2025-11-25, 2025-06-18, \
+         2025-03-26, 2024-11-05"
+    );
+
+    fn mismatched(seen: &Seen) -> Option<Vec<u8>> {
+        let error = json!({"code": -32020, "message": "MCP-Protocol-Version header missing"});
+        Some(rpc_refusal(seen, 400, error))
+    }
+    let (url, _seen) = scripted_modern(mismatched);
+    let error = Connection::http(&url, Vec::new(), &quick()).unwrap_err();
+    assert!(
+        matches!(error, ClientError::HeaderMismatch { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().starts_with(
+            "the server rejected `server/discover` because its HTTP headers do not match the \
+             request body (HeaderMismatchError: MCP-Protocol-Version header missing)"
+        ),
+        "{error}"
+    );
+
+    fn chooses_unknown(seen: &Seen) -> Option<Vec<u8>> {
+        let result = json!({"protocolVersion": "1999-01-01", "capabilities": {}});
+        Some(response(
+            200,
+            &[],
+            "application/json",
+            &result_for(seen, result),
+        ))
+    }
+    let (url, _seen) = scripted(chooses_unknown);
+    let error = Connection::http(&url, Vec::new(), &quick()).unwrap_err();
+    assert!(
+        error.to_string().starts_with(
+            "no protocol version in common: `initialize` asked for 2025-11-25, the server \
+             supports 1999-01-01;"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_incomplete_result_is_refused() {
+    fn wants_input(seen: &Seen) -> Option<Vec<u8>> {
+        if seen.body["method"] == "server/discover" {
+            return modern(seen);
+        }
+        let result = json!({"resultType": "input_required", "inputRequests": {}});
+        Some(response(
+            200,
+            &[],
+            "application/json",
+            &result_for(seen, result),
+        ))
+    }
+    let (url, _seen) = scripted_modern(wants_input);
+    let mut connection = Connection::http(&url, Vec::new(), &quick()).unwrap();
+    let error = connection.list_tools().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "protocol error while waiting for `tools/list`: the result's `resultType` is \
+         \"input_required\"; this client handles only complete results"
+    );
+}
+
+#[test]
+fn echoed_header_values_are_redacted_everywhere() {
+    // The server quotes the Authorization header back in a 401 body, in an error message and
+    // in a tool description.
+    fn echo(seen: &Seen) -> Option<Vec<u8>> {
+        let token = seen.header("authorization").unwrap_or_default().to_string();
+        match seen.body["method"].as_str().unwrap_or_default() {
+            "initialize" if seen.header("x-mode") == Some("401") => Some(response(
+                401,
+                &[],
+                "text/plain",
+                &format!("invalid credentials: {token}"),
+            )),
+            "initialize" if seen.header("x-mode") == Some("rpc") => Some(rpc_refusal(
+                seen,
+                200,
+                json!({"code": -32001, "message": format!("rejected {token}"),
+                       "data": {"got": token}}),
+            )),
+            "initialize" => {
+                let result = json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+                Some(response(
+                    200,
+                    &[],
+                    "application/json",
+                    &result_for(seen, result),
+                ))
+            }
+            "tools/list" => {
+                let tool = json!({"name": "t", "description": format!("key {token}"),
+                                  "inputSchema": {"type": "object"}});
+                let result = json!({"tools": [tool]});
+                Some(response(
+                    200,
+                    &[],
+                    "application/json",
+                    &result_for(seen, result),
+                ))
+            }
+            _ => Some(response(202, &[], "text/plain", "")),
+        }
+    }
+    let (url, _seen) = scripted(echo);
+    let auth = || Header::new("Authorization", "Bearer s3cret-token").unwrap();
+    for mode in ["401", "rpc"] {
+        let headers = vec![auth(), Header::new("X-Mode", mode).unwrap()];
+        let error = Connection::http(&url, headers, &quick()).unwrap_err();
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains("s3cret"), "{mode}: {shown}");
+        assert!(shown.contains("***"), "{mode}: {shown}");
+    }
+    let mut connection = Connection::http(&url, vec![auth()], &quick()).unwrap();
+    let tools = connection.list_tools().unwrap();
+    assert_eq!(tools["tools"][0]["description"], "key ***");
 }

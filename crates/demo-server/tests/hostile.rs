@@ -72,7 +72,7 @@ fn garbage_on_stdout_is_quoted() {
         .to_string();
     assert!(
         first_line.starts_with(
-            "protocol error while waiting for `tools/list`: line 2 of stdout is not JSON: \
+            "protocol error while waiting for `tools/list`: line 3 of stdout is not JSON: \
              `Server listening on port 8080`"
         ),
         "{first_line}"
@@ -137,7 +137,7 @@ fn huge_answers_hit_the_size_cap() {
     );
     assert!(
         error.to_string().starts_with(
-            "line 2 of the server's stdout while waiting for `tools/list` is larger than the limit of 1048576 bytes"
+            "line 3 of the server's stdout while waiting for `tools/list` is larger than the limit of 1048576 bytes"
         ),
         "{error}"
     );

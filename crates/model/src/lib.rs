@@ -36,6 +36,7 @@ mod document;
 mod expression;
 mod input_schema;
 mod jsonpath;
+mod overlay;
 mod pointer;
 mod recovery;
 mod tool;
@@ -52,6 +53,10 @@ pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools, loca
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use input_schema::compile_input_schema;
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
+pub use overlay::{
+    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,
+    OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlaySpan, OverlayTool,
+};
 pub use pointer::{JsonPointer, PointerError, array_index, escape_token};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,

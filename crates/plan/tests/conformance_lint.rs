@@ -93,7 +93,9 @@ fn lint_cases_cover_every_rule() {
         .iter()
         .copied()
         .chain(rules().iter().map(|r| r.code));
-    for code in catalog {
+    // Overlay findings need a second document, which a lint case does not have; their
+    // fixtures are under fixtures/invalid/R008 and R009.
+    for code in catalog.filter(|code| !matches!(*code, "R008" | "R009")) {
         assert!(covered.contains(code), "no lint case expects {code}");
     }
 }

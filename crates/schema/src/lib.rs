@@ -14,7 +14,7 @@ pub mod examples;
 pub mod spec_repo;
 pub mod typescript;
 
-use mcp_recovery_model::{Compensate, Recovery, Tool, ToolAnnotations, ToolsList};
+use mcp_recovery_model::{Compensate, OverlayDocument, Recovery, Tool, ToolAnnotations, ToolsList};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -35,6 +35,8 @@ pub const COMPENSATE_SCHEMA: &str = "compensate.schema.json";
 pub const TOOL_SCHEMA: &str = "tool.schema.json";
 /// File name of the `tools/list` result schema.
 pub const TOOLS_LIST_SCHEMA: &str = "tools-list.schema.json";
+/// File name of the overlay schema.
+pub const OVERLAY_SCHEMA: &str = "overlay.schema.json";
 /// File name of the `$defs` drop-in for the MCP specification's `schema.json`.
 pub const SEP_DEFS: &str = "sep-3172.defs.json";
 
@@ -177,6 +179,12 @@ pub fn tools_list_schema() -> Value {
     root::<ToolsList>(TOOLS_LIST_SCHEMA, None)
 }
 
+/// The schema of an overlay file (JSON, or TOML read as JSON): recovery and hints declared for
+/// someone else's server.
+pub fn overlay_schema() -> Value {
+    root::<OverlayDocument>(OVERLAY_SCHEMA, None)
+}
+
 /// The `$defs` drop-in for the MCP specification's `schema.json`: `ToolAnnotations` extended
 /// with `recovery`, and every definition it references (`Recovery`, `CompensatingOperation`,
 /// `RecoveryBinding`, `RuntimeExpression`). The references are `#/$defs/…`, so the definitions
@@ -212,6 +220,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (COMPENSATE_SCHEMA, compensate_schema()),
         (TOOL_SCHEMA, tool_schema()),
         (TOOLS_LIST_SCHEMA, tools_list_schema()),
+        (OVERLAY_SCHEMA, overlay_schema()),
         (SEP_DEFS, sep_defs()),
     ]
 }

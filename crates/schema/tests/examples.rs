@@ -9,7 +9,7 @@ mod common;
 use common::{definition, errors, examples, schema_for_example, spec_dir, validator};
 use mcp_recovery_model::{Compensate, Recovery, Tool, ToolsList};
 use mcp_recovery_schema::{
-    COMPENSATE_SCHEMA, RECOVERY_SCHEMA, SEP_DEFS, TOOL_SCHEMA, TOOLS_LIST_SCHEMA,
+    COMPENSATE_SCHEMA, OVERLAY_SCHEMA, RECOVERY_SCHEMA, SEP_DEFS, TOOL_SCHEMA, TOOLS_LIST_SCHEMA,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -29,6 +29,12 @@ fn round_trip(schema: &str, what: &str, value: &Value) {
         TOOLS_LIST_SCHEMA => round_trip_as::<ToolsList>(what, value),
         RECOVERY_SCHEMA => round_trip_as::<Recovery>(what, value),
         COMPENSATE_SCHEMA => round_trip_as::<Compensate>(what, value),
+        OVERLAY_SCHEMA => {
+            round_trip_as::<mcp_recovery_model::OverlayDocument>(what, value);
+            let text = value.to_string();
+            mcp_recovery_model::Overlay::parse(&text, mcp_recovery_model::OverlayFormat::Json)
+                .unwrap_or_else(|e| panic!("{what}: not an overlay: {e}"));
+        }
         other => panic!("{what}: no model type for {other}"),
     }
 }
@@ -54,7 +60,7 @@ fn examples_validate_round_trip_and_parse() {
     for (name, value) in &all {
         let Some(schema) = schema_for_example(name) else {
             panic!(
-                "{name}: the name must end in .tool.json, .tools-list.json, .recovery.json or .compensate.json"
+                "{name}: the name must end in .tool.json, .tools-list.json, .recovery.json, .compensate.json or .overlay.json"
             );
         };
         let validator = validator(schema);

@@ -7,8 +7,8 @@ mod common;
 
 use common::{definition, errors, validator};
 use mcp_recovery_schema::{
-    COMPENSATE_SCHEMA, RECOVERY_SCHEMA, SCHEMA_BASE_URI, SEP_DEFS, TOOL_SCHEMA, TOOLS_LIST_SCHEMA,
-    schemas,
+    COMPENSATE_SCHEMA, OVERLAY_SCHEMA, RECOVERY_SCHEMA, SCHEMA_BASE_URI, SEP_DEFS, TOOL_SCHEMA,
+    TOOLS_LIST_SCHEMA, schemas,
 };
 use serde_json::{Value, json};
 
@@ -45,6 +45,7 @@ fn every_document_is_a_valid_draft_2020_12_schema() {
             COMPENSATE_SCHEMA,
             TOOL_SCHEMA,
             TOOLS_LIST_SCHEMA,
+            OVERLAY_SCHEMA,
             SEP_DEFS
         ]
     );

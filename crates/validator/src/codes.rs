@@ -74,6 +74,8 @@ code_table! {
     ToolNameFormat => tool_name_format,
     InvalidMetaKey => invalid_meta_key,
     DuplicateKey => duplicate_key,
+    OverlayUnknownTool => overlay_unknown_tool,
+    OverlayConflict => overlay_conflict,
     DanglingOperationId => dangling_operation_id,
     IdentityCompensation => identity_compensation,
     UnknownStrategy => unknown_strategy,
@@ -93,6 +95,10 @@ code_table! {
     HintContradiction => hint_contradiction,
     UndeclaredReversibility => undeclared_reversibility,
     DestructiveWithoutRecovery => destructive_without_recovery,
+    MissingTitle => missing_title,
+    ReadOnlyHintOmitted => read_only_hint_omitted,
+    DestructiveHintOmitted => destructive_hint_omitted,
+    HintDisagreement => hint_disagreement,
 }
 
 impl Rule {

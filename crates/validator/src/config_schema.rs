@@ -41,6 +41,10 @@ pub fn config_schema() -> Value {
         "type": "object",
         "additionalProperties": false,
         "properties": {
+            "extends": {
+                "description": "The rule set that runs when `select` is empty: `recommended` (the default) or `strict`.",
+                "enum": crate::Preset::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            },
             "select": rule_list("Run only these rules (advisory rules run only when listed). Empty: the default rules."),
             "ignore": rule_list("Never run these rules."),
             "deny": {

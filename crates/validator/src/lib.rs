@@ -17,6 +17,7 @@ mod config_schema;
 mod diagnostic;
 mod finding;
 mod load;
+mod overlaid;
 pub mod resolve;
 mod rules;
 mod schema_stage;
@@ -29,6 +30,7 @@ pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, is_unsafe_char, push_escape,
 };
+pub use overlaid::OverlaidReport;
 use serde_json::Value;
 
 use crate::codes::Rule;
@@ -66,9 +68,47 @@ pub struct RuleInfo {
     pub docs: &'static str,
 }
 
+/// A named rule set: the rules that run when `select` is empty.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Preset {
+    /// The rules that are on by default: true findings, quiet on well-kept servers.
+    #[default]
+    Recommended,
+    /// Every rule, the advisory ones included (they report warnings).
+    Strict,
+}
+
+impl Preset {
+    /// Every preset, in order of strictness.
+    pub const ALL: [Preset; 2] = [Self::Recommended, Self::Strict];
+
+    /// `recommended` or `strict`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Recommended => "recommended",
+            Self::Strict => "strict",
+        }
+    }
+
+    /// The preset of this name.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// Whether a rule with this default level belongs to the set.
+    pub fn includes(self, level: DefaultLevel) -> bool {
+        match self {
+            Self::Recommended => matches!(level, DefaultLevel::On(_)),
+            Self::Strict => true,
+        }
+    }
+}
+
 /// Which rules run and at what severity. Entries are codes or names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LintOptions {
+    /// The rule set that runs when `select` is empty.
+    pub preset: Preset,
     /// When non-empty, only these rules run (advisory rules run only when listed here).
     pub select: Vec<String>,
     /// Rules that never run.
@@ -114,7 +154,7 @@ impl Linter {
             .iter()
             .map(|rule| {
                 let selected = if select.is_empty() {
-                    matches!(rule.def().default, DefaultLevel::On(_))
+                    options.preset.includes(rule.def().default)
                 } else {
                     select.contains(rule)
                 };
@@ -222,9 +262,21 @@ impl Linter {
     fn finish(
         &self,
         tools: usize,
+        findings: Vec<Finding>,
+        text: Option<&[u8]>,
+        with_spans: bool,
+    ) -> Report {
+        self.finish_with(tools, findings, text, with_spans, locate_all)
+    }
+
+    /// [`Self::finish`] with the places of pointers found by `locate` (JSON text by default).
+    fn finish_with(
+        &self,
+        tools: usize,
         mut findings: Vec<Finding>,
         text: Option<&[u8]>,
         with_spans: bool,
+        locate: impl Fn(&[u8], &[Finding]) -> HashMap<String, Place>,
     ) -> Report {
         findings.retain(|f| self.enabled(f.rule));
         if findings.is_empty() {
@@ -239,7 +291,7 @@ impl Linter {
             .any(|f| !matches!(f.focus, Focus::Bytes { .. }));
         let places = text.map(|text| {
             let places = if needs_scan {
-                locate_all(text, &findings)
+                locate(text, &findings)
             } else {
                 HashMap::new()
             };
@@ -454,14 +506,24 @@ pub fn rules_markdown() -> String {
     out.push_str("# Rules\n\n");
     out.push_str(
         "Every diagnostic of `mcp-recovery lint` carries a stable code. Codes are never reused. \
-         Advisory rules are off unless selected (`--select`); severities can be overridden. \
-         `mcp-recovery explain <CODE>` prints the same text.\n\n",
+         Severities can be overridden. `mcp-recovery explain <CODE>` prints the same text.\n\n",
+    );
+    out.push_str(
+        "## Rule sets\n\n\
+         `lint` runs the `recommended` set unless told otherwise: every rule whose default below is \
+         a severity. Its findings are meant to be true and worth acting on for any server, so it \
+         stays quiet on well-kept ones. `strict` adds the rules whose default is *off*: declarations \
+         a demanding client or directory expects (titles, explicit hints, a reversibility class on \
+         every tool that may change state), reported as warnings. Choose with `--preset strict` or \
+         `extends = \"strict\"` in `mcp-recovery.toml`; `select` replaces the set, `ignore` \
+         removes from it. The rule sets, and what `recommended` reports on real servers, are \
+         measured in `docs/adoption.md`.\n\n",
     );
     out.push_str("| Code | Name | Default | Fires when |\n|---|---|---|---|\n");
     for rule in rules() {
         let default = match rule.default {
             DefaultLevel::On(severity) => severity.as_str(),
-            DefaultLevel::Off => "off (advisory; warning when selected)",
+            DefaultLevel::Off => "off (`strict`; warning)",
         };
         out.push_str(&format!(
             "| [{code}](#{anchor}) | `{name}` | {default} | {summary} |\n",

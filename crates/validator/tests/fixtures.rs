@@ -6,18 +6,19 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use mcp_recovery_model::{Overlay, OverlayFormat};
 use mcp_recovery_validator::{DefaultLevel, LintOptions, Linter, Report, Severity, rules};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
-/// The files of a fixture directory, sorted.
+/// The documents of a fixture directory, sorted (overlays are read beside their document).
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.is_file())
+        .filter(|path| path.is_file() && !path.to_string_lossy().contains(".overlay."))
         .collect();
     files.sort();
     files
@@ -101,8 +102,25 @@ fn invalid_fixtures_yield_their_code() {
         let code = dir.file_name().unwrap().to_str().unwrap().to_owned();
         let linter = linter_for(&code);
         for path in files(&dir) {
-            let report = linter.lint_source(&std::fs::read(&path).unwrap());
-            let rendered = render(&report);
+            let source = std::fs::read(&path).unwrap();
+            let (report, rendered) = match overlay_of(&path) {
+                Some((overlay, text)) => {
+                    let both = linter.lint_source_with_overlay(&source, &overlay, &text);
+                    let rendered = format!(
+                        "document\n{}overlay\n{}",
+                        render(&both.document),
+                        render(&both.overlay)
+                    );
+                    let mut report = both.document;
+                    report.diagnostics.extend(both.overlay.diagnostics);
+                    (report, rendered)
+                }
+                None => {
+                    let report = linter.lint_source(&source);
+                    let rendered = render(&report);
+                    (report, rendered)
+                }
+            };
             if !report.diagnostics.iter().any(|d| d.code == code) {
                 failures.push(format!(
                     "{} does not yield {code}:\n{rendered}",
@@ -114,6 +132,17 @@ fn invalid_fixtures_yield_their_code() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The overlay beside a fixture (`NAME.overlay.toml` or `NAME.overlay.json`), parsed, and its text.
+fn overlay_of(path: &Path) -> Option<(Overlay, String)> {
+    let stem = path.file_stem()?.to_str()?;
+    ["toml", "json"].iter().find_map(|ext| {
+        let overlay = path.with_file_name(format!("{stem}.overlay.{ext}"));
+        let text = std::fs::read_to_string(&overlay).ok()?;
+        let format = OverlayFormat::from_file_name(&overlay.to_string_lossy());
+        Some((Overlay::parse(&text, format).unwrap(), text))
+    })
 }
 
 /// Expected outcome of each committed adversarial document.

@@ -131,7 +131,7 @@ fn advisory_rules_fire_only_when_selected() {
     for rule in rules() {
         assert_eq!(
             rule.default == DefaultLevel::Off,
-            matches!(rule.code, "R201" | "R202"),
+            matches!(rule.code, "R201" | "R202" | "R301" | "R302"),
             "{}",
             rule.code
         );

@@ -41,6 +41,7 @@ pub fn schema_for_example(file_name: &str) -> Option<&'static str> {
         (".tool.json", mcp_recovery_schema::TOOL_SCHEMA),
         (".recovery.json", mcp_recovery_schema::RECOVERY_SCHEMA),
         (".compensate.json", mcp_recovery_schema::COMPENSATE_SCHEMA),
+        (".overlay.json", mcp_recovery_schema::OVERLAY_SCHEMA),
     ]
     .into_iter()
     .find(|(suffix, _)| file_name.ends_with(suffix))

@@ -6,8 +6,10 @@ use crate::rules::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does
-    /// Advisory (off unless selected). Reports a tool annotated `destructiveHint: true`, not
-    /// read-only, that declares no compensating call and is not declared `irreversible`.
+    /// In the `strict` set. Reports a destructive tool that declares no compensating call and
+    /// is not declared `irreversible`. A tool is destructive when it is not annotated
+    /// `readOnlyHint: true` and its `destructiveHint` is `true` or unset: MCP's default for an
+    /// unset `destructiveHint` is `true`.
     ///
     /// ## Why is this bad?
     /// Destructive effects are the ones a failed workflow most needs to undo. Saying nothing
@@ -16,6 +18,7 @@ declare_rule! {
     /// ## Example
     /// ```json
     /// {"name": "drop_table", "annotations": {"destructiveHint": true}}
+    /// {"name": "drop_index", "annotations": {"readOnlyHint": false}}
     /// ```
     ///
     /// Use instead: declare a compensating call (restore from a snapshot), or declare the tool
@@ -23,7 +26,7 @@ declare_rule! {
     code: "R202",
     name: "destructive-without-recovery",
     default: OFF,
-    summary: "`destructiveHint: true`, not read-only, no recovery, not declared irreversible",
+    summary: "`destructiveHint` true or unset (MCP's default), not read-only, no recovery, not declared irreversible",
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
@@ -33,21 +36,27 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             .declared
             .iter()
             .any(|d| d.compensation.is_some() || d.reversibility == Reversibility::Irreversible);
-        if typed.hint(Hint::Destructive) == Some(true)
-            && typed.hint(Hint::ReadOnly) != Some(true)
-            && !covered
-        {
-            out.push(destructive(tool, &typed.name));
+        let destructive = typed.hint(Hint::Destructive);
+        if destructive != Some(false) && typed.hint(Hint::ReadOnly) != Some(true) && !covered {
+            out.push(destructive_tool(tool, &typed.name, destructive.is_none()));
         }
     }
 }
 
-fn destructive(tool: &ToolRef<'_>, name: &str) -> Finding {
+fn destructive_tool(tool: &ToolRef<'_>, name: &str, by_default: bool) -> Finding {
+    let (pointer, how) = if by_default {
+        (
+            crate::rules::annotations_pointer(tool),
+            " (destructiveHint is unset, which means true)",
+        )
+    } else {
+        (tool.at("/annotations/destructiveHint"), "")
+    };
     Finding::new(
         Rule::DestructiveWithoutRecovery,
-        tool.at("/annotations/destructiveHint"),
-        format!("'{name}' is destructive but declares neither a compensating call nor that it is irreversible"),
+        pointer,
+        format!("'{name}' is destructive{how} but declares neither a compensating call nor that it is irreversible"),
     )
     .tool(tool.name)
-    .help("declare a compensating call, or declare the tool irreversible")
+    .help("declare `annotations.recovery` (or `_meta[\"dev.chronomcp/compensate\"].compensation`), set `_meta[\"dev.chronomcp/compensate\"].reversibility` to \"irreversible\", or set `annotations.destructiveHint` to false if the tool only adds")
 }

@@ -56,5 +56,5 @@ fn contradiction(tool: &ToolRef<'_>, message: &str) -> Finding {
         message,
     )
     .tool(tool.name)
-    .help("make readOnlyHint and reversibility tell the same story")
+    .help("set `annotations.readOnlyHint` and `_meta[\"dev.chronomcp/compensate\"].reversibility` to agree: true with \"readonly\", false with \"compensable\" or \"irreversible\"")
 }

@@ -16,20 +16,26 @@ use crate::finding::{Finding, Focus};
 
 pub(crate) mod carrier_conflict;
 pub(crate) mod dangling_operation_id;
+pub(crate) mod destructive_hint_omitted;
 pub(crate) mod destructive_without_recovery;
 pub(crate) mod duplicate_key;
 pub(crate) mod duplicate_tool_name;
 pub(crate) mod expression_source_not_in_mcp;
 pub(crate) mod hint_contradiction;
+pub(crate) mod hint_disagreement;
 pub(crate) mod identity_compensation;
 pub(crate) mod invalid_expression;
 pub(crate) mod invalid_json;
 pub(crate) mod invalid_meta_key;
 pub(crate) mod missing_required_parameter;
+pub(crate) mod missing_title;
 pub(crate) mod non_idempotent_compensator;
 pub(crate) mod not_a_tools_list;
 pub(crate) mod optional_source;
+pub(crate) mod overlay_conflict;
+pub(crate) mod overlay_unknown_tool;
 pub(crate) mod read_only_compensator;
+pub(crate) mod read_only_hint_omitted;
 pub(crate) mod recovery_on_read_only_tool;
 pub(crate) mod reversibility_contradiction;
 pub(crate) mod schema_violation;
@@ -89,7 +95,23 @@ pub(crate) const CHECKS: &[(Rule, Check)] = &[
         Rule::DestructiveWithoutRecovery,
         destructive_without_recovery::check,
     ),
+    (Rule::MissingTitle, missing_title::check),
+    (Rule::ReadOnlyHintOmitted, read_only_hint_omitted::check),
+    (
+        Rule::DestructiveHintOmitted,
+        destructive_hint_omitted::check,
+    ),
+    (Rule::HintDisagreement, hint_disagreement::check),
 ];
+
+/// Pointer of a tool's `annotations`, or of its name when it has none (the place to add them).
+pub(crate) fn annotations_pointer(tool: &ToolRef<'_>) -> String {
+    if tool.raw.get("annotations").is_some() {
+        tool.at("/annotations")
+    } else {
+        tool.at("/name")
+    }
+}
 
 /// One entry of the tools array.
 #[derive(Debug)]

@@ -71,7 +71,7 @@ fn not_idempotent(site: &Site<'_, '_>, retried: bool) -> Finding {
         ),
     )
     .tool(site.tool_name())
-    .help("make the compensator idempotent and declare idempotentHint: true");
+    .help("make the compensator idempotent and set its `annotations.idempotentHint` to true");
     if retried {
         finding.severity(Severity::Warning)
     } else {

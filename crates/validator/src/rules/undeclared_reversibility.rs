@@ -6,7 +6,7 @@ use crate::rules::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does
-    /// Advisory (off unless selected). Reports a tool that may change state (it is not annotated
+    /// In the `strict` set. Reports a tool that may change state (it is not annotated
     /// `readOnlyHint: true`) and declares neither a recovery (either carrier) nor its
     /// reversibility class.
     ///
@@ -48,5 +48,5 @@ fn undeclared(tool: &ToolRef<'_>, name: &str) -> Finding {
         ),
     )
     .tool(tool.name)
-    .help("declare a compensating call, a reversibility class, or readOnlyHint: true")
+    .help("set `_meta[\"dev.chronomcp/compensate\"].reversibility` (\"compensable\" with a `compensation`, or \"irreversible\"), declare `annotations.recovery`, or set `annotations.readOnlyHint` to true")
 }

@@ -1,0 +1,603 @@
+//! MCP client config files: the servers a user has configured, as Claude Desktop
+//! (`claude_desktop_config.json`, `mcpServers`), Cursor (`.cursor/mcp.json`, `mcpServers`) and
+//! VS Code (`.vscode/mcp.json`, `servers` and `inputs`; or `settings.json` under `mcp`) write
+//! them.
+//!
+//! Each server entry is either stdio (`command`, `args`, `env`, `envFile`, `cwd`) or HTTP
+//! (`url`, `headers`; `type` `http` or `streamable-http`). Other members (`alwaysAllow`,
+//! `disabled`, `description`, …) are ignored, except that `disabled: true` servers are left out
+//! of `--all-servers`. Strings may hold the placeholders VS Code and Cursor expand:
+//! `${env:NAME}`, `${input:ID}` (given with `--input ID=VALUE`, since a linter cannot prompt),
+//! `${workspaceFolder}`, `${workspaceFolderBasename}`, `${userHome}`, `${pathSeparator}` and
+//! `${/}`. Comments and trailing commas (JSONC, as VS Code allows) are accepted.
+//!
+//! Every mistake names the file, the server and the JSON pointer of the value.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mcp_recovery_client::{Header, Options, Target};
+use serde_json::{Map, Value};
+
+/// One configured server, ready to connect to.
+#[derive(Debug, Clone)]
+pub struct ConfiguredServer {
+    /// Its name in the config (the key of its entry).
+    pub name: String,
+    /// How to reach it.
+    pub target: Target,
+    /// Its environment and working directory (stdio).
+    pub env: Vec<(String, String)>,
+    /// Its working directory (stdio).
+    pub cwd: Option<PathBuf>,
+    /// `disabled: true` in the config.
+    pub disabled: bool,
+}
+
+/// A server entry that cannot be used; the message names the file, the server and the pointer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{file}: {}{pointer}: {message}", server.as_ref().map(|s| format!("server {s:?} at ")).unwrap_or_default())]
+pub struct ConfigFileError {
+    /// The config file as given.
+    pub file: String,
+    /// The server whose entry is wrong, if one is.
+    pub server: Option<String>,
+    /// JSON pointer of the wrong value (`/mcpServers/memory/args/1`).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The parsed file: its servers in file order, or the reason it is not a client config.
+#[derive(Debug)]
+pub struct ClientConfig {
+    file: String,
+    /// Where the server entries live (`/mcpServers`, `/servers`, `/mcp/servers`).
+    servers_pointer: String,
+    entries: Vec<(String, Value)>,
+    inputs: BTreeMap<String, String>,
+    workspace: PathBuf,
+}
+
+/// Whether `text` is an MCP client config: a JSON(C) object with `mcpServers` or `servers` (or
+/// VS Code settings with `mcp.servers`) holding an object.
+pub fn looks_like_client_config(text: &str) -> bool {
+    serde_json::from_str::<Value>(&strip_jsonc(text))
+        .ok()
+        .is_some_and(|v| servers_member(&v).is_some())
+}
+
+fn servers_member(value: &Value) -> Option<(&'static str, &Map<String, Value>)> {
+    for (pointer, found) in [
+        ("/mcpServers", value.get("mcpServers")),
+        ("/servers", value.get("servers")),
+        ("/mcp/servers", value.pointer("/mcp/servers")),
+    ] {
+        if let Some(Value::Object(map)) = found {
+            return Some((pointer, map));
+        }
+    }
+    None
+}
+
+impl ClientConfig {
+    /// Parses `text`, the content of `file`. `inputs` are the `--input ID=VALUE` pairs.
+    pub fn parse(
+        file: &Path,
+        text: &str,
+        inputs: BTreeMap<String, String>,
+    ) -> Result<ClientConfig, ConfigFileError> {
+        let shown = file.display().to_string();
+        let error = |pointer: &str, message: String| ConfigFileError {
+            file: shown.clone(),
+            server: None,
+            pointer: pointer.to_owned(),
+            message,
+        };
+        let value: Value = serde_json::from_str(&strip_jsonc(text)).map_err(|e| {
+            error(
+                "",
+                format!(
+                    "not valid JSON (line {}, column {}): {e}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
+        let Some((servers_pointer, servers)) = servers_member(&value) else {
+            return Err(error(
+                "",
+                "not an MCP client config: no `mcpServers` or `servers` object".to_owned(),
+            ));
+        };
+        Ok(ClientConfig {
+            file: shown.clone(),
+            servers_pointer: servers_pointer.to_owned(),
+            entries: servers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            inputs,
+            workspace: workspace_folder(file),
+        })
+    }
+
+    /// The names of every server, in file order.
+    pub fn names(&self) -> Vec<&str> {
+        self.entries.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    /// The server called `name`, resolved.
+    pub fn server(&self, name: &str) -> Result<ConfiguredServer, ConfigFileError> {
+        let Some((_, entry)) = self.entries.iter().find(|(n, _)| n == name) else {
+            let known = self.names().join(", ");
+            return Err(ConfigFileError {
+                file: self.file.clone(),
+                server: None,
+                pointer: self.servers_pointer.clone(),
+                message: format!(
+                    "no server named {name:?} (the config has: {})",
+                    if known.is_empty() { "none" } else { &known }
+                ),
+            });
+        };
+        Resolver {
+            config: self,
+            server: name,
+            base: format!("{}/{}", self.servers_pointer, escape_pointer(name)),
+        }
+        .resolve(entry)
+    }
+}
+
+/// Resolves one entry, knowing where it is for error messages.
+struct Resolver<'a> {
+    config: &'a ClientConfig,
+    server: &'a str,
+    base: String,
+}
+
+impl Resolver<'_> {
+    fn error(&self, pointer: &str, message: impl Into<String>) -> ConfigFileError {
+        ConfigFileError {
+            file: self.config.file.clone(),
+            server: Some(self.server.to_owned()),
+            pointer: format!("{}{pointer}", self.base),
+            message: message.into(),
+        }
+    }
+
+    fn resolve(&self, entry: &Value) -> Result<ConfiguredServer, ConfigFileError> {
+        let Value::Object(entry) = entry else {
+            return Err(self.error("", "a server entry must be an object"));
+        };
+        let disabled = entry.get("disabled").and_then(Value::as_bool) == Some(true);
+        let kind = match entry.get("type") {
+            None => None,
+            Some(Value::String(kind)) => Some(kind.as_str()),
+            Some(_) => return Err(self.error("/type", "`type` must be a string")),
+        };
+        let has_url = entry.contains_key("url") || entry.contains_key("serverUrl");
+        let target = match kind {
+            Some("stdio") => self.stdio(entry)?,
+            Some("http" | "streamable-http" | "streamableHttp") => self.http(entry)?,
+            Some("sse") => {
+                return Err(self.error(
+                    "/type",
+                    "the HTTP+SSE transport of protocol 2024-11-05 is not supported; \
+                     Streamable HTTP (`\"type\": \"http\"`) is",
+                ));
+            }
+            Some(other) => {
+                return Err(self.error(
+                    "/type",
+                    format!("unknown type {other:?} (stdio, http or streamable-http)"),
+                ));
+            }
+            None if entry.contains_key("command") => self.stdio(entry)?,
+            None if has_url => self.http(entry)?,
+            None => {
+                return Err(self.error("", "the entry has neither `command` nor `url`"));
+            }
+        };
+        let (env, cwd) = match &target {
+            Target::Stdio { .. } => (self.env(entry)?, self.cwd(entry)?),
+            Target::Http { .. } => (Vec::new(), None),
+        };
+        Ok(ConfiguredServer {
+            name: self.server.to_owned(),
+            target,
+            env,
+            cwd,
+            disabled,
+        })
+    }
+
+    fn stdio(&self, entry: &Map<String, Value>) -> Result<Target, ConfigFileError> {
+        let program = match entry.get("command") {
+            Some(Value::String(command)) if !command.trim().is_empty() => {
+                self.expand("/command", command)?
+            }
+            Some(_) => return Err(self.error("/command", "`command` must be a non-empty string")),
+            None => return Err(self.error("", "a stdio server needs `command`")),
+        };
+        let args = match entry.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(arg) => self.expand(&format!("/args/{i}"), arg),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err(self.error(&format!("/args/{i}"), "an argument must be a string")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(self.error("/args", "`args` must be an array of strings")),
+        };
+        Ok(Target::Stdio { program, args })
+    }
+
+    fn http(&self, entry: &Map<String, Value>) -> Result<Target, ConfigFileError> {
+        let (key, url) = match (entry.get("url"), entry.get("serverUrl")) {
+            (Some(url), _) => ("url", url),
+            (None, Some(url)) => ("serverUrl", url),
+            (None, None) => return Err(self.error("", "an HTTP server needs `url`")),
+        };
+        let pointer = format!("/{key}");
+        let Value::String(url) = url else {
+            return Err(self.error(&pointer, "`url` must be a string"));
+        };
+        let url = self.expand(&pointer, url)?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(self.error(&pointer, "`url` must start with http:// or https://"));
+        }
+        let mut headers = Vec::new();
+        for (name, value, pointer) in self.string_map(entry, "headers")? {
+            let value = self.expand(&pointer, &value)?;
+            let header =
+                Header::new(&name, &value).map_err(|e| self.error(&pointer, e.to_string()))?;
+            headers.push(header);
+        }
+        Ok(Target::Http { url, headers })
+    }
+
+    fn env(&self, entry: &Map<String, Value>) -> Result<Vec<(String, String)>, ConfigFileError> {
+        let mut env = Vec::new();
+        if let Some(file) = entry.get("envFile") {
+            let Value::String(file) = file else {
+                return Err(self.error("/envFile", "`envFile` must be a string"));
+            };
+            let path = self.path("/envFile", file)?;
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                self.error("/envFile", format!("cannot read {}: {e}", path.display()))
+            })?;
+            env.extend(parse_env_file(&text));
+        }
+        for (name, value, pointer) in self.string_map(entry, "env")? {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(self.error(&pointer, "not a valid environment variable name"));
+            }
+            env.push((name, self.expand(&pointer, &value)?));
+        }
+        Ok(env)
+    }
+
+    fn cwd(&self, entry: &Map<String, Value>) -> Result<Option<PathBuf>, ConfigFileError> {
+        match entry.get("cwd") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(cwd)) => self.path("/cwd", cwd).map(Some),
+            Some(_) => Err(self.error("/cwd", "`cwd` must be a string")),
+        }
+    }
+
+    /// An expanded path; relative paths are relative to the workspace folder.
+    fn path(&self, pointer: &str, text: &str) -> Result<PathBuf, ConfigFileError> {
+        let path = PathBuf::from(self.expand(pointer, text)?);
+        Ok(if path.is_relative() {
+            self.config.workspace.join(path)
+        } else {
+            path
+        })
+    }
+
+    /// The members of an object of strings (`env`, `headers`), with their pointers.
+    fn string_map(
+        &self,
+        entry: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Vec<(String, String, String)>, ConfigFileError> {
+        match entry.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(name, value)| {
+                    let pointer = format!("/{key}/{}", escape_pointer(name));
+                    match value {
+                        Value::String(text) => Ok((name.clone(), text.clone(), pointer)),
+                        Value::Number(_) | Value::Bool(_) => {
+                            Ok((name.clone(), value.to_string(), pointer))
+                        }
+                        _ => Err(self.error(&pointer, "the value must be a string")),
+                    }
+                })
+                .collect(),
+            Some(_) => Err(self.error(&format!("/{key}"), format!("`{key}` must be an object"))),
+        }
+    }
+
+    /// `text` with its `${…}` placeholders replaced.
+    fn expand(&self, pointer: &str, text: &str) -> Result<String, ConfigFileError> {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else {
+                return Err(self.error(pointer, "`${` without a closing `}`"));
+            };
+            out.push_str(&self.placeholder(pointer, &after[..end])?);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn placeholder(&self, pointer: &str, name: &str) -> Result<String, ConfigFileError> {
+        let workspace = &self.config.workspace;
+        if let Some(var) = name.strip_prefix("env:") {
+            return std::env::var(var).map_err(|_| {
+                self.error(
+                    pointer,
+                    format!("the environment variable {var} is not set"),
+                )
+            });
+        }
+        if let Some(id) = name.strip_prefix("input:") {
+            return self.config.inputs.get(id).cloned().ok_or_else(|| {
+                self.error(
+                    pointer,
+                    format!("`${{input:{id}}}` has no value: give it with --input {id}=VALUE"),
+                )
+            });
+        }
+        match name {
+            "workspaceFolder" | "workspaceRoot" => Ok(workspace.display().to_string()),
+            "workspaceFolderBasename" => Ok(workspace
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()),
+            "userHome" => std::env::var("HOME")
+                .map_err(|_| self.error(pointer, "`${userHome}` needs HOME to be set")),
+            "pathSeparator" | "/" => Ok(std::path::MAIN_SEPARATOR.to_string()),
+            other => Err(self.error(
+                pointer,
+                format!(
+                    "unknown placeholder `${{{other}}}` (env:NAME, input:ID, workspaceFolder, \
+                     workspaceFolderBasename, userHome, pathSeparator)"
+                ),
+            )),
+        }
+    }
+}
+
+/// The folder a config belongs to: the parent of `.vscode/` or `.cursor/`, else the file's own
+/// directory.
+fn workspace_folder(file: &Path) -> PathBuf {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let dir = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some(".vscode" | ".cursor") => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        _ => dir,
+    }
+}
+
+/// RFC 6901 escaping of one reference token.
+fn escape_pointer(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// `KEY=VALUE` lines; `#` comments, blank lines, `export ` and surrounding quotes allowed.
+fn parse_env_file(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter_map(|line| {
+            let line = line.strip_prefix("export ").unwrap_or(line);
+            let (key, value) = line.split_once('=')?;
+            let value = value.trim();
+            let unquoted = [('"', '"'), ('\'', '\'')]
+                .iter()
+                .find_map(|(open, close)| {
+                    value
+                        .strip_prefix(*open)
+                        .and_then(|v| v.strip_suffix(*close))
+                })
+                .unwrap_or(value);
+            Some((key.trim().to_owned(), unquoted.to_owned()))
+        })
+        .collect()
+}
+
+/// JSONC to JSON: `//` and `/* */` comments and trailing commas removed, strings untouched.
+/// Positions of what remains do not move on a line (comments become spaces), so a JSON error
+/// still points at the right line and column.
+fn strip_jsonc(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' && i + 1 < bytes.len() {
+                out.push(bytes[i + 1]);
+                i += 1;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match (b, bytes.get(i + 1)) {
+            (b'"', _) => {
+                in_string = true;
+                out.push(b);
+                i += 1;
+            }
+            (b'/', Some(b'/')) => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    out.push(b' ');
+                    i += 1;
+                }
+            }
+            (b'/', Some(b'*')) => {
+                let end = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2);
+                for &c in &bytes[i..end] {
+                    out.push(if c == b'\n' { b'\n' } else { b' ' });
+                }
+                i = end;
+            }
+            (b',', _) => {
+                let next = next_significant(bytes, i + 1);
+                out.push(if matches!(next, Some(b'}' | b']')) {
+                    b' '
+                } else {
+                    b','
+                });
+                i += 1;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII bytes were replaced by ASCII bytes: the text is still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The first byte at or after `i` that is neither blank nor inside a comment.
+fn next_significant(bytes: &[u8], mut i: usize) -> Option<u8> {
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (c, _) if c.is_ascii_whitespace() => i += 1,
+            (b'/', Some(b'/')) => {
+                i = bytes[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(bytes.len(), |p| i + p);
+            }
+            (b'/', Some(b'*')) => {
+                i = bytes[i + 2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(bytes.len(), |p| i + 2 + p + 2);
+            }
+            (c, _) => return Some(c),
+        }
+    }
+    None
+}
+
+/// The `Options` of a configured server: `base` plus its environment and working directory.
+pub fn options_for(server: &ConfiguredServer, base: &Options) -> Options {
+    let mut options = base.clone();
+    options.env.extend(server.env.iter().cloned());
+    options.cwd = server.cwd.clone().or(options.cwd);
+    options
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> ClientConfig {
+        let inputs = [("api-key".to_owned(), "k-123456".to_owned())].into();
+        ClientConfig::parse(Path::new("/work/proj/.vscode/mcp.json"), text, inputs).unwrap()
+    }
+
+    #[test]
+    fn claude_cursor_and_vscode_shapes() {
+        let claude = parse(
+            r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@m/server"],
+                "env": {"DEBUG": "1"}}, "remote": {"url": "https://h/mcp",
+                "headers": {"Authorization": "Bearer ${input:api-key}"}}}}"#,
+        );
+        assert_eq!(claude.names(), ["memory", "remote"]);
+        let memory = claude.server("memory").unwrap();
+        assert!(matches!(&memory.target, Target::Stdio { program, args }
+            if program == "npx" && args == &["-y", "@m/server"]));
+        assert_eq!(memory.env, [("DEBUG".to_owned(), "1".to_owned())]);
+        let remote = claude.server("remote").unwrap();
+        let Target::Http { url, headers } = &remote.target else {
+            panic!("not http")
+        };
+        assert_eq!(url, "https://h/mcp");
+        assert_eq!(headers[0].value(), "Bearer k-123456");
+
+        let vscode = parse(
+            r#"{
+              // VS Code writes JSONC
+              "inputs": [{"type": "promptString", "id": "api-key", "password": true}],
+              "servers": {
+                "fs": {"type": "stdio", "command": "node", "args": ["${workspaceFolder}/s.js"],
+                       "cwd": "sub", /* relative to the workspace */},
+              },
+            }"#,
+        );
+        let fs = vscode.server("fs").unwrap();
+        assert!(matches!(&fs.target, Target::Stdio { args, .. } if args == &["/work/proj/s.js"]));
+        assert_eq!(fs.cwd, Some(PathBuf::from("/work/proj/sub")));
+    }
+
+    #[test]
+    fn mistakes_name_file_server_and_pointer() {
+        let config = parse(
+            r#"{"mcpServers": {"a/b": {"command": "x", "args": ["ok", {}]},
+                "c": {"url": "ftp://x"}, "d": {"command": "x", "env": {"K": "${input:nope}"}},
+                "e": {"type": "sse", "url": "http://h/sse"}, "f": {"command": "${bogus}"}}}"#,
+        );
+        let message = |name: &str| config.server(name).unwrap_err().to_string();
+        assert_eq!(
+            message("a/b"),
+            "/work/proj/.vscode/mcp.json: server \"a/b\" at /mcpServers/a~1b/args/1: an \
+             argument must be a string"
+        );
+        assert!(message("c").contains("at /mcpServers/c/url: `url` must start with http"));
+        assert!(message("d").contains("/mcpServers/d/env/K: `${input:nope}` has no value"));
+        assert!(message("e").contains("/mcpServers/e/type: the HTTP+SSE transport"));
+        assert!(message("f").contains("unknown placeholder `${bogus}`"));
+        assert!(
+            config
+                .server("zzz")
+                .unwrap_err()
+                .to_string()
+                .contains("no server named \"zzz\" (the config has: a/b, c, d, e, f)")
+        );
+    }
+
+    #[test]
+    fn detection_and_jsonc() {
+        assert!(looks_like_client_config(r#"{"mcpServers": {}}"#));
+        assert!(looks_like_client_config(
+            "{\"mcp\": {\"servers\": {}}, // x\n}"
+        ));
+        assert!(!looks_like_client_config("ignore = [\"R101\"]"));
+        assert!(!looks_like_client_config(r#"{"tools": []}"#));
+        assert_eq!(
+            strip_jsonc(r#"{"a": "// not a comment", }"#),
+            r#"{"a": "// not a comment"  }"#
+        );
+        assert_eq!(
+            parse_env_file("# c\nexport A=\"1 2\"\nB='x'\nC=plain\n\nbad"),
+            [
+                ("A".into(), "1 2".into()),
+                ("B".into(), "x".into()),
+                ("C".into(), "plain".into())
+            ]
+        );
+    }
+}

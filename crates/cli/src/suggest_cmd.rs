@@ -1,0 +1,207 @@
+//! `mcp-recovery suggest`: draft an overlay for a server that declares no recovery, and keep only
+//! what lints clean.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use mcp_recovery_model::{Overlay, OverlayFormat, escape_token};
+use mcp_recovery_plan::load_tools;
+use mcp_recovery_validator::{LintOptions, Linter, Severity};
+use serde_json::Value;
+
+use crate::cli::ServerArgs;
+use crate::inputs::read_json;
+use crate::live;
+use crate::overlay_cmd::escape;
+use crate::suggest::{Confidence, Skipped, Suggestions, suggest};
+use crate::{Failure, pretty};
+
+/// Arguments of `suggest`.
+#[derive(Debug, Args)]
+pub struct SuggestArgs {
+    /// The tools/list document (`-` for stdin); or name a live server with `--stdio`/`--url`.
+    #[arg(value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
+    pub input: Option<PathBuf>,
+    /// Write the overlay here instead of stdout (TOML for `*.toml`, JSON otherwise).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Overlay format on stdout.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<OverlayFormatArg>,
+    /// Leave out suggestions below this confidence.
+    #[arg(long, value_enum, default_value_t = ConfidenceArg::Medium)]
+    pub min_confidence: ConfidenceArg,
+    /// A live server to draft the overlay for.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Formats of the drafted overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OverlayFormatArg {
+    /// JSON.
+    Json,
+    /// TOML.
+    Toml,
+}
+
+/// `--min-confidence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfidenceArg {
+    /// Everything the heuristics are willing to say.
+    Medium,
+    /// Only exact lexicon matches.
+    High,
+}
+
+/// Runs `suggest`: the overlay on stdout (or `--out`), one line per suggestion and per pair left
+/// out on stderr.
+pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
+    let (document, server_name, shown) = match live::Server::from_args(&args.server)? {
+        Some(server) => {
+            let shown = server.name();
+            let (document, name) = server
+                .fetch_named(args.server.verbose)
+                .map_err(Failure::server(shown.clone()))?;
+            (document, name, shown)
+        }
+        None => {
+            let Some(path) = &args.input else {
+                return Err(Failure::Usage(
+                        "suggest needs a tools/list file, or a server: --stdio -- CMD ARGS... or --url URL"
+                            .to_owned(),
+                    ));
+            };
+            (read_json(path)?, None, path.display().to_string())
+        }
+    };
+    let tools = load_tools(&document)
+        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?
+        .tools;
+    let minimum = match args.min_confidence {
+        ConfidenceArg::Medium => Confidence::Medium,
+        ConfidenceArg::High => Confidence::High,
+    };
+    let mut found = suggest(&tools);
+    found.suggestions.retain(|s| s.confidence >= minimum);
+    keep_clean(&mut found, &document, server_name.as_deref())?;
+
+    let format = match (args.format, &args.out) {
+        (Some(OverlayFormatArg::Toml), _) => OverlayFormat::Toml,
+        (Some(OverlayFormatArg::Json), _) => OverlayFormat::Json,
+        (None, Some(path)) => OverlayFormat::from_file_name(&path.display().to_string()),
+        (None, None) => OverlayFormat::Json,
+    };
+    let overlay = found.overlay(server_name.as_deref());
+    let text = render(&overlay, format)?;
+    match &args.out {
+        Some(path) => std::fs::write(path, &text).map_err(|source| Failure::WriteFile {
+            path: path.display().to_string(),
+            source,
+        })?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    let mut stderr = std::io::stderr().lock();
+    for s in &found.suggestions {
+        let what = match &s.proposal {
+            crate::suggest::Proposal::Compensable { compensator, .. } => {
+                format!("compensated by {}", escape(compensator))
+            }
+            crate::suggest::Proposal::Irreversible => "irreversible".to_owned(),
+        };
+        writeln!(
+            stderr,
+            "{:<6}  {}: {what} — {}",
+            s.confidence.as_str(),
+            escape(&s.tool),
+            escape(&s.reason)
+        )?;
+    }
+    for s in &found.skipped {
+        writeln!(
+            stderr,
+            "left out  {} → {}: {}",
+            escape(&s.tool),
+            escape(&s.compensator),
+            escape(&s.reason)
+        )?;
+    }
+    writeln!(
+        stderr,
+        "{} suggestion(s) for {} tool(s); {} candidate pair(s) left out",
+        found.suggestions.len(),
+        tools.len(),
+        found.skipped.len()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The overlay as text.
+fn render(overlay: &Value, format: OverlayFormat) -> Result<String, Failure> {
+    match format {
+        OverlayFormat::Json => Ok(format!("{}\n", pretty(overlay, "the overlay")?)),
+        OverlayFormat::Toml => toml::to_string(overlay)
+            .map_err(|e| Failure::Usage(format!("cannot write the overlay as TOML: {e}"))),
+    }
+}
+
+/// Lints the drafted overlay against the list and drops every suggestion the recommended rules
+/// find a warning or error in, until the overlay lints clean.
+fn keep_clean(
+    found: &mut Suggestions,
+    document: &Value,
+    server: Option<&str>,
+) -> Result<(), Failure> {
+    let linter = Linter::new(LintOptions::default())?;
+    // Each round drops at least one suggestion, so this ends.
+    for _ in 0..=found.suggestions.len() {
+        let overlay_value = found.overlay(server);
+        let text = pretty(&overlay_value, "the overlay")?;
+        let overlay = Overlay::parse(&text, OverlayFormat::Json)
+            .map_err(|e| Failure::Usage(format!("the drafted overlay does not parse: {e}")))?;
+        let report = linter.lint_value_with_overlay(document, &overlay, &text);
+        let loud: Vec<_> = report
+            .overlay
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity >= Severity::Warning)
+            .collect();
+        if loud.is_empty() {
+            return Ok(());
+        }
+        let before = found.suggestions.len();
+        let mut dropped = Vec::new();
+        found.suggestions.retain(|s| {
+            let prefix = format!("/tools/{}", escape_token(&s.tool));
+            let finding = loud
+                .iter()
+                .find(|d| d.pointer == prefix || d.pointer.starts_with(&format!("{prefix}/")));
+            match finding {
+                Some(d) => {
+                    dropped.push(Skipped {
+                        tool: s.tool.clone(),
+                        compensator: match &s.proposal {
+                            crate::suggest::Proposal::Compensable { compensator, .. } => {
+                                compensator.clone()
+                            }
+                            crate::suggest::Proposal::Irreversible => "-".to_owned(),
+                        },
+                        reason: format!("the draft does not lint clean: {} {}", d.code, d.message),
+                    });
+                    false
+                }
+                None => true,
+            }
+        });
+        found.skipped.extend(dropped);
+        if found.suggestions.len() == before {
+            return Err(Failure::Usage(format!(
+                "the drafted overlay has findings outside its tools: {}",
+                loud[0].message
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,353 @@
+//! Overlays (`lint`, `plan`, `convert`, `profile` with `--overlay`), `suggest`, `profile` and the
+//! rule presets, end to end through the binary.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::fs;
+
+use common::{bin, code, codes, lint_json, root, run_in};
+use serde_json::Value;
+
+const TOOLS: &str = "fixtures/overlays/notes.tools.json";
+const OVERLAY: &str = "fixtures/overlays/notes.overlay.toml";
+const BAD_OVERLAY: &str = "fixtures/overlays/notes.bad-overlay.json";
+const TRACE: &str = "fixtures/overlays/notes.trace.jsonl";
+
+fn stdout_json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[test]
+fn a_good_overlay_lints_clean() {
+    let (status, report) = lint_json(&root(), &["--overlay", OVERLAY, TOOLS]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(report["summary"]["files"], 2);
+    assert_eq!(report["summary"]["tools"], 6);
+    assert!(codes(&report).is_empty(), "{report:#}");
+}
+
+#[test]
+fn findings_in_overlay_declarations_point_into_the_overlay() {
+    let (status, report) = lint_json(&root(), &["--overlay", BAD_OVERLAY, TOOLS]);
+    assert_eq!(status, 1, "{report:#}");
+    let found: Vec<(String, String, String, u64, u64)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_owned(),
+                d["file"].as_str().unwrap().to_owned(),
+                d["pointer"].as_str().unwrap().to_owned(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let at = |code: &str, pointer: &str, line: u64, column: u64| {
+        (
+            code.to_owned(),
+            BAD_OVERLAY.to_owned(),
+            pointer.to_owned(),
+            line,
+            column,
+        )
+    };
+    assert_eq!(
+        found,
+        [
+            at("R008", "/tools/create_notes", 4, 5),
+            at("R009", "/tools/pinNote/annotations/destructiveHint", 8, 42),
+            at(
+                "R107",
+                "/tools/pinNote/_meta/dev.chronomcp~1compensate/compensation/parameterMapping/noteId",
+                11,
+                82
+            ),
+        ]
+    );
+    // The near miss is named.
+    let r007 = &report["diagnostics"][0];
+    assert_eq!(r007["help"], "did you mean 'create_note'?");
+}
+
+#[test]
+fn toml_overlay_findings_carry_lines_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(root().join(TOOLS), dir.path().join("tools.json")).unwrap();
+    fs::write(
+        dir.path().join("o.toml"),
+        "[tools.create_note.annotations.recovery]\nstrategy = \"compensation\"\n\
+         compensatingOperation = { operationId = \"delete_note\", parameters = { noteId = \"$response.body#/noteID\" } }\n",
+    )
+    .unwrap();
+    let (status, report) = lint_json(dir.path(), &["--overlay", "o.toml", "tools.json"]);
+    assert_eq!(status, 0, "{report:#}");
+    let d = &report["diagnostics"][0];
+    // The outputSchema allows other properties, so the misspelt field may be absent (R108).
+    assert_eq!(d["code"], "R108", "{report:#}");
+    assert_eq!(d["file"], "o.toml");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(80))
+    );
+}
+
+#[test]
+fn malformed_overlays_exit_2_naming_file_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(root().join(TOOLS), dir.path().join("tools.json")).unwrap();
+    for (name, text, expected) in [
+        ("a.toml", "tools = [", "a.toml:1:"),
+        (
+            "b.json",
+            "{\"tools\": {\"x\": {\"inputSchema\": {}}}}",
+            "at /tools/x/inputSchema",
+        ),
+        ("c.json", "{\"tools\": 1}", "at /tools:"),
+        ("d.json", "[1", "not valid JSON (line 1"),
+    ] {
+        fs::write(dir.path().join(name), text).unwrap();
+        let output = run_in(dir.path(), &["lint", "--overlay", name, "tools.json"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(code(&output), 2, "{name}: {stderr}");
+        assert!(
+            stderr.contains(name) && stderr.contains(expected),
+            "{name}: {stderr}"
+        );
+    }
+    let output = run_in(
+        dir.path(),
+        &["lint", "--overlay", "missing.toml", "tools.json"],
+    );
+    assert_eq!(code(&output), 2);
+    let output = run_in(
+        dir.path(),
+        &["lint", "--overlay", "a.toml", "tools.json", "."],
+    );
+    assert_eq!(code(&output), 2, "an overlay applies to one document");
+}
+
+#[test]
+fn plan_rolls_back_with_the_overlay_and_not_without() {
+    let plan = |overlay: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args([
+            "plan", "--format", "json", "--tools", TOOLS, "--trace", TRACE,
+        ]);
+        if let Some(overlay) = overlay {
+            cmd.args(["--overlay", overlay]);
+        }
+        let output = cmd.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let plan = stdout_json(&output);
+        plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["tool"].as_str().unwrap().to_owned(),
+                    s["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let with = plan(Some(OVERLAY));
+    let statuses: Vec<&str> = with.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(
+        statuses,
+        ["irreversible", "compensate", "compensate"],
+        "{with:?}"
+    );
+    let without = plan(None);
+    assert!(
+        without.iter().all(|(_, s)| s != "compensate"),
+        "{without:?}"
+    );
+    let output = bin()
+        .args([
+            "plan",
+            "--tools",
+            TOOLS,
+            "--trace",
+            TRACE,
+            "--overlay",
+            BAD_OVERLAY,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("notes.bad-overlay.json:4:5") && stderr.contains("R008"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn convert_writes_overlay_declarations_into_the_document() {
+    let output = bin()
+        .args(["convert", "--to", "compensate", "--overlay", OVERLAY, TOOLS])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document = stdout_json(&output);
+    let create = &document["result"]["tools"][0];
+    assert_eq!(
+        create["_meta"]["dev.chronomcp/compensate"]["compensation"]["toolName"],
+        "delete_note"
+    );
+}
+
+#[test]
+fn suggest_drafts_an_overlay_that_lints_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    fs::copy(root().join(TOOLS), &tools).unwrap();
+    for out in ["draft.json", "draft.toml"] {
+        let output = run_in(dir.path(), &["suggest", "tools.json", "--out", out]);
+        assert!(output.status.success(), "{output:?}");
+        let report = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            report.contains("create_note: compensated by delete_note"),
+            "{report}"
+        );
+        let (status, lint) = lint_json(dir.path(), &["--overlay", out, "tools.json"]);
+        assert_eq!(status, 0, "{lint:#}");
+        assert!(codes(&lint).is_empty(), "{lint:#}");
+    }
+    let output = run_in(dir.path(), &["suggest", "tools.json"]);
+    let draft = stdout_json(&output);
+    let tools = draft["tools"].as_object().unwrap();
+    let names: Vec<&str> = tools.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["create_note", "pinNote", "unpinNote", "send-digest"]
+    );
+    let carrier = &tools["send-digest"]["_meta"]["dev.chronomcp/compensate"];
+    assert_eq!(carrier["reversibility"], "irreversible");
+    assert!(
+        carrier["notes"].as_str().unwrap().contains("confidence"),
+        "{carrier}"
+    );
+    let mapping = &tools["create_note"]["_meta"]["dev.chronomcp/compensate"]["compensation"]["parameterMapping"];
+    assert_eq!(mapping["noteId"], "$.output.structuredContent.noteId");
+}
+
+#[test]
+fn profile_names_the_missing_declarations() {
+    let output = bin()
+        .args(["profile", "--format", "json", TOOLS])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let plain = stdout_json(&output);
+    assert_eq!(plain["reached"], serde_json::json!([]));
+    let output = bin()
+        .args(["profile", "--format", "json", "--overlay", OVERLAY, TOOLS])
+        .output()
+        .unwrap();
+    let overlaid = stdout_json(&output);
+    let pin = &overlaid["tools"][2];
+    assert_eq!(pin["tool"], "pinNote");
+    assert_eq!(
+        pin["reached"],
+        serde_json::json!(["unknown-safe", "compensation-safe", "externally-mediated"])
+    );
+    assert!(
+        pin["gaps"][0]["missing"]
+            .as_str()
+            .unwrap()
+            .contains("staged"),
+        "{pin:#}"
+    );
+    let human = bin().args(["profile", TOOLS]).output().unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("missing declarations:"), "{text}");
+    assert!(
+        text.contains("`annotations.idempotentHint: true`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn strict_preset_from_flag_and_config() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tools.json"),
+        r#"{"tools": [{"name": "write_note", "inputSchema": {"type": "object"}}]}"#,
+    )
+    .unwrap();
+    let (status, report) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!((status, codes(&report).len()), (0, 0), "{report:#}");
+    let (_, strict) = lint_json(dir.path(), &["--preset", "strict", "tools.json"]);
+    let expected = ["R201", "R202", "R301", "R302"];
+    assert_eq!(codes(&strict), expected, "{strict:#}");
+    fs::write(
+        dir.path().join("mcp-recovery.toml"),
+        "extends = \"strict\"\n",
+    )
+    .unwrap();
+    let (_, configured) = lint_json(dir.path(), &["tools.json"]);
+    assert_eq!(codes(&configured), expected);
+    let (_, flag_wins) = lint_json(dir.path(), &["--preset", "recommended", "tools.json"]);
+    assert!(codes(&flag_wins).is_empty());
+}
+
+#[test]
+fn live_overlay_checks_the_server_name() {
+    let exe = env!("CARGO_BIN_EXE_mcp-recovery");
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("other.toml"),
+        "server = \"someone-else\"\n[tools.charge_payment.annotations]\ntitle = \"Charge\"\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("demo.toml"),
+        "server = \"mcp-recovery-demo-server\"\n[tools.no_such_tool.annotations]\ntitle = \"x\"\n",
+    )
+    .unwrap();
+    let output = run_in(
+        dir.path(),
+        &[
+            "lint",
+            "--overlay",
+            "other.toml",
+            "--stdio",
+            "--",
+            exe,
+            "demo-server",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("'someone-else'"), "{stderr}");
+    let (status, report) = lint_json(
+        dir.path(),
+        &[
+            "--overlay",
+            "demo.toml",
+            "--stdio",
+            "--",
+            exe,
+            "demo-server",
+        ],
+    );
+    assert_eq!(status, 1, "{report:#}");
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        (d["code"].as_str(), d["file"].as_str()),
+        (Some("R008"), Some("demo.toml"))
+    );
+    assert_eq!(d["line"], 2);
+}

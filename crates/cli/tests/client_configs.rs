@@ -1,0 +1,427 @@
+//! `--config FILE --server NAME` and `--all-servers` against MCP client configs (Claude Desktop
+//! and Cursor `mcpServers`, VS Code `servers` with `inputs`), with scripted servers of each
+//! protocol revision over stdio and Streamable HTTP, one that cannot start, and secrets.
+
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+use common::{code, run_in};
+use serde_json::{Value, json};
+
+/// Reads requests line by line and answers as `$1` says: `2026` (server/discover, `_meta`
+/// required), `2025-11-25` or `2025-03-26` (initialize; discover refused).
+const SERVER: &str = r#"rev=$1
+tools=$(tr -d '\n' < tools.json)
+reply() { printf '{"jsonrpc":"2.0","id":%s,%s}\n' "$id" "$1"; }
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -n "$id" ] || continue
+  case "$rev:$line" in
+    2026:*'"io.modelcontextprotocol/protocolVersion":"2026-07-28"'*'"method":"server/discover"'*|2026:*'"method":"server/discover"'*'"io.modelcontextprotocol/protocolVersion":"2026-07-28"'*)
+      reply '"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"public","ttlMs":0,"resultType":"complete"}' ;;
+    2026:*'"method":"tools/list"'*'2026-07-28'*|2026:*'2026-07-28'*'"method":"tools/list"'*)
+      reply "\"result\":$tools" ;;
+    2025*:*'"method":"initialize"'*)
+      reply "\"result\":{\"protocolVersion\":\"$rev\",\"capabilities\":{}}" ;;
+    2025*:*'"method":"tools/list"'*) reply "\"result\":$tools" ;;
+    *) reply '"error":{"code":-32601,"message":"method not found"}' ;;
+  esac
+done
+"#;
+
+/// A tool whose compensator does not exist (R101, an error).
+const TOOLS: &str = r#"{"tools":[{"name":"charge","inputSchema":{"type":"object"},"annotations":{"recovery":{"strategy":"compensation","compensatingOperation":{"operationId":"refund","parameters":{}}}}}]}"#;
+
+fn workspace(config: &Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("server.sh"), SERVER).unwrap();
+    std::fs::write(dir.path().join("tools.json"), TOOLS).unwrap();
+    write_config(dir.path(), config);
+    dir
+}
+
+fn write_config(dir: &Path, config: &Value) {
+    std::fs::write(dir.join("mcp.json"), config.to_string()).unwrap();
+}
+
+fn stdio(revision: &str) -> Value {
+    json!({"command": "sh", "args": ["server.sh", revision]})
+}
+
+/// A loopback Streamable HTTP server speaking only 2026-07-28.
+fn http_2026() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            let mut version = String::new();
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let lower = line.trim().to_ascii_lowercase();
+                if lower.is_empty() {
+                    break;
+                }
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if let Some(v) = lower.strip_prefix("mcp-protocol-version:") {
+                    version = v.trim().to_owned();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let meta = &request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"];
+            let answer = match request["method"].as_str() {
+                _ if version != "2026-07-28" || meta != "2026-07-28" => json!({
+                    "jsonrpc": "2.0", "id": request["id"],
+                    "error": {"code": -32020, "message": "header and _meta disagree"}}),
+                Some("server/discover") => json!({"jsonrpc": "2.0", "id": request["id"],
+                    "result": {"supportedVersions": ["2026-07-28"], "capabilities": {},
+                               "cacheScope": "public", "ttlMs": 0, "resultType": "complete"}}),
+                Some("tools/list") => {
+                    let tools: Value = serde_json::from_str(TOOLS).unwrap();
+                    json!({"jsonrpc": "2.0", "id": request["id"], "result": tools})
+                }
+                _ => json!({"jsonrpc": "2.0", "id": request["id"],
+                            "error": {"code": -32601, "message": "method not found"}}),
+            };
+            let status = if answer.get("error").is_some() {
+                400
+            } else {
+                200
+            };
+            let text = answer.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    url
+}
+
+fn json_report(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let mut full = vec!["lint", "--format", "json"];
+    full.extend_from_slice(args);
+    let output = run_in(dir, &full);
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (code(&output), report, stderr)
+}
+
+fn files(report: &Value) -> Vec<String> {
+    let mut files: Vec<String> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap().to_owned())
+        .collect();
+    files.dedup();
+    files
+}
+
+#[test]
+fn every_server_of_a_cursor_config_in_every_revision() {
+    let config = json!({"mcpServers": {
+        "modern": stdio("2026"),
+        "current": stdio("2025-11-25"),
+        "old": stdio("2025-03-26"),
+        "remote": {"url": http_2026()},
+        "off": {"command": "sh", "args": ["-c", "exit 9"], "disabled": true},
+    }});
+    let dir = workspace(&config);
+    let (status, report, stderr) = json_report(
+        dir.path(),
+        &["--config", "mcp.json", "--all-servers", "--verbose"],
+    );
+    assert_eq!(status, 1, "{stderr}");
+    assert_eq!(
+        files(&report),
+        [
+            "mcp.json#modern",
+            "mcp.json#current",
+            "mcp.json#old",
+            "mcp.json#remote"
+        ]
+    );
+    assert!(
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["code"] == "R101")
+    );
+    for (name, revision) in [
+        ("modern", "2026-07-28 (server/discover"),
+        ("current", "2025-11-25 (initialize handshake)"),
+        ("old", "2025-03-26 (initialize handshake)"),
+        ("remote", "2026-07-28 (server/discover"),
+    ] {
+        let line = format!("server mcp.json#{name}: protocol {revision}");
+        assert!(stderr.contains(&line), "{line}\n{stderr}");
+    }
+    assert!(stderr.contains("mcp.json#off is disabled"), "{stderr}");
+
+    // One server by name; the live document has lines, shown in the human excerpt.
+    let output = run_in(
+        dir.path(),
+        &["lint", "--config", "mcp.json", "--server", "old"],
+    );
+    assert_eq!(code(&output), 1);
+    let human = String::from_utf8(output.stdout).unwrap();
+    assert!(human.contains("mcp.json#old:"), "{human}");
+    assert!(human.contains("\"operationId\": \"refund\""), "{human}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_reported_and_the_others_still_run() {
+    let config = json!({"mcpServers": {
+        "first": stdio("2025-11-25"),
+        "broken": {"command": "sh", "args": ["-c", "echo 'missing API key' >&2; exit 3"]},
+        "absent": {"command": "./no-such-server"},
+        "last": stdio("2026"),
+    }});
+    let dir = workspace(&config);
+    let (status, report, stderr) =
+        json_report(dir.path(), &["--config", "mcp.json", "--all-servers"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert_eq!(files(&report), ["mcp.json#first", "mcp.json#last"]);
+    assert!(
+        stderr.contains(
+            "error: server mcp.json#broken: the server exited (exit status: 3) before it answered"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("  | missing API key"), "{stderr}");
+    assert!(
+        stderr.contains("error: server mcp.json#absent: could not start"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 server(s) could not be linted"),
+        "{stderr}"
+    );
+
+    // Clean servers and a failed one: still 2, the worst.
+    std::fs::write(dir.path().join("tools.json"), r#"{"tools":[]}"#).unwrap();
+    let (status, _, _) = json_report(dir.path(), &["--config", "mcp.json", "--all-servers"]);
+    assert_eq!(status, 2);
+    let (status, _, stderr) = json_report(
+        dir.path(),
+        &[
+            "--config", "mcp.json", "--server", "first", "--server", "last",
+        ],
+    );
+    assert_eq!(status, 0, "{stderr}");
+}
+
+#[test]
+fn vscode_inputs_env_placeholders_and_secrets() {
+    // The server prints its environment's secret on stderr and puts it in a description.
+    let leaky = "echo \"token is $API_TOKEN\" >&2; \
+                 printf '{\"tools\":[{\"name\":\"t\",\"description\":\"%s\",\"inputSchema\":{\"type\":\"object\"}}]}' \"$API_TOKEN\" > tools.json; \
+                 exec sh server.sh 2025-11-25";
+    let config = json!({
+        "inputs": [{"type": "promptString", "id": "token", "password": true}],
+        "servers": {
+            "leaky": {"type": "stdio", "command": "sh", "args": ["-c", leaky],
+                      "env": {"API_TOKEN": "${input:token}"}, "cwd": "${workspaceFolder}"},
+            "crash": {"type": "stdio", "command": "sh",
+                      "args": ["-c", "echo \"bad key $KEY\" >&2; exit 1"],
+                      "env": {"KEY": "${env:CLIENT_TEST_SECRET}"}},
+        }
+    });
+    let dir = workspace(&config);
+    std::fs::create_dir(dir.path().join(".vscode")).unwrap();
+    std::fs::rename(
+        dir.path().join("mcp.json"),
+        dir.path().join(".vscode/mcp.json"),
+    )
+    .unwrap();
+    let output = common::bin_in(dir.path())
+        .env("CLIENT_TEST_SECRET", "env-secret-42")
+        .args([
+            "lint",
+            "--config",
+            ".vscode/mcp.json",
+            "--all-servers",
+            "--input",
+            "token=in-secret-17",
+            "--save",
+            "saved",
+        ])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(code(&output), 2, "{all}");
+    assert!(
+        !all.contains("in-secret-17") && !all.contains("env-secret-42"),
+        "{all}"
+    );
+    assert!(all.contains("bad key ***"), "{all}");
+    let saved = std::fs::read_to_string(dir.path().join("saved/leaky.json")).unwrap();
+    assert!(saved.contains("\"description\": \"***\""), "{saved}");
+    assert!(!saved.contains("in-secret-17"));
+
+    // A missing input or variable names the file, the server and the pointer.
+    let output = run_in(
+        dir.path(),
+        &["lint", "--config", ".vscode/mcp.json", "--server", "leaky"],
+    );
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            ".vscode/mcp.json: server \"leaky\" at /servers/leaky/env/API_TOKEN: `${input:token}` \
+             has no value: give it with --input token=VALUE"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn env_flag_and_malformed_header_never_show_values() {
+    let dir = workspace(&json!({"mcpServers": {}}));
+    let output = run_in(
+        dir.path(),
+        &[
+            "lint",
+            "--env",
+            "TOKEN=flag-secret-99",
+            "--stdio",
+            "--",
+            "sh",
+            "-c",
+            "echo \"no luck with $TOKEN\" >&2; exit 5",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("| no luck with ***"), "{stderr}");
+    assert!(!stderr.contains("flag-secret-99"), "{stderr}");
+
+    for spec in ["Authorization Bearer hdr-secret-77", "hdr-secret-77"] {
+        let output = run_in(
+            dir.path(),
+            &["lint", "--url", "http://127.0.0.1:9/mcp", "--header", spec],
+        );
+        assert_eq!(code(&output), 2);
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.starts_with("error: invalid header"), "{stderr}");
+        assert!(!stderr.contains("hdr-secret-77"), "{stderr}");
+    }
+    let output = run_in(
+        dir.path(),
+        &["lint", "--env", "novalue-secret", "--stdio", "--", "true"],
+    );
+    assert_eq!(code(&output), 2);
+    assert!(
+        !String::from_utf8(output.stderr)
+            .unwrap()
+            .contains("novalue-secret")
+    );
+}
+
+#[test]
+fn config_means_settings_without_server_flags() {
+    let dir = workspace(&json!({"mcpServers": {"one": stdio("2026")}}));
+    let output = run_in(dir.path(), &["lint", "--config", "mcp.json", "tools.json"]);
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "mcp.json is an MCP client config, not mcp-recovery.toml settings: add \
+                         --server NAME or --all-servers"
+        ),
+        "{stderr}"
+    );
+    // With --server, settings still come from the mcp-recovery.toml found upward.
+    std::fs::write(
+        dir.path().join("mcp-recovery.toml"),
+        "ignore = [\"R101\"]\n",
+    )
+    .unwrap();
+    let (status, report, stderr) =
+        json_report(dir.path(), &["--config", "mcp.json", "--server", "one"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(report["summary"]["tools"], 1);
+    let output = run_in(
+        dir.path(),
+        &["lint", "--config", "mcp-recovery.toml", "tools.json"],
+    );
+    assert_eq!(code(&output), 0);
+    let output = run_in(dir.path(), &["lint", "--server", "one"]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        String::from_utf8(output.stderr)
+            .unwrap()
+            .contains("need --config FILE")
+    );
+}
+
+#[test]
+fn fetch_and_census_read_configs_too() {
+    let config = json!({"mcpServers": {"a": stdio("2026"), "b": stdio("2025-03-26")}});
+    let dir = workspace(&config);
+    let output = run_in(
+        dir.path(),
+        &["fetch", "--config", "mcp.json", "--server", "a"],
+    );
+    assert_eq!(
+        code(&output),
+        0,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let fetched: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(fetched["tools"][0]["name"], "charge");
+
+    let output = run_in(
+        dir.path(),
+        &["fetch", "--config", "mcp.json", "--all-servers"],
+    );
+    assert_eq!(code(&output), 2);
+    let output = run_in(
+        dir.path(),
+        &[
+            "fetch",
+            "--config",
+            "mcp.json",
+            "--all-servers",
+            "--save",
+            "out",
+        ],
+    );
+    assert_eq!(code(&output), 0);
+    assert!(dir.path().join("out/a.json").is_file() && dir.path().join("out/b.json").is_file());
+
+    let output = run_in(
+        dir.path(),
+        &["census", "--live", "mcp.json", "--format", "json"],
+    );
+    assert_eq!(
+        code(&output),
+        0,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let census: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(census["files"]["tools_lists"], 2, "{census}");
+}

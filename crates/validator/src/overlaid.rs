@@ -1,0 +1,149 @@
+//! Linting a `tools/list` document with an overlay applied: one merged view for the rules, and
+//! every finding about an overlay declaration reported against the overlay file.
+
+use std::collections::HashMap;
+
+use mcp_recovery_model::{Applied, Overlay, OverlayIssue};
+use serde_json::Value;
+
+use crate::finding::Finding;
+use crate::rules::{overlay_conflict, overlay_unknown_tool};
+use crate::span::Place;
+use crate::{Linter, Report, load};
+
+/// The outcome of linting a document with an overlay.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OverlaidReport {
+    /// Findings about the server's own document (pointers and spans into it).
+    pub document: Report,
+    /// Findings about the overlay's declarations (pointers and spans into the overlay text).
+    pub overlay: Report,
+}
+
+impl Linter {
+    /// Lints the bytes of a document with `overlay` (parsed from `overlay_text`) applied.
+    pub fn lint_source_with_overlay(
+        &self,
+        source: &[u8],
+        overlay: &Overlay,
+        overlay_text: &str,
+    ) -> OverlaidReport {
+        match load::parse(source) {
+            Ok(document) => {
+                let (tools, own, declared) = self.check_overlaid(&document, overlay);
+                OverlaidReport {
+                    document: self.finish(tools, own, Some(source), true),
+                    overlay: self.finish_overlay(tools, declared, overlay, overlay_text),
+                }
+            }
+            Err(finding) => OverlaidReport {
+                document: self.finish(0, vec![*finding], Some(source), true),
+                overlay: Report::default(),
+            },
+        }
+    }
+
+    /// Lints a parsed document (from a live server) with `overlay` applied; the document's
+    /// findings have no spans, the overlay's do.
+    pub fn lint_value_with_overlay(
+        &self,
+        document: &Value,
+        overlay: &Overlay,
+        overlay_text: &str,
+    ) -> OverlaidReport {
+        let (tools, own, declared) = self.check_overlaid(document, overlay);
+        let text = if own.is_empty() {
+            None
+        } else {
+            serde_json::to_vec(document).ok()
+        };
+        OverlaidReport {
+            document: self.finish(tools, own, text.as_deref(), false),
+            overlay: self.finish_overlay(tools, declared, overlay, overlay_text),
+        }
+    }
+
+    /// Merges, runs every stage, and splits the findings between document and overlay.
+    fn check_overlaid(
+        &self,
+        document: &Value,
+        overlay: &Overlay,
+    ) -> (usize, Vec<Finding>, Vec<Finding>) {
+        let array = match load::tools_of(document) {
+            Ok(array) => array,
+            Err(finding) => return (0, vec![*finding], Vec::new()),
+        };
+        let names: Vec<&str> = array
+            .tools
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .collect();
+        let mut merged = document.clone();
+        let applied = match merged.pointer_mut(array.pointer()) {
+            Some(Value::Array(tools)) => overlay.apply_to(tools, array.pointer()),
+            _ => Applied::default(),
+        };
+        let mut declared = issues(&applied, &names);
+        let (tools, findings) = self.check(&merged);
+        let mut own = Vec::with_capacity(findings.len());
+        for mut finding in findings {
+            match applied.overlay_pointer_of(&finding.pointer) {
+                Some(pointer) => {
+                    finding.pointer = pointer;
+                    declared.push(finding);
+                }
+                None => own.push(finding),
+            }
+        }
+        (tools, own, declared)
+    }
+
+    fn finish_overlay(
+        &self,
+        tools: usize,
+        findings: Vec<Finding>,
+        overlay: &Overlay,
+        text: &str,
+    ) -> Report {
+        let mut report = match overlay.spans() {
+            Some(spans) => {
+                let places: HashMap<String, Place> = spans
+                    .iter()
+                    .map(|(pointer, span)| {
+                        let place = Place {
+                            key: span.key.clone(),
+                            value: span.value.clone(),
+                        };
+                        (pointer.clone(), place)
+                    })
+                    .collect();
+                self.finish_with(tools, findings, Some(text.as_bytes()), true, |_, _| {
+                    places.clone()
+                })
+            }
+            None => self.finish(tools, findings, Some(text.as_bytes()), true),
+        };
+        // The overlay declares no tools of its own; the count belongs to the document.
+        report.tools = 0;
+        report
+    }
+}
+
+fn issues(applied: &Applied, names: &[&str]) -> Vec<Finding> {
+    applied
+        .issues
+        .iter()
+        .map(|issue| match issue {
+            OverlayIssue::UnknownTool {
+                tool,
+                overlay_pointer,
+            } => overlay_unknown_tool::unknown_tool(overlay_pointer, tool, names),
+            OverlayIssue::Conflict {
+                tool,
+                field,
+                overlay_pointer,
+                document_pointer,
+            } => overlay_conflict::conflict(overlay_pointer, tool, field, document_pointer),
+        })
+        .collect()
+}
