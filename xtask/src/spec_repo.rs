@@ -746,7 +746,7 @@ fn spec_repo_flow(
     Ok(failures)
 }
 
-/// Runs `mcp-recovery schema --spec-repo CHECKOUT --version draft`; returns what it printed.
+/// Runs `mcp-recovery schema --spec-repo CHECKOUT --protocol-version draft`; returns what it printed.
 fn spec_repo_command(root: &Path, checkout: &Path) -> Result<String, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(cargo);
@@ -755,7 +755,7 @@ fn spec_repo_command(root: &Path, checkout: &Path) -> Result<String, String> {
         .args(["run", "--quiet", "--locked", "-p", "mcp-recovery", "--"])
         .args(["schema", "--spec-repo"])
         .arg(checkout)
-        .args(["--version", "draft"]);
+        .args(["--protocol-version", "draft"]);
     // A cold build of the binary on a small machine takes minutes.
     let what = "mcp-recovery schema --spec-repo";
     let output = run(command, Duration::from_secs(1800), what)?;

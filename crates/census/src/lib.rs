@@ -669,7 +669,8 @@ fn read_and_examine(path: &Path, linter: Option<&Linter>, max_bytes: u64) -> Fil
     }
 }
 
-/// Expands the given paths: files as given, directories walked (sorted) for `*.json` files.
+/// Expands the given paths: files as given, directories walked for documents by the rule of
+/// [`mcp_recovery_validator::walk`], the one `lint DIR` uses too.
 ///
 /// A given path that does not exist is an error; unreadable entries inside a directory are
 /// returned so the census lists them.
@@ -684,24 +685,14 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
             files.push(path.clone());
             continue;
         }
-        for entry in walkdir::WalkDir::new(path)
-            .follow_links(true)
-            .sort_by_file_name()
-        {
-            match entry {
-                Ok(entry) => {
-                    let is_json = entry.path().extension().is_some_and(|e| e == "json");
-                    if entry.file_type().is_file() && is_json {
-                        files.push(entry.into_path());
-                    }
-                }
-                Err(e) => {
-                    if let Some(p) = e.path() {
-                        files.push(p.to_path_buf());
-                    }
-                }
-            }
-        }
+        let walk = mcp_recovery_validator::walk::json_documents(path);
+        files.extend(walk.documents);
+        // An entry the walker could not name is reported as the directory itself.
+        files.extend(
+            walk.errors
+                .into_iter()
+                .map(|e| e.path.unwrap_or_else(|| path.clone())),
+        );
     }
     files.dedup();
     Ok(files)

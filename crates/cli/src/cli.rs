@@ -61,7 +61,6 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Print one generated JSON Schema, or write all of them to a directory, or write the
     /// SEP-3172 TypeScript and examples into a checkout of the MCP specification repository.
-    #[command(disable_version_flag = true)]
     Schema(SchemaArgs),
     /// Fetch the complete tools/list of a live server and print it as JSON.
     Fetch(FetchArgs),
@@ -386,7 +385,7 @@ pub struct SchemaArgs {
         requires = "spec_repo",
         default_value = mcp_recovery_schema::spec_repo::DEFAULT_VERSION
     )]
-    pub version: String,
+    pub protocol_version: String,
 
     /// Schema to print, by file name (`tool.schema.json`) or short name (`tool`).
     /// Without a name (and without `--out`), lists the available schemas.

@@ -204,7 +204,7 @@ pub struct WalkError {
     /// The directory as given.
     pub path: String,
     /// Why.
-    pub source: ignore::Error,
+    pub source: mcp_recovery_validator::walk::WalkError,
 }
 
 /// Reads and parses the JSON document at `path` (`-` for stdin), naming the file and position
@@ -248,36 +248,16 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, Failure> {
     Ok(inputs)
 }
 
-/// Adds the `*.json` files under `dir`, skipping what `.gitignore`/`.ignore` exclude and hidden
-/// entries. The `ignore` crate (ripgrep's walker) implements gitignore semantics in full —
-/// negations, anchoring, nested files, `.git/info/exclude` — which a hand-written filter would
-/// get subtly wrong.
+/// Adds the documents under `dir`, found by the walk `census DIR` uses too
+/// ([`mcp_recovery_validator::walk`]); the first entry that cannot be read fails the run.
 fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<(), WalkError> {
-    let error = |source| WalkError {
-        path: dir.display().to_string(),
-        source,
-    };
-    let walker = ignore::WalkBuilder::new(dir)
-        .standard_filters(true)
-        // Honour .gitignore also outside a git checkout (an unpacked release, a temp dir).
-        .require_git(false)
-        // A user's global excludes must not change what CI lints.
-        .git_global(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    let mut found = Vec::new();
-    for entry in walker {
-        let entry = entry.map_err(error)?;
-        let is_file = entry.file_type().is_some_and(|t| t.is_file());
-        let is_json = entry
-            .path()
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        if is_file && is_json {
-            found.push(entry.into_path());
-        }
+    let walk = mcp_recovery_validator::walk::json_documents(dir);
+    if let Some(source) = walk.errors.into_iter().next() {
+        return Err(WalkError {
+            path: dir.display().to_string(),
+            source,
+        });
     }
-    found.sort();
-    inputs.extend(found.into_iter().map(Input::File));
+    inputs.extend(walk.documents.into_iter().map(Input::File));
     Ok(())
 }

@@ -264,7 +264,7 @@ fn explain(args: &ExplainArgs) -> Result<(), Failure> {
 /// `schema`: list, print one, or write all.
 fn schema(args: &SchemaArgs) -> Result<(), Failure> {
     if let Some(repo) = &args.spec_repo {
-        return spec_repo_cmd::run(repo, &args.version);
+        return spec_repo_cmd::run(repo, &args.protocol_version);
     }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {

@@ -1,4 +1,4 @@
-//! `schema --spec-repo DIR [--version V]`: the SEP-3172 changes written into a checkout of the MCP
+//! `schema --spec-repo DIR [--protocol-version V]`: the SEP-3172 changes written into a checkout of the MCP
 //! specification repository.
 //!
 //! Only `schema/<V>/schema.ts` and the example files named by the generator are written. No
@@ -121,7 +121,7 @@ fn refuse(shown: &str, kind: Kind) -> Failure {
     Failure::Usage(format!("{shown} {what}; nothing was written there"))
 }
 
-/// The version directories a checkout has, as a hint for a wrong `--version`.
+/// The version directories a checkout has, as a hint for a wrong `--protocol-version`.
 fn available_versions(repo: &Path) -> String {
     let Ok(entries) = std::fs::read_dir(repo.join("schema")) else {
         return String::new();

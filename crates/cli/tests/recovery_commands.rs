@@ -293,3 +293,65 @@ fn broken_pipe_exits_0_quietly() {
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert_eq!(stderr, "");
 }
+
+/// `lint DIR` and `census DIR` read the same documents: `*.json` in any case, hidden
+/// directories and gitignored files skipped, links not followed.
+#[test]
+fn lint_and_census_walk_the_same_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    for sub in ["sub", ".hidden", "ignored"] {
+        fs::create_dir_all(tree.join(sub)).unwrap();
+    }
+    fs::write(tree.join(".gitignore"), "skipped.json\nignored/\n").unwrap();
+    // Every document is broken, so that both commands name each file they read.
+    for name in [
+        "a.json",
+        "B.JSON",
+        "c.Json",
+        "sub/d.json",
+        ".hidden/e.json",
+        ".f.json",
+        "skipped.json",
+        "ignored/g.json",
+        "notes.txt",
+        "json",
+    ] {
+        fs::write(tree.join(name), "[").unwrap();
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(tree.join("a.json"), tree.join("link.json")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(tree.join("sub"), tree.join("linked")).unwrap();
+    let expected = [
+        "tree/B.JSON",
+        "tree/a.json",
+        "tree/c.Json",
+        "tree/sub/d.json",
+    ];
+
+    let (status, report) = common::lint_json(dir.path(), &["tree"]);
+    assert_eq!(status, 1, "{report}");
+    let linted: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(linted, expected, "{report}");
+
+    let output = common::run_in(dir.path(), &["census", "--format", "json", "tree"]);
+    assert!(output.status.success(), "{output:?}");
+    let census = json_stdout(&output);
+    let counted: Vec<&str> = census["not_tools_lists"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(counted, expected, "{census}");
+    assert_eq!(
+        census["files"]["total"].as_u64(),
+        Some(expected.len() as u64)
+    );
+}

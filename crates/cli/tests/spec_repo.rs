@@ -1,4 +1,4 @@
-//! `schema --spec-repo DIR [--version V]`: the SEP-3172 TypeScript and examples written into a
+//! `schema --spec-repo DIR [--protocol-version V]`: the SEP-3172 TypeScript and examples written into a
 //! checkout of the MCP specification repository, and nothing else.
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -131,7 +131,7 @@ fn writes_the_declarations_and_examples_then_changes_nothing_on_a_second_run() {
 #[test]
 fn the_version_picks_the_directory() {
     let dir = checkout(&["draft", "2026-07-28"]);
-    let output = spec_repo(dir.path(), &["--version", "2026-07-28"]);
+    let output = spec_repo(dir.path(), &["--protocol-version", "2026-07-28"]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let dated = std::fs::read_to_string(dir.path().join("schema/2026-07-28/schema.ts")).unwrap();
     assert!(dated.contains("recovery?: Recovery;"));
@@ -169,13 +169,13 @@ fn bad_versions_and_missing_directories_exit_2() {
     for version in ["../draft", "2026-7-28", "draft/..", ""] {
         refused(
             dir.path(),
-            &["--version", version],
+            &["--protocol-version", version],
             "is not a protocol version directory name",
         );
     }
     refused(
         dir.path(),
-        &["--version", "2025-11-25"],
+        &["--protocol-version", "2025-11-25"],
         "schema/2025-11-25 does not exist: DIR must be a checkout of the MCP specification repository (versions there: 2026-07-28, draft)",
     );
     let empty = tempfile::tempdir().unwrap();
@@ -261,7 +261,7 @@ fn symbolic_links_are_never_followed() {
 fn flags_that_do_not_combine_are_usage_errors() {
     let dir = checkout(&["draft"]);
     for args in [
-        vec!["schema", "--version", "draft"],
+        vec!["schema", "--protocol-version", "draft"],
         vec!["schema", "--spec-repo", ".", "--out", "x"],
         vec!["schema", "--spec-repo", ".", "tool"],
     ] {

@@ -22,6 +22,7 @@ pub mod resolve;
 mod rules;
 mod schema_stage;
 mod span;
+pub mod walk;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
