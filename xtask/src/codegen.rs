@@ -39,6 +39,9 @@ pub const GENERATED: &[(&str, Generator)] = &[
             mcp_recovery_proxy::PolicyFile,
         >("policy.schema.json")))
     }),
+    ("spec/schema/mcp-recovery-toml.schema.json", || {
+        Ok(json(mcp_recovery_validator::config_schema()))
+    }),
 ];
 
 /// The standalone TypeScript module of the SEP-3172 definitions.

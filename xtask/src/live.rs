@@ -592,7 +592,7 @@ pub fn run(command: Command, limit: Duration, what: &str) -> Result<Output, Stri
 
 /// Like [`run`], with the process group optional: a build keeps the terminal's group so that
 /// Ctrl-C stops it with this check.
-fn run_in(
+pub fn run_in(
     mut command: Command,
     limit: Duration,
     what: &str,

@@ -6,6 +6,7 @@ mod bench;
 mod codegen;
 mod corpus;
 mod live;
+mod packages;
 mod proxy_check;
 mod shared;
 mod spec_repo;
@@ -27,6 +28,9 @@ tasks:
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers
+  check-packages      build the wheel (maturin) and the npm packages, install and run them,
+                      try the pre-commit hooks, check the JUnit report, the workflows and
+                      action.yml, and `cargo publish --dry-run` every crate
   check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
                       drive a failing workflow through `mcp-recovery proxy`; verify its journals
   check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         ["bench-child", rest @ ..] => bench::child(rest),
         ["census-shared"] => corpus::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
+        ["check-packages"] => packages::check(&root),
         ["check-proxy"] => proxy_check::check(&root),
         ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {

@@ -123,6 +123,45 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands (annotations).
     Github,
+    /// A Markdown report, for `$GITHUB_STEP_SUMMARY` or a pull-request comment.
+    Markdown,
+    /// GitLab Code Quality (a Code Climate issue array).
+    Gitlab,
+    /// JUnit XML, one test suite per document.
+    Junit,
+}
+
+/// `--output-file FORMAT=PATH`: one more report of the same run, written to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Its format.
+    pub format: Format,
+    /// Where it goes.
+    pub path: PathBuf,
+}
+
+impl std::str::FromStr for OutputFile {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (format, path) = text
+            .split_once('=')
+            .ok_or_else(|| format!("expected FORMAT=PATH, got '{text}'"))?;
+        let format = Format::from_str(format, false).map_err(|_| {
+            let names: Vec<String> = Format::value_variants()
+                .iter()
+                .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_owned()))
+                .collect();
+            format!("unknown format '{format}' (one of: {})", names.join(", "))
+        })?;
+        if path.is_empty() {
+            return Err(format!("no path in '{text}'"));
+        }
+        Ok(Self {
+            format,
+            path: PathBuf::from(path),
+        })
+    }
 }
 
 /// What `--deny` can make fail a run.
@@ -266,6 +305,18 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Also write a report in FORMAT to PATH (repeatable): one run, several formats.
+    #[arg(long = "output-file", value_name = "FORMAT=PATH")]
+    pub output_files: Vec<OutputFile>,
+
+    /// Findings listed in this baseline file do not fail the run; a listed finding that no
+    /// longer occurs does.
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    pub baseline: Option<PathBuf>,
+
+    /// Write every finding of this run to a baseline file (and do not fail on them).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// The rule set to run when no rule is selected: `recommended` (the default) or `strict`.
     /// Replaces `extends` from the config file.
     #[arg(long, value_enum, value_name = "SET")]

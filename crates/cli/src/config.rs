@@ -28,6 +28,8 @@ pub struct Config {
     pub deny_warnings: bool,
     /// Severity overrides by code or name.
     pub severity: BTreeMap<String, Severity>,
+    /// Settings for some files or tools only, in file order (`[[overrides]]`).
+    pub overrides: Vec<crate::overrides::Override>,
 }
 
 /// The file as written; `deny_unknown_fields` makes a misspelt key an error with a span.
@@ -42,6 +44,23 @@ struct RawConfig {
     ignore: Vec<Spanned<String>>,
     #[serde(default)]
     deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    severity: BTreeMap<Spanned<String>, Spanned<String>>,
+    #[serde(default)]
+    overrides: Vec<Spanned<RawOverride>>,
+}
+
+/// One `[[overrides]]` table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOverride {
+    #[serde(default)]
+    files: Vec<Spanned<String>>,
+    #[serde(default)]
+    tools: Vec<Spanned<String>>,
+    select: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    ignore: Vec<Spanned<String>>,
     #[serde(default)]
     severity: BTreeMap<Spanned<String>, Spanned<String>>,
 }
@@ -142,23 +161,58 @@ pub fn parse(text: &str, shown: &str) -> Result<Config, ConfigError> {
         }
     }
 
-    let mut severity = BTreeMap::new();
-    for (key, value) in &raw.severity {
-        let code = rule(key)?;
-        let level = match value.get_ref().as_str() {
-            "error" => Severity::Error,
-            "warning" => Severity::Warning,
-            "info" => Severity::Info,
-            other => {
-                return Err(invalid(
-                    format!(
-                        "unknown severity `{other}` (expected \"error\", \"warning\" or \"info\")"
-                    ),
-                    Some(value.span()),
-                ));
-            }
+    let levels = |table: &BTreeMap<Spanned<String>, Spanned<String>>| {
+        let mut severity = BTreeMap::new();
+        for (key, value) in table {
+            let code = rule(key)?;
+            let level = match value.get_ref().as_str() {
+                "error" => Severity::Error,
+                "warning" => Severity::Warning,
+                "info" => Severity::Info,
+                other => {
+                    return Err(invalid(
+                        format!(
+                            "unknown severity `{other}` (expected \"error\", \"warning\" or \"info\")"
+                        ),
+                        Some(value.span()),
+                    ));
+                }
+            };
+            severity.insert(code, level);
+        }
+        Ok(severity)
+    };
+    let severity = levels(&raw.severity)?;
+
+    let mut overrides = Vec::with_capacity(raw.overrides.len());
+    for entry in &raw.overrides {
+        let table = entry.get_ref();
+        if table.files.is_empty() && table.tools.is_empty() {
+            return Err(invalid(
+                "an override needs `files` or `tools` (glob patterns)".to_owned(),
+                Some(entry.span()),
+            ));
+        }
+        if let Some(select) = &table.select
+            && select.is_empty()
+        {
+            return Err(invalid(
+                "`select = []` would run no rule; list rules, or use `ignore`".to_owned(),
+                Some(entry.span()),
+            ));
+        }
+        let patterns = |list: &[Spanned<String>]| {
+            crate::overrides::Patterns::new(list.iter().map(|p| (p.get_ref().as_str(), p.span())))
+                .map_err(|(message, span)| invalid(message, Some(span)))
         };
-        severity.insert(code, level);
+        let rules = |list: &[Spanned<String>]| list.iter().map(rule).collect::<Result<Vec<_>, _>>();
+        overrides.push(crate::overrides::Override {
+            files: patterns(&table.files)?,
+            tools: patterns(&table.tools)?,
+            select: table.select.as_deref().map(rules).transpose()?,
+            ignore: rules(&table.ignore)?,
+            severity: levels(&table.severity)?,
+        });
     }
 
     let preset = match &raw.extends {
@@ -180,6 +234,7 @@ pub fn parse(text: &str, shown: &str) -> Result<Config, ConfigError> {
         ignore,
         deny_warnings,
         severity,
+        overrides,
     })
 }
 

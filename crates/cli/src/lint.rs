@@ -7,11 +7,13 @@ use std::process::ExitCode;
 use mcp_recovery_validator::{LintOptions, Linter, Report, Severity, escape_controls};
 
 use crate::Failure;
-use crate::cli::{Deny, Format, LintArgs};
+use crate::baseline::{self, Baseline, Stale};
+use crate::cli::{Deny, Format, LintArgs, OutputFile};
 use crate::config::{self, Config};
 use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
 use crate::overlay_cmd::LoadedOverlay;
+use crate::overrides::Scopes;
 use crate::render::{self, Finding, Region, Source, Style, Summary};
 
 /// Settings of one run after merging the config file and the flags.
@@ -103,14 +105,113 @@ fn load_config(args: &LintArgs) -> Result<Config, Failure> {
     Ok(config::parse(&text, &shown)?)
 }
 
+/// One report of the run: stdout or an `--output-file`.
+struct Sink {
+    renderer: Box<dyn render::Renderer>,
+    out: Box<dyn Write>,
+    /// The file, for errors (`None`: stdout).
+    path: Option<PathBuf>,
+}
+
+impl Sink {
+    /// Opens `--output-file` before linting, so a bad path fails the run at once.
+    fn file(output: &OutputFile) -> Result<Self, Failure> {
+        let file = std::fs::File::create(&output.path).map_err(|source| Failure::WriteFile {
+            path: output.path.display().to_string(),
+            source,
+        })?;
+        // Files never get colors, whatever the terminal.
+        let style = Style {
+            color: false,
+            ..Style::detect()
+        };
+        Ok(Self {
+            renderer: render::renderer(output.format, style),
+            out: Box::new(std::io::BufWriter::new(file)),
+            path: Some(output.path.clone()),
+        })
+    }
+
+    /// Names the file in a write error.
+    fn error(&self, source: std::io::Error) -> Failure {
+        match &self.path {
+            Some(path) => Failure::WriteFile {
+                path: path.display().to_string(),
+                source,
+            },
+            None => Failure::Write(source),
+        }
+    }
+
+    fn document(
+        &mut self,
+        name: &str,
+        source: Option<&Source<'_>>,
+        findings: &[Finding],
+    ) -> Result<(), Failure> {
+        let result = if self.renderer.shows_suppressed() {
+            self.renderer.file(&mut self.out, name, source, findings)
+        } else {
+            let shown: Vec<Finding> = findings.iter().filter(|f| !f.suppressed).cloned().collect();
+            self.renderer.file(&mut self.out, name, source, &shown)
+        };
+        result.map_err(|e| self.error(e))
+    }
+
+    fn finish(&mut self, summary: &Summary) -> Result<(), Failure> {
+        let result = self
+            .renderer
+            .finish(&mut self.out, summary)
+            .and_then(|()| self.out.flush());
+        result.map_err(|e| self.error(e))
+    }
+}
+
 /// Runs `lint` and returns the exit code (0 clean, 1 findings at the failing level).
 pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
-    let settings = merge(load_config(args)?, args);
-    let linter = Linter::new(settings.options.clone())?;
-    let style = Style::detect();
-    let mut renderer = render::renderer(args.format, style);
-    let mut out = std::io::stdout().lock();
+    let config = load_config(args)?;
+    let overrides = config.overrides.clone();
+    let settings = merge(config, args);
+    let scopes = Scopes::new(&settings.options, overrides);
+    let linter = if scopes.is_empty() {
+        Linter::new(settings.options.clone())?
+    } else {
+        // Every rule runs; the scopes keep what each file and tool asks for.
+        Linter::new(Scopes::linter_options(&settings.options)?)?
+    };
+    let mut baseline = match &args.baseline {
+        Some(path) => Some(Baseline::load(path)?),
+        None => None,
+    };
+    let mut sinks = vec![Sink {
+        renderer: render::renderer(args.format, Style::detect()),
+        out: Box::new(std::io::stdout().lock()),
+        path: None,
+    }];
+    for output in &args.output_files {
+        sinks.push(Sink::file(output)?);
+    }
     let mut summary = Summary::default();
+    // Only kept when a baseline is to be written.
+    let mut all_findings = Vec::new();
+    let mut document = |name: &str, source: Option<&Source<'_>>, tools, diagnostics, live| {
+        let mut findings = findings(name, source, diagnostics, live);
+        scopes.apply(&mut findings);
+        if let Some(baseline) = &mut baseline {
+            baseline.suppress(name, &mut findings);
+        }
+        if args.write_baseline.is_some() {
+            all_findings.extend(findings.iter().cloned());
+            for finding in &mut findings {
+                finding.suppressed = true;
+            }
+        }
+        summary.add(tools, &findings);
+        sinks
+            .iter_mut()
+            .try_for_each(|sink| sink.document(name, source, &findings))
+    };
+
     let mut unlinted = 0;
     let overlay = args
         .overlay
@@ -123,7 +224,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         // One section per server; one that cannot be reached is reported and the rest still run.
         let several = servers.len() > 1;
         for server in &servers {
-            let (document, server_name) = match server.fetch_named(args.server.verbose) {
+            let (fetched, server_name) = match server.fetch_named(args.server.verbose) {
                 Ok(fetched) => fetched,
                 Err(error) if several => {
                     live::report(server, error);
@@ -133,7 +234,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 Err(error) => return Err(Failure::server(server.name())(error)),
             };
             // Linted as pretty text, so that findings have lines to point at.
-            let text = live::document_text(&document)?;
+            let text = live::document_text(&fetched)?;
             if let Some(save) = &args.server.save {
                 live::save(&live::save_path(save, server, several), &text)?;
             }
@@ -150,9 +251,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 None => linter.lint_source(&bytes),
             };
             let source = Source::new(&bytes);
-            let findings = findings(&name, Some(&source), diagnostics, true);
-            summary.add(tools, &findings);
-            renderer.file(&mut out, &name, Some(&source), &findings)?;
+            document(&name, Some(&source), tools, diagnostics, true)?;
         }
     } else {
         let paths = if args.paths.is_empty() {
@@ -184,22 +283,53 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 .iter()
                 .any(|d| d.span.is_some())
                 .then(|| Source::new(&source));
-            let findings = findings(&name, source.as_ref(), diagnostics, false);
-            summary.add(tools, &findings);
-            renderer.file(&mut out, &name, source.as_ref(), &findings)?;
+            document(&name, source.as_ref(), tools, diagnostics, false)?;
         }
     }
     if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
         let source = Source::new(overlay.text.as_bytes());
-        let findings = findings(&overlay.shown, Some(&source), report.diagnostics, false);
-        summary.add(0, &findings);
-        renderer.file(&mut out, &overlay.shown, Some(&source), &findings)?;
+        document(&overlay.shown, Some(&source), 0, report.diagnostics, false)?;
     }
-    renderer.finish(&mut out, &summary)?;
-    out.flush()?;
+    for sink in &mut sinks {
+        sink.finish(&summary)?;
+    }
+    drop(sinks);
     if args.format == Format::Github {
         // Workflow commands own stdout; the summary goes to the log.
         eprintln!("{}", summary.line());
+    }
+    if let Some(path) = &args.write_baseline {
+        baseline::write(path, &all_findings)?;
+        eprintln!(
+            "wrote {} ({} findings)",
+            escape_controls(&path.display().to_string()),
+            all_findings.len()
+        );
+    }
+    let stale = baseline.map(|b| b.stale()).unwrap_or(Stale(Vec::new()));
+    if !stale.0.is_empty() {
+        let mut err = std::io::stderr().lock();
+        let shown = args.baseline.as_deref().map(|p| p.display().to_string());
+        let _ = writeln!(
+            err,
+            "error: {} of {} no longer {} a finding; remove {} (or rewrite the file with \
+             --write-baseline):",
+            if stale.0.len() == 1 {
+                "1 entry".to_owned()
+            } else {
+                format!("{} entries", stale.0.len())
+            },
+            escape_controls(&shown.unwrap_or_default()),
+            if stale.0.len() == 1 {
+                "matches"
+            } else {
+                "match"
+            },
+            if stale.0.len() == 1 { "it" } else { "them" },
+        );
+        for line in stale.lines() {
+            let _ = writeln!(err, "  {line}");
+        }
     }
 
     let failing = [
@@ -214,7 +344,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         eprintln!("error: {unlinted} server(s) could not be linted");
         return Ok(ExitCode::from(2));
     }
-    Ok(if failing {
+    Ok(if failing || !stale.0.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -239,6 +369,7 @@ fn findings(
                 file: file.to_owned(),
                 diagnostic,
                 region,
+                suppressed: false,
                 live,
             }
         })
@@ -276,6 +407,7 @@ mod tests {
             ignore: vec!["R114".into()],
             deny_warnings: false,
             severity: [("R108".to_owned(), Severity::Error)].into(),
+            overrides: Vec::new(),
         };
         let settings = merge(
             config.clone(),

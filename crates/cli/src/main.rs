@@ -5,6 +5,7 @@
 //! one-line reason on stderr).
 
 mod audit_cmd;
+mod baseline;
 mod census_cmd;
 mod cli;
 mod client_config;
@@ -15,6 +16,7 @@ mod inputs;
 mod lint;
 mod live;
 mod overlay_cmd;
+mod overrides;
 mod plan_cmd;
 mod position;
 mod profile_cmd;

@@ -13,6 +13,7 @@
 //! ```
 
 mod codes;
+mod config_schema;
 mod diagnostic;
 mod finding;
 mod load;
@@ -26,6 +27,7 @@ pub mod walk;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
+pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, is_unsafe_char, push_escape,
 };

@@ -122,6 +122,7 @@ mod tests {
                 end_line: 3,
                 end_column: 9,
             }),
+            suppressed: false,
             live: false,
         }
     }

@@ -2,8 +2,11 @@
 //! the summary; only the human renderer needs the source text, the others keep findings.
 
 mod github;
+mod gitlab;
 mod human;
 mod json;
+mod junit;
+mod markdown;
 mod sarif;
 
 use std::io::{self, Write};
@@ -73,6 +76,8 @@ pub struct Finding {
     pub diagnostic: Diagnostic,
     /// Where, when there is source text.
     pub region: Option<Region>,
+    /// Accepted by the baseline: it does not count and only SARIF shows it (as suppressed).
+    pub suppressed: bool,
     /// Whether `file` names a live server rather than a file.
     pub live: bool,
 }
@@ -90,6 +95,8 @@ pub struct Summary {
     pub warnings: usize,
     /// Diagnostics at info level.
     pub infos: usize,
+    /// Diagnostics the baseline accepts (counted in none of the levels).
+    pub baselined: usize,
 }
 
 impl Summary {
@@ -98,6 +105,10 @@ impl Summary {
         self.files += 1;
         self.tools += tools;
         for finding in findings {
+            if finding.suppressed {
+                self.baselined += 1;
+                continue;
+            }
             match finding.diagnostic.severity {
                 Severity::Error => self.errors += 1,
                 Severity::Warning => self.warnings += 1,
@@ -111,14 +122,18 @@ impl Summary {
         fn count(n: usize, one: &str, many: &str) -> String {
             format!("{n} {}", if n == 1 { one } else { many })
         }
-        format!(
+        let mut line = format!(
             "{}, {}: {}, {}, {}",
             count(self.files, "file", "files"),
             count(self.tools, "tool", "tools"),
             count(self.errors, "error", "errors"),
             count(self.warnings, "warning", "warnings"),
             count(self.infos, "info", "infos"),
-        )
+        );
+        if self.baselined > 0 {
+            line.push_str(&format!(" ({} baselined)", self.baselined));
+        }
+        line
     }
 }
 
@@ -167,6 +182,11 @@ pub trait Renderer {
 
     /// Called once after the last document.
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()>;
+
+    /// Whether [`Renderer::file`] also gets the findings the baseline accepts.
+    fn shows_suppressed(&self) -> bool {
+        false
+    }
 }
 
 /// The renderer of `format`.
@@ -176,5 +196,8 @@ pub fn renderer(format: Format, style: Style) -> Box<dyn Renderer> {
         Format::Json => Box::new(json::Json::default()),
         Format::Sarif => Box::new(sarif::Sarif::default()),
         Format::Github => Box::new(github::Github),
+        Format::Markdown => Box::new(markdown::Markdown::default()),
+        Format::Gitlab => Box::new(gitlab::Gitlab::default()),
+        Format::Junit => Box::new(junit::Junit::default()),
     }
 }

@@ -24,6 +24,7 @@ pub struct Sarif {
     rule_index: HashMap<&'static str, usize>,
     results: Vec<String>,
     cwd: Option<PathBuf>,
+    occurrences: crate::baseline::Occurrences,
 }
 
 impl Default for Sarif {
@@ -35,6 +36,7 @@ impl Default for Sarif {
             // Absolute inputs under the working directory become relative URIs, which code
             // scanning resolves against the checkout.
             cwd: std::env::current_dir().ok(),
+            occurrences: crate::baseline::Occurrences::default(),
         }
     }
 }
@@ -122,7 +124,7 @@ fn rule_descriptor(finding: &Finding) -> Value {
     Value::Object(rule)
 }
 
-fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>) -> Value {
+fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>, fingerprint: String) -> Value {
     let d = &finding.diagnostic;
     let mut text = d.message.clone();
     if let Some(help) = &d.help {
@@ -164,13 +166,22 @@ fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>) -> Value {
         logical.insert("kind".into(), json!("object"));
         location.insert("logicalLocations".into(), json!([logical]));
     }
-    json!({
+    let mut result = json!({
         "ruleId": d.code,
         "ruleIndex": rule_index,
         "level": level(d.severity),
         "message": { "text": text },
         "locations": [location],
-    })
+        // File, tool, code and pointer: stable when lines move, unlike a line hash.
+        "partialFingerprints": { "mcpRecoveryFinding/v1": fingerprint },
+    });
+    if let (true, Some(object)) = (finding.suppressed, result.as_object_mut()) {
+        object.insert(
+            "suppressions".into(),
+            json!([{ "kind": "external", "justification": "accepted in the baseline file" }]),
+        );
+    }
+    result
 }
 
 impl Renderer for Sarif {
@@ -188,7 +199,8 @@ impl Renderer for Sarif {
                 rules.push(rule_descriptor(finding));
                 rules.len() - 1
             });
-            let result = result(finding, index, self.cwd.as_deref());
+            let fingerprint = self.occurrences.fingerprint(finding);
+            let result = result(finding, index, self.cwd.as_deref(), fingerprint);
             self.results.push(pretty(&result, "        ", true)?);
         }
         Ok(())
@@ -213,7 +225,14 @@ impl Renderer for Sarif {
             Value::from(SARIF_SCHEMA),
         )?;
         write_array(out, &std::mem::take(&mut self.results), "      ")?;
-        writeln!(out, "\n    }}\n  ]\n}}")
+        writeln!(
+            out,
+            ",\n      \"automationDetails\": {{\n        \"id\": \"mcp-recovery/lint/\"\n      }}\n    }}\n  ]\n}}"
+        )
+    }
+
+    fn shows_suppressed(&self) -> bool {
+        true
     }
 }
 

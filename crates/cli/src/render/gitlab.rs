@@ -1,0 +1,75 @@
+//! `--format gitlab`: GitLab Code Quality, the subset of the Code Climate issue format GitLab
+//! reads (`artifacts:reports:codequality`): a JSON array of issues with a description, check
+//! name, fingerprint, severity and location.
+
+use std::io::{self, Write};
+
+use mcp_recovery_validator::Severity;
+use serde_json::{Value, json};
+
+use super::json::{pretty, write_array};
+use super::{Finding, Renderer, Source, Summary};
+use crate::baseline::{Occurrences, normalize_file};
+
+/// Keeps the issues, already rendered, and prints the array at the end.
+#[derive(Debug, Default)]
+pub struct Gitlab {
+    issues: Vec<String>,
+    occurrences: Occurrences,
+}
+
+/// GitLab's severities are `info`, `minor`, `major`, `critical` and `blocker`.
+fn severity(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "major",
+        Severity::Warning => "minor",
+        Severity::Info => "info",
+    }
+}
+
+/// One issue; a finding without a line is placed on line 1 (GitLab needs a line).
+fn issue(finding: &Finding, fingerprint: String) -> Value {
+    let d = &finding.diagnostic;
+    let mut description = d.message.clone();
+    if finding.region.is_none() && !d.pointer.is_empty() {
+        description.push_str(&format!(" (at {})", d.pointer));
+    }
+    let mut issue = json!({
+        "type": "issue",
+        "check_name": d.code,
+        "description": description,
+        "categories": ["Bug Risk"],
+        "fingerprint": fingerprint,
+        "severity": severity(d.severity),
+        "location": {
+            "path": normalize_file(&finding.file),
+            "lines": { "begin": finding.region.map_or(1, |r| r.start_line) },
+        },
+    });
+    if let (Some(help), Some(object)) = (&d.help, issue.as_object_mut()) {
+        object.insert("content".into(), json!({ "body": help }));
+    }
+    issue
+}
+
+impl Renderer for Gitlab {
+    fn file(
+        &mut self,
+        _out: &mut dyn Write,
+        _file: &str,
+        _source: Option<&Source<'_>>,
+        findings: &[Finding],
+    ) -> io::Result<()> {
+        for finding in findings {
+            let fingerprint = self.occurrences.fingerprint(finding);
+            self.issues
+                .push(pretty(&issue(finding, fingerprint), "  ", true)?);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
+        write_array(out, &std::mem::take(&mut self.issues), "")?;
+        writeln!(out)
+    }
+}

@@ -1,0 +1,141 @@
+//! `--format markdown`: a heading, the summary and one table row per finding, for
+//! `$GITHUB_STEP_SUMMARY` or a pull-request comment.
+//!
+//! Every piece of input text is escaped so that it renders as the same text and nothing else:
+//! no crafted tool name can close the table cell, start a link or inject HTML.
+
+use std::io::{self, Write};
+
+use mcp_recovery_validator::escape_controls;
+
+use super::{Finding, Renderer, Source, Summary};
+
+/// Rows kept in the table: a job summary is capped (1 MiB on GitHub), and past a few hundred
+/// rows nobody reads on; the rest is counted.
+const MAX_ROWS: usize = 500;
+
+/// Keeps the rows (the summary comes first in the output) and prints everything at the end.
+#[derive(Debug, Default)]
+pub struct Markdown {
+    rows: Vec<String>,
+    omitted: usize,
+}
+
+/// Escapes text for a Markdown table cell (CommonMark and GitHub Flavored Markdown): every
+/// ASCII punctuation character gets a backslash, line breaks become spaces, other control
+/// characters are written out.
+pub fn escape(text: &str) -> String {
+    let flat = text.replace(['\r', '\n'], " ");
+    let mut out = String::with_capacity(flat.len() + 8);
+    for c in escape_controls(&flat).chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The table row of one finding.
+fn row(finding: &Finding) -> String {
+    let d = &finding.diagnostic;
+    let mut location = finding.file.clone();
+    match finding.region {
+        Some(r) => location.push_str(&format!(":{}:{}", r.start_line, r.start_column)),
+        None if !d.pointer.is_empty() => location.push_str(&format!(" at {}", d.pointer)),
+        None => {}
+    }
+    let mut message = escape(&d.message);
+    if let Some(help) = &d.help {
+        message.push_str("<br>help: ");
+        message.push_str(&escape(help));
+    }
+    format!(
+        "| {} | [{} {}](<{}>) | {} | {} | {} |",
+        d.severity.as_str(),
+        d.code,
+        d.name,
+        // The docs URL is ours; `<>` keeps it one destination whatever it holds.
+        d.url.replace(['<', '>', ' '], ""),
+        escape(&location),
+        d.tool.as_deref().map(escape).unwrap_or_default(),
+        message,
+    )
+}
+
+impl Renderer for Markdown {
+    fn file(
+        &mut self,
+        _out: &mut dyn Write,
+        _file: &str,
+        _source: Option<&Source<'_>>,
+        findings: &[Finding],
+    ) -> io::Result<()> {
+        for finding in findings {
+            if self.rows.len() < MAX_ROWS {
+                self.rows.push(row(finding));
+            } else {
+                self.omitted += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
+        writeln!(out, "## mcp-recovery lint")?;
+        writeln!(out)?;
+        writeln!(out, "{}", summary.line())?;
+        if self.rows.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "No findings.")?;
+            return Ok(());
+        }
+        writeln!(out)?;
+        writeln!(out, "| Level | Rule | Location | Tool | Message |")?;
+        writeln!(out, "|---|---|---|---|---|")?;
+        for row in &self.rows {
+            writeln!(out, "{row}")?;
+        }
+        if self.omitted > 0 {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{} more findings are not shown; run `mcp-recovery lint` for all of them.",
+                self.omitted
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_everything_that_could_render() {
+        assert_eq!(escape("a|b"), "a\\|b");
+        assert_eq!(escape("<img src=x>"), "\\<img src\\=x\\>");
+        assert_eq!(escape("[x](y)"), "\\[x\\]\\(y\\)");
+        assert_eq!(escape("`code` *b* _i_"), "\\`code\\` \\*b\\* \\_i\\_");
+        assert_eq!(escape("&amp;"), "\\&amp\\;");
+        assert_eq!(escape("line\nbreak\r"), "line break ");
+        assert_eq!(escape("bell\u{7}"), "bell\\\\u\\{7\\}");
+        assert_eq!(escape("plain text 12"), "plain text 12");
+    }
+
+    #[test]
+    fn escaped_text_has_no_unescaped_markup() {
+        for text in ["a|b", "<script>", "![i](u)", "x\n| y |", "\\|"] {
+            let escaped = escape(text);
+            let mut chars = escaped.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    assert!(chars.next().is_some_and(|n| n.is_ascii_punctuation()));
+                } else {
+                    assert!(!c.is_ascii_punctuation() && c != '\n', "{escaped}");
+                }
+            }
+        }
+    }
+}
