@@ -38,6 +38,9 @@ export interface ToolAnnotations {
 /**
  * How to compensate a completed call of this tool (SEP-3172). The strategy `compensation` requires `compensatingOperation`; other strategies are reserved for future revisions, accepted with any other members, and ignored by orchestrators.
  *
+ * @remarks
+ * The JSON Schema requires `compensatingOperation` exactly when `strategy` is `compensation`; TypeScript cannot make a member conditionally required, so it is optional here and the generated JSON Schema accepts a `compensation` strategy without it, and checks it under other strategies too.
+ *
  * @example With a compensating operation bound from the response and the request
  * {@includeCode ./examples/Tool/with-recovery-compensating-operation.json}
  *
@@ -55,6 +58,8 @@ export interface Recovery {
    * `compensation`; other values are reserved and ignored by orchestrators.
    */
   strategy: string;
+
+  compensatingOperation?: CompensatingOperation;
 }
 
 /**

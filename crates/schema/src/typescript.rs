@@ -60,6 +60,8 @@ const ILLUSTRATED: &str = "Recovery";
 const PRINT_WIDTH: usize = 80;
 
 const REMARK_PATTERN: &str = "TypeScript does not check the grammar of these strings; the pattern tag carries it into the generated JSON Schema.";
+/// The remark of an interface whose JSON Schema requires members only under a condition.
+const REMARK_CONDITIONAL: &str = "The JSON Schema requires `compensatingOperation` exactly when `strategy` is `compensation`; TypeScript cannot make a member conditionally required, so it is optional here and the generated JSON Schema accepts a `compensation` strategy without it, and checks it under other strategies too.";
 
 /// The standalone module: [`EXTENDED_INTERFACE`] with every member, then [`declarations`].
 pub fn module() -> Result<String, TypeScriptError> {
@@ -150,6 +152,19 @@ fn declaration(
             );
             members.push(member(property, property_schema, required, &at, defs)?);
         }
+        // `if`/`then`: members that the condition requires. TypeScript has no conditional
+        // requirement, so they are declared optional and the condition is stated in the JSDoc.
+        let mut remarks = Vec::new();
+        if let Some(Value::Object(then_properties)) = schema.pointer("/then/properties") {
+            for (property, property_schema) in then_properties {
+                let at = format!(
+                    "{pointer}/then/properties/{}",
+                    mcp_recovery_model::escape_token(property)
+                );
+                members.push(member(property, property_schema, false, &at, defs)?);
+            }
+            remarks.push(REMARK_CONDITIONAL.to_owned());
+        }
         let mut tags = Vec::new();
         if name == ILLUSTRATED {
             let examples =
@@ -161,7 +176,7 @@ fn declaration(
                 ));
             }
         }
-        let mut out = jsdoc("", description, &[], &tags, &pointer)?;
+        let mut out = jsdoc("", description, &remarks, &tags, &pointer)?;
         out.push_str(&format!(
             "export interface {name} {{\n{}}}\n",
             members.join("\n")
