@@ -13,6 +13,9 @@ fn main_help() {
     assert_cmd_snapshot!(bin().arg("--help"));
 }
 
+// The snapshot is of the default build: clap lists the live-server flags in another order
+// when the demo's arguments (which share their names) are not compiled in.
+#[cfg(feature = "demo")]
 #[test]
 fn lint_help() {
     assert_cmd_snapshot!(bin().args(["lint", "--help"]));
@@ -87,6 +90,9 @@ fn audit_verify_help() {
     assert_cmd_snapshot!(bin().args(["audit", "verify", "--help"]));
 }
 
+// The snapshot is of the default build: clap lists the live-server flags in another order
+// when the demo's arguments (which share their names) are not compiled in.
+#[cfg(feature = "demo")]
 #[test]
 fn rollback_help() {
     assert_cmd_snapshot!(bin().args(["rollback", "--help"]));
