@@ -165,6 +165,7 @@ fn census_counts_the_valid_fixtures() {
 }
 
 /// The README's first command: the rollback restores the starting state.
+#[cfg(feature = "demo")]
 #[test]
 fn demo_restores_the_state() {
     let output = bin().arg("demo").output().unwrap();
