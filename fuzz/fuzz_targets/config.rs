@@ -12,6 +12,10 @@ mod position;
 #[path = "../../crates/cli/src/config.rs"]
 mod config;
 
+#[allow(dead_code)]
+#[path = "../../crates/cli/src/overrides.rs"]
+mod overrides;
+
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -21,10 +21,12 @@ pub enum NotToolsReason {
         /// The I/O error.
         message: String,
     },
-    /// The file is larger than [`crate::CensusOptions::max_file_bytes`].
+    /// The file is larger than the cap of [`crate::CensusOptions::read`].
     TooLarge {
-        /// Its size in bytes.
+        /// Its size in bytes (0 when the file reports none, as those of `/proc` do).
         bytes: u64,
+        /// The cap in bytes.
+        limit: u64,
     },
     /// The bytes are not JSON.
     InvalidJson {
@@ -48,7 +50,9 @@ impl NotToolsReason {
     pub fn describe(&self) -> String {
         match self {
             Self::Unreadable { message } => format!("unreadable: {message}"),
-            Self::TooLarge { bytes } => format!("too large: {bytes} bytes"),
+            Self::TooLarge { limit, .. } => {
+                mcp_recovery_validator::read::ReadError::TooLarge { limit: *limit }.to_string()
+            }
             Self::InvalidJson { message } => format!("invalid JSON: {message}"),
             Self::JsonRpcError { message } => format!("JSON-RPC error response: {message}"),
             Self::OtherShape { found } => format!("not a tools list: {found}"),

@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use mcp_recovery_model::Hint;
+use mcp_recovery_validator::read::{ReadError, ReadPolicy, read_file};
 use mcp_recovery_validator::{LintOptions, Linter, Severity, UnknownRule};
 use serde::Serialize;
 
@@ -55,8 +56,9 @@ pub struct CensusOptions {
     pub lint: bool,
     /// Worker threads; each holds at most one file at a time.
     pub threads: usize,
-    /// Files larger than this are listed as not read, never loaded.
-    pub max_file_bytes: u64,
+    /// How files are read: larger than the cap, not regular, or behind a link that leaves the
+    /// working directory, they are listed as not read, never loaded (the limits of `lint`).
+    pub read: ReadPolicy,
 }
 
 impl Default for CensusOptions {
@@ -65,7 +67,7 @@ impl Default for CensusOptions {
             top_signatures: 10,
             lint: true,
             threads: 2,
-            max_file_bytes: 256 * 1024 * 1024,
+            read: ReadPolicy::default(),
         }
     }
 }
@@ -420,7 +422,7 @@ impl CensusBuilder {
 
     /// Reads and adds one file from disk; unreadable or oversized files are listed, not fatal.
     pub fn add_path(&mut self, path: &Path) {
-        let file = read_and_examine(path, self.linter.as_ref(), self.options.max_file_bytes);
+        let file = read_and_examine(path, self.linter.as_ref(), self.options.read);
         self.add_file(file);
     }
 
@@ -642,28 +644,18 @@ pub fn median_f64(values: &mut [f64]) -> Option<f64> {
     }
 }
 
-fn read_and_examine(path: &Path, linter: Option<&Linter>, max_bytes: u64) -> FileCensus {
+fn read_and_examine(path: &Path, linter: Option<&Linter>, policy: ReadPolicy) -> FileCensus {
     let label = path.display().to_string();
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.len() > max_bytes => {
-            return examine::unreadable(label, NotToolsReason::TooLarge { bytes: meta.len() });
-        }
-        Ok(_) => {}
-        Err(e) => {
-            return examine::unreadable(
-                label,
-                NotToolsReason::Unreadable {
-                    message: e.to_string(),
-                },
-            );
-        }
-    }
-    match std::fs::read(path) {
+    match read_file(path, Path::new("."), policy) {
         Ok(bytes) => examine::examine_bytes(label, &bytes, linter),
-        Err(e) => examine::unreadable(
+        Err(ReadError::TooLarge { limit }) => {
+            let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+            examine::unreadable(label, NotToolsReason::TooLarge { bytes, limit })
+        }
+        Err(error) => examine::unreadable(
             label,
             NotToolsReason::Unreadable {
-                message: e.to_string(),
+                message: error.to_string(),
             },
         ),
     }
@@ -709,7 +701,7 @@ pub fn census_paths(paths: &[PathBuf], options: &CensusOptions) -> Result<Census
     let next = AtomicUsize::new(0);
     // The workers borrow the linter while this thread merges into the builder.
     let linter = builder.linter.take();
-    let max_bytes = options.max_file_bytes;
+    let policy = options.read;
     let (sender, receiver) = mpsc::sync_channel::<FileCensus>(2 * threads);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -719,10 +711,7 @@ pub fn census_paths(paths: &[PathBuf], options: &CensusOptions) -> Result<Census
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = files.get(i) else { break };
-                    if sender
-                        .send(read_and_examine(path, linter, max_bytes))
-                        .is_err()
-                    {
+                    if sender.send(read_and_examine(path, linter, policy)).is_err() {
                         break;
                     }
                 }

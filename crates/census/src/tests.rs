@@ -411,7 +411,10 @@ fn oversized_files_are_listed_not_read() {
     .unwrap();
     let options = CensusOptions {
         lint: false,
-        max_file_bytes: 10,
+        read: mcp_recovery_validator::read::ReadPolicy {
+            max_bytes: 10,
+            follow_links: false,
+        },
         ..CensusOptions::default()
     };
     let c = census_paths(std::slice::from_ref(&dir.0), &options).unwrap();

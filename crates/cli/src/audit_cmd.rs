@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use mcp_recovery_journal::verify;
+use mcp_recovery_journal::{Verifier, verify_reader};
 
 use crate::Failure;
-use crate::inputs::Input;
+use crate::inputs::{self, Input, policy};
 
 /// Arguments of `audit`.
 #[derive(Debug, Args)]
@@ -41,16 +41,16 @@ pub struct VerifyArgs {
 /// Runs `audit`.
 pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
     let AuditCommand::Verify(args) = &args.command;
-    let bytes = Input::named(&args.journal).read()?;
+    let input = Input::named(&args.journal);
     let shown = args.journal.display().to_string();
-    let text = String::from_utf8_lossy(&bytes);
-    let report = verify(&text);
-    let broken = report
-        .broken
-        .clone()
-        .or_else(|| args.head.as_ref().and_then(|h| report.check_head(h).err()));
+    let verifier = match &args.head {
+        Some(head) => Verifier::expecting_head(head),
+        None => Verifier::new(),
+    };
+    let report = verify_reader(input.open()?, policy().max_bytes, verifier)
+        .map_err(|e| input.failure(inputs::journal_read_error(e)))?;
     let mut out = std::io::stdout().lock();
-    if let Some(broken) = broken {
+    if let Some(broken) = report.broken {
         writeln!(
             out,
             "{}: broken at {broken}",

@@ -52,6 +52,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     let options = CensusOptions {
         top_signatures: args.top,
         lint: !args.no_lint,
+        read: crate::inputs::policy(),
         ..CensusOptions::default()
     };
     let mut unfetched = 0;

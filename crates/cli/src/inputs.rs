@@ -1,7 +1,6 @@
 //! Which documents a `lint` run reads: files as given, directories walked for `*.json`, `-`;
 //! and reading one document, file or stdin, for every command.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -9,28 +8,9 @@ use serde_json::Value;
 
 use crate::Failure;
 
-/// Default cap on one input: far above any real `tools/list`, far below what would exhaust a CI
-/// runner's memory.
-pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
-
-/// How every input of a run is read: at most `max_bytes` each, and whether a symbolic link may
-/// lead out of the tree being read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadPolicy {
-    /// Largest input read, in bytes.
-    pub max_bytes: u64,
-    /// Whether symbolic links that resolve outside the tree are followed.
-    pub follow_links: bool,
-}
-
-impl Default for ReadPolicy {
-    fn default() -> Self {
-        Self {
-            max_bytes: DEFAULT_MAX_FILE_SIZE,
-            follow_links: false,
-        }
-    }
-}
+pub use mcp_recovery_validator::read::{
+    ReadError, ReadPolicy, check_links, open_file, read_capped, read_file,
+};
 
 static POLICY: OnceLock<ReadPolicy> = OnceLock::new();
 
@@ -44,113 +24,12 @@ pub fn policy() -> ReadPolicy {
     POLICY.get().copied().unwrap_or_default()
 }
 
-/// Why an input was not read.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// The operating system said no.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-    /// A symbolic link (the file or a directory on its path) leads out of the tree.
-    #[error(
-        "it is a symbolic link that resolves outside {root} (pass --follow-links to read it anyway)"
-    )]
-    LinkOutside {
-        /// The tree, as shown.
-        root: String,
-    },
-    /// A FIFO, device, socket or directory: reading it could block forever or never end.
-    #[error("it is not a regular file but {kind} (pipe it to `-` to read it as standard input)")]
-    NotRegular {
-        /// What it is.
-        kind: &'static str,
-    },
-    /// Over the size cap.
-    #[error("it is larger than the limit of {limit} bytes (raise it with --max-file-size)")]
-    TooLarge {
-        /// The cap in bytes.
-        limit: u64,
-    },
-}
-
-/// What a non-regular file is, in words.
-fn kind_of(file_type: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a FIFO";
-        }
-        if file_type.is_char_device() || file_type.is_block_device() {
-            return "a device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
+/// The journal reader's failure as the failure of any input.
+pub fn journal_read_error(error: mcp_recovery_journal::ReadError) -> ReadError {
+    match error {
+        mcp_recovery_journal::ReadError::Io(e) => ReadError::Io(e),
+        mcp_recovery_journal::ReadError::TooLarge { limit } => ReadError::TooLarge { limit },
     }
-    if file_type.is_dir() {
-        "a directory"
-    } else {
-        "a special file"
-    }
-}
-
-/// Whether `path` as given, or a directory on it, is a symbolic link.
-fn involves_link(path: &Path) -> bool {
-    let mut prefix = PathBuf::new();
-    path.components().any(|component| {
-        prefix.push(component);
-        matches!(component, std::path::Component::Normal(_))
-            && std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink())
-    })
-}
-
-/// Refuses `path` when it goes through a symbolic link that resolves outside `root` (unless the
-/// policy follows links).
-pub fn check_links(path: &Path, root: &Path, policy: ReadPolicy) -> Result<(), ReadError> {
-    if policy.follow_links || !involves_link(path) {
-        return Ok(());
-    }
-    let target = std::fs::canonicalize(path)?;
-    let root = std::fs::canonicalize(root)?;
-    if target.starts_with(&root) {
-        Ok(())
-    } else {
-        Err(ReadError::LinkOutside {
-            root: root.display().to_string(),
-        })
-    }
-}
-
-/// Reads at most `limit` bytes from `reader`; more is an error, never a larger allocation.
-fn read_capped(reader: impl Read, limit: u64, hint: u64) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = Vec::with_capacity(usize::try_from(hint.min(limit)).unwrap_or(0));
-    reader
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { limit });
-    }
-    Ok(bytes)
-}
-
-/// Reads the regular file at `path` under the policy: links checked against `root`, FIFOs and
-/// devices refused before they are opened, the size capped while reading (files such as those of
-/// `/proc` report no size).
-pub fn read_file(path: &Path, root: &Path, policy: ReadPolicy) -> Result<Vec<u8>, ReadError> {
-    check_links(path, root, policy)?;
-    let metadata = std::fs::metadata(path)?;
-    if !metadata.is_file() {
-        return Err(ReadError::NotRegular {
-            kind: kind_of(metadata.file_type()),
-        });
-    }
-    if metadata.len() > policy.max_bytes {
-        return Err(ReadError::TooLarge {
-            limit: policy.max_bytes,
-        });
-    }
-    let file = std::fs::File::open(path)?;
-    read_capped(file, policy.max_bytes, metadata.len())
 }
 
 /// One document to lint.
@@ -180,10 +59,28 @@ impl Input {
             Self::Stdin => read_capped(std::io::stdin().lock(), policy.max_bytes, 0),
             Self::File(path) => read_file(path, Path::new("."), policy),
         };
-        result.map_err(|source| Failure::Read {
+        result.map_err(|source| self.failure(source))
+    }
+
+    /// Opens the document for reading a line at a time, under the run's policy as
+    /// [`Input::read`] applies it; the caller caps the bytes it reads at `policy().max_bytes`.
+    pub fn open(&self) -> Result<Box<dyn std::io::BufRead>, Failure> {
+        match self {
+            Self::Stdin => Ok(Box::new(std::io::stdin().lock())),
+            Self::File(path) => open_file(path, Path::new("."), policy())
+                .map(|(file, _)| {
+                    Box::new(std::io::BufReader::new(file)) as Box<dyn std::io::BufRead>
+                })
+                .map_err(|source| self.failure(source)),
+        }
+    }
+
+    /// The failure of reading this document.
+    pub fn failure(&self, source: ReadError) -> Failure {
+        Failure::Read {
             path: self.display(),
             source,
-        })
+        }
     }
 
     /// The name shown in output, made inert: the path as given, `-` for stdin.

@@ -191,7 +191,12 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut all_findings = Vec::new();
     let mut document = |name: &str, source: Option<&Source<'_>>, tools, diagnostics, live| {
         let mut findings = findings(name, source, diagnostics, live);
-        scopes.apply(&mut findings);
+        scopes.apply(&mut findings, |finding| {
+            (
+                crate::baseline::normalize_file(&finding.file),
+                &mut finding.diagnostic,
+            )
+        });
         if let Some(baseline) = &mut baseline {
             baseline.suppress(name, &mut findings);
         }

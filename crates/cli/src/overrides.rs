@@ -10,10 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use mcp_recovery_validator::{LintOptions, Severity, UnknownRule, find_rule, rules};
-
-use crate::baseline::normalize_file;
-use crate::render::Finding;
+use mcp_recovery_validator::{Diagnostic, LintOptions, Severity, UnknownRule, find_rule, rules};
 
 /// Glob patterns (`*` stays within one path segment, `**` crosses them, `?`, `[...]`, `{a,b}`).
 /// No pattern matches everything.
@@ -165,10 +162,11 @@ impl Scopes {
 
     /// Drops the findings of rules that do not run in their scope and sets the severities
     /// the overrides give.
-    pub fn apply(&self, findings: &mut Vec<Finding>) {
-        findings.retain_mut(|finding| {
-            let d = &mut finding.diagnostic;
-            let file = normalize_file(&finding.file);
+    /// `view` gives each item's file, normalized as the baseline normalizes it, and its
+    /// diagnostic.
+    pub fn apply<T>(&self, items: &mut Vec<T>, view: impl Fn(&mut T) -> (String, &mut Diagnostic)) {
+        items.retain_mut(|item| {
+            let (file, d) = view(item);
             let mut on = self.base.contains(d.code);
             let mut severity = None;
             for o in self

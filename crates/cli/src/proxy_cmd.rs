@@ -1,16 +1,17 @@
 //! `mcp-recovery proxy`: put the recovery proxy in front of a stdio MCP server.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 use mcp_recovery_client::Target;
-use mcp_recovery_journal::Journal;
+use mcp_recovery_journal::{Journal, JournalError};
 use mcp_recovery_proxy::{
     Approver, End, OnFailure, Policy, PolicyFile, ProxyError, Settings, new_session_id, run_stdio,
 };
 
 use crate::Failure;
+use crate::inputs::{self, Input};
 
 /// Arguments of `proxy`.
 #[derive(Debug, Args)]
@@ -93,12 +94,20 @@ impl PolicyArgs {
 
 /// Opens the journal named by a flag, if any.
 pub fn open_journal(path: Option<&PathBuf>, fsync: bool) -> Result<Option<Journal>, Failure> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let mut journal = Journal::open(path).map_err(|e| Failure::Usage(e.to_string()))?;
+    path.map(|path| open_journal_at(path, fsync)).transpose()
+}
+
+/// Opens the journal at `path` under the size cap of every input (`--max-file-size`), refused
+/// over it with the same error as any other input.
+pub fn open_journal_at(path: &Path, fsync: bool) -> Result<Journal, Failure> {
+    let mut journal = Journal::open(path, inputs::policy().max_bytes).map_err(|e| match e {
+        JournalError::TooLarge { limit, .. } => {
+            Input::File(path.to_owned()).failure(inputs::ReadError::TooLarge { limit })
+        }
+        e => Failure::Usage(e.to_string()),
+    })?;
     journal.set_sync(fsync);
-    Ok(Some(journal))
+    Ok(journal)
 }
 
 /// Runs `proxy`: exit 0 when the client closed the session, 2 when the server could not start

@@ -111,7 +111,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     drop(out);
-    let mut journal = Journal::open(&args.journal).map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut journal = crate::proxy_cmd::open_journal_at(&args.journal, true)?;
     let timeout = Duration::from_secs(args.server.timeout);
     let mut runner = Runner::start(connection, &mut journal, session.clone(), approver, &policy);
     let report = rollback(

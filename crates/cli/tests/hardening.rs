@@ -401,3 +401,156 @@ fn schema_out_never_writes_through_a_link() {
         .collect();
     assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
 }
+
+/// A journal of `records` records at `path`, written by the journal crate.
+fn write_journal(path: &Path, records: u64) -> String {
+    let mut journal = mcp_recovery_journal::Journal::open(path, u64::MAX).unwrap();
+    journal.set_sync(false);
+    for call in 0..records {
+        let fields = json!({"call": call, "name": "create_order", "arguments": {"n": call}});
+        let Value::Object(fields) = fields else {
+            unreachable!()
+        };
+        journal
+            .append("s-1", mcp_recovery_journal::Kind::CallIntent, fields)
+            .unwrap();
+    }
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn journals_are_read_under_the_input_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_journal(&dir.path().join("j.jsonl"), 20);
+    assert!(written.len() > 1024, "{}", written.len());
+    let refused = "error: cannot read j.jsonl: it is larger than the limit of 1024 bytes (raise it \
+                   with --max-file-size)\n";
+    // Verification, the plan of a journal and a rollback (which appends to it) all refuse it with
+    // the one error every input gets.
+    for command in [
+        &["audit", "verify", "j.jsonl"][..],
+        &["plan", "--tools", "j.jsonl", "--trace", "j.jsonl"],
+        &[
+            "rollback",
+            "--dry-run",
+            "--journal",
+            "j.jsonl",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+        ],
+    ] {
+        let mut args = vec!["--max-file-size", "1K"];
+        args.extend_from_slice(command);
+        let output = run_in(dir.path(), &args);
+        assert_eq!(code(&output), 2, "{command:?}");
+        assert_eq!(text(&output.stderr), refused, "{command:?}");
+    }
+    let output = run_in(dir.path(), &["audit", "verify", "j.jsonl"]);
+    assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("20 records, chain intact"));
+
+    // An endless journal on standard input stops at the cap instead of growing.
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let output = bin_in(dir.path())
+        .args(["--max-file-size", "1M", "audit", "verify", "-"])
+        .stdin(Stdio::from(zero))
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert!(text(&output.stderr).starts_with("error: cannot read -: it is larger than the limit"));
+
+    // A FIFO named as the journal is refused before it is opened, so nothing blocks.
+    let fifo = dir.path().join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let output = run_in(dir.path(), &["audit", "verify", "fifo.jsonl"]);
+    assert_eq!(code(&output), 2);
+    assert!(text(&output.stderr).contains("not a regular file but a FIFO"));
+}
+
+#[test]
+fn a_journal_over_the_cap_is_not_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let text_before = write_journal(&path, 20);
+    // The proxy opens its journal for appending before it starts the server.
+    let output = run_in(
+        dir.path(),
+        &[
+            "--max-file-size",
+            "1K",
+            "proxy",
+            "--journal",
+            "j.jsonl",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(code(&output), 2, "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stderr),
+        "error: cannot read j.jsonl: it is larger than the limit of 1024 bytes (raise it with \
+         --max-file-size)\n"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text_before);
+}
+
+#[test]
+fn census_honours_the_input_cap_with_the_lint_error() {
+    let dir = with_tools("cancel_order");
+    let size = std::fs::metadata(dir.path().join("tools.json"))
+        .unwrap()
+        .len();
+    assert!(size > 512, "{size}");
+    let output = run_in(
+        dir.path(),
+        &[
+            "--max-file-size",
+            "512",
+            "census",
+            "--format",
+            "json",
+            "tools.json",
+        ],
+    );
+    assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+    let census: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(census["servers"], 0, "{census}");
+    let listed = &census["not_tools_lists"][0];
+    assert_eq!(listed["reason"]["kind"], "too-large", "{census}");
+    assert_eq!(listed["reason"]["limit"], 512, "{census}");
+    assert_eq!(listed["reason"]["bytes"], size, "{census}");
+    let output = run_in(
+        dir.path(),
+        &["--max-file-size", "512", "census", "tools.json"],
+    );
+    assert!(
+        text(&output.stdout)
+            .contains("it is larger than the limit of 512 bytes (raise it with --max-file-size)"),
+        "{}",
+        text(&output.stdout)
+    );
+    // The same file under the default cap is counted.
+    let output = run_in(dir.path(), &["census", "--format", "json", "tools.json"]);
+    let census: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(census["servers"], 1, "{census}");
+    // A FIFO is listed as unreadable, never opened.
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("fifo.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let output = run_in(
+        dir.path(),
+        &["census", "--format", "json", "fifo.json", "tools.json"],
+    );
+    let census: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(census["servers"], 1, "{census}");
+    let reason = census["not_tools_lists"][0]["reason"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("not a regular file but a FIFO"), "{census}");
+}

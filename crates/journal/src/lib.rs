@@ -21,7 +21,7 @@
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("journal.jsonl");
-//! let mut journal = Journal::open(&path).unwrap();
+//! let mut journal = Journal::open(&path, 64 << 20).unwrap();
 //! let fields = json!({"call": 1, "name": "charge_payment", "arguments": {"amount": 5}});
 //! journal.append("s-1", Kind::CallIntent, fields.as_object().unwrap().clone()).unwrap();
 //! let text = std::fs::read_to_string(&path).unwrap();
@@ -34,14 +34,14 @@ mod time;
 mod verify;
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 pub use time::rfc3339_now;
-pub use verify::{Broken, Verification, verify};
+pub use verify::{Broken, ReadError, Verification, Verifier, verify, verify_reader};
 
 /// The `prev` of the first record.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -119,6 +119,20 @@ pub enum JournalError {
         /// Why.
         source: io::Error,
     },
+    /// The existing file is longer than the cap given to [`Journal::open`].
+    #[error("journal {path}: it is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// The path names a FIFO, device, socket or directory, which could block or never end.
+    #[error("journal {path}: it is not a regular file")]
+    NotRegular {
+        /// The file.
+        path: String,
+    },
     /// The existing file does not verify, so nothing is appended to it.
     #[error("journal {path}: {broken}; refusing to append (run `mcp-recovery audit verify`)")]
     Broken {
@@ -149,30 +163,47 @@ pub struct Journal {
 
 impl Journal {
     /// Opens (creating when missing) a journal for appending. An existing file is verified
-    /// first; a broken one is refused, so a new record never commits to tampered history.
-    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+    /// first, one line at a time; a broken one is refused, so a new record never commits to
+    /// tampered history. A file longer than `max_bytes`, or one that is not a regular file, is
+    /// refused before it is read.
+    pub fn open(path: &Path, max_bytes: u64) -> Result<Journal, JournalError> {
         let shown = path.display().to_string();
         let io_error = |source| JournalError::Io {
             path: shown.clone(),
             source,
         };
-        let text = match std::fs::read(path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        match std::fs::metadata(path) {
+            Ok(metadata) if !metadata.is_file() => {
+                return Err(JournalError::NotRegular { path: shown });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(e)),
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io_error)?;
+        let too_large = || JournalError::TooLarge {
+            path: shown.clone(),
+            limit: max_bytes,
         };
-        let report = verify(&text);
+        if file.metadata().map_err(io_error)?.len() > max_bytes {
+            return Err(too_large());
+        }
+        let report = match verify_reader(BufReader::new(&file), max_bytes, Verifier::new()) {
+            Ok(report) => report,
+            Err(ReadError::TooLarge { .. }) => return Err(too_large()),
+            Err(ReadError::Io(e)) => return Err(io_error(e)),
+        };
         if let Some(broken) = report.broken {
             return Err(JournalError::Broken {
                 path: shown,
                 broken,
             });
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io_error)?;
         Ok(Journal {
             file,
             path: path.to_path_buf(),

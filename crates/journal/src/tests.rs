@@ -1,3 +1,5 @@
+use std::io::Read;
+
 use serde_json::{Map, Value, json};
 
 use super::*;
@@ -13,7 +15,7 @@ fn fields(value: Value) -> Map<String, Value> {
 fn journal(n: u64) -> (tempfile::TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("j.jsonl");
-    let mut journal = Journal::open(&path).unwrap();
+    let mut journal = Journal::open(&path, 1 << 20).unwrap();
     journal.set_sync(false);
     for i in 0..n {
         let record = fields(json!({"call": i, "name": "t", "arguments": {"x": i, "f": 1.5e-7}}));
@@ -34,7 +36,7 @@ fn a_fresh_chain_verifies_and_reopens() {
     let report = verify(&text);
     assert_eq!(report.broken, None);
     assert_eq!(report.records, 5);
-    let mut reopened = Journal::open(&path).unwrap();
+    let mut reopened = Journal::open(&path, 1 << 20).unwrap();
     assert_eq!(Some(reopened.head().to_owned()), report.head);
     reopened.append("s2", Kind::SessionEnd, Map::new()).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
@@ -122,16 +124,95 @@ fn truncation_is_found_mid_line_and_against_a_saved_head() {
     assert_eq!(line, 3);
     assert!(reason.contains("truncated"), "{reason}");
 
-    let full = verify(&text);
-    let head = full.head.clone().unwrap();
-    assert_eq!(full.check_head(&head), Ok(()));
+    let head = verify(&text).head.unwrap();
+    let against = |text: &str, saved: &str| {
+        verify_reader(text.as_bytes(), 1 << 20, Verifier::expecting_head(saved))
+            .unwrap()
+            .broken
+    };
+    assert_eq!(against(&text, &head), None);
+    assert_eq!(against(&text, &head.to_ascii_uppercase()), None);
     let shorter: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
     let short = verify(&shorter);
     assert_eq!(short.broken, None);
-    let error = short.check_head(&head).unwrap_err();
+    let error = against(&shorter, &head).unwrap();
+    assert_eq!(error.line, 0);
     assert!(error.reason.contains("truncated"), "{}", error.reason);
     // A journal that grew past the saved head still matches it.
-    assert_eq!(full.check_head(&short.head.unwrap()), Ok(()));
+    assert_eq!(against(&text, &short.head.unwrap()), None);
+    // A saved head is shown inert when it matches nothing.
+    let error = against(&text, "\u{1b}]52;c;x\u{7}").unwrap();
+    assert!(!error.reason.contains('\u{1b}'), "{}", error.reason);
+}
+
+#[test]
+fn streaming_gives_what_the_whole_text_gives() {
+    let (_dir, _path, text) = journal(4);
+    let edited = text.replacen("\"x\":2", "\"x\":7", 1);
+    let cases = [
+        text.clone(),
+        text[..text.len() - 3].to_owned(),
+        text.trim_end().to_owned(),
+        format!("{text}\n"),
+        edited,
+        format!("\u{fffd}{text}"),
+        String::new(),
+    ];
+    for case in &cases {
+        // A one-byte buffer splits every line across reads.
+        let reader = std::io::BufReader::with_capacity(1, case.as_bytes());
+        let streamed = verify_reader(reader, 1 << 20, Verifier::new()).unwrap();
+        assert_eq!(streamed, verify(case), "{case:?}");
+    }
+    // Invalid UTF-8 is read as the replacement character, never refused for it.
+    let mut bytes = text.clone().into_bytes();
+    bytes.insert(0, 0xff);
+    let streamed = verify_reader(&bytes[..], 1 << 20, Verifier::new()).unwrap();
+    assert_eq!(streamed, verify(&String::from_utf8_lossy(&bytes)));
+    assert_eq!(streamed.broken.unwrap().line, 1);
+}
+
+#[test]
+fn reading_stops_at_the_first_fault_and_at_the_cap() {
+    // Garbage followed by an endless stream: the fault ends the read.
+    let endless = b"{oops\n".chain(std::io::repeat(b'a'));
+    let report = verify_reader(std::io::BufReader::new(endless), u64::MAX, Verifier::new());
+    assert_eq!(report.unwrap().broken.unwrap().line, 1);
+    // One endless line: the cap ends it, with an error rather than a larger buffer.
+    let endless = std::io::BufReader::new(std::io::repeat(b'a'));
+    let error = verify_reader(endless, 1 << 16, Verifier::new()).unwrap_err();
+    assert!(
+        matches!(error, ReadError::TooLarge { limit: 65536 }),
+        "{error}"
+    );
+    // Valid records past the cap are refused the same way.
+    let (_dir, _path, text) = journal(3);
+    let cap = text.len() as u64 - 1;
+    let error = verify_reader(text.as_bytes(), cap, Verifier::new()).unwrap_err();
+    assert!(matches!(error, ReadError::TooLarge { .. }), "{error}");
+    let report = verify_reader(text.as_bytes(), cap + 1, Verifier::new()).unwrap();
+    assert_eq!(report.records, 3);
+}
+
+#[test]
+fn open_refuses_a_journal_over_the_cap_or_not_a_file() {
+    let (dir, path, text) = journal(3);
+    let cap = text.len() as u64 - 1;
+    let error = Journal::open(&path, cap).unwrap_err();
+    assert!(
+        matches!(error, JournalError::TooLarge { limit, .. } if limit == cap),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("larger than the limit"),
+        "{error}"
+    );
+    let journal = Journal::open(&path, cap + 1).unwrap();
+    assert_eq!(journal.seq, 3);
+    let error = Journal::open(dir.path(), 1 << 20).unwrap_err();
+    assert!(matches!(error, JournalError::NotRegular { .. }), "{error}");
+    // The refused file is left as it was.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
 #[test]
@@ -152,7 +233,7 @@ fn garbage_lines_are_named() {
 fn a_broken_journal_is_not_appended_to() {
     let (_dir, path, text) = journal(2);
     std::fs::write(&path, text.replacen("\"x\":1", "\"x\":9", 1)).unwrap();
-    let error = Journal::open(&path).unwrap_err().to_string();
+    let error = Journal::open(&path, 1 << 20).unwrap_err().to_string();
     assert!(error.contains("line 2"), "{error}");
     assert!(error.contains("refusing"), "{error}");
 }
@@ -161,7 +242,7 @@ fn a_broken_journal_is_not_appended_to() {
 fn reserved_members_are_set_by_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("j.jsonl");
-    let mut journal = Journal::open(&path).unwrap();
+    let mut journal = Journal::open(&path, 1 << 20).unwrap();
     let record = journal
         .append(
             "s",

@@ -1,6 +1,7 @@
 //! Checking a journal's chain.
 
 use std::fmt;
+use std::io::{self, BufRead};
 
 use serde_json::Value;
 
@@ -42,26 +43,125 @@ pub struct Verification {
     pub records: u64,
     /// The `hash` of the last record that verified.
     pub head: Option<String>,
-    /// Every record hash, in order, as far as the chain holds.
-    pub hashes: Vec<String>,
     /// The first fault, if any.
     pub broken: Option<Broken>,
 }
 
-impl Verification {
-    /// Checks a head saved earlier: it must be the hash of one of the verified records (the
-    /// journal may have grown since, never shrunk or been rewritten).
-    pub fn check_head(&self, saved: &str) -> Result<(), Broken> {
-        let saved = saved.trim().to_ascii_lowercase();
-        if self.hashes.contains(&saved) {
-            return Ok(());
+/// Why [`verify_reader`] could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Reading failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The journal is longer than the cap given.
+    #[error("it is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The cap in bytes.
+        limit: u64,
+    },
+}
+
+/// Checks a journal one line at a time, keeping only the line at hand and the chain's state.
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    report: Verification,
+    prev: String,
+    line: usize,
+    saved: Option<String>,
+    saved_found: bool,
+}
+
+impl Default for Verifier {
+    fn default() -> Self {
+        Verifier::new()
+    }
+}
+
+impl Verifier {
+    /// A verifier for a whole journal.
+    pub fn new() -> Verifier {
+        Verifier {
+            report: Verification {
+                records: 0,
+                head: None,
+                broken: None,
+            },
+            prev: GENESIS.to_owned(),
+            line: 0,
+            saved: None,
+            saved_found: false,
         }
-        Err(Broken::new(
-            0,
-            format!(
-                "no record has the saved head {saved}: the journal was truncated or rewritten after it was saved"
-            ),
-        ))
+    }
+
+    /// A verifier that also checks a head saved earlier: one of the verified records must have
+    /// it (the journal may have grown since, never shrunk or been rewritten).
+    pub fn expecting_head(saved: &str) -> Verifier {
+        Verifier {
+            saved: Some(saved.trim().to_ascii_lowercase()),
+            ..Verifier::new()
+        }
+    }
+
+    /// Whether a fault was found (further lines are ignored).
+    pub fn is_broken(&self) -> bool {
+        self.report.broken.is_some()
+    }
+
+    /// Checks the next line, with its `\n` when it has one: only the last line of a file can
+    /// lack it, and such a line is reported as a truncation.
+    pub fn push(&mut self, line: &[u8]) {
+        if self.is_broken() {
+            return;
+        }
+        self.line += 1;
+        let (body, complete) = match line.strip_suffix(b"\n") {
+            Some(body) => (body, true),
+            None => (line, false),
+        };
+        let body = String::from_utf8_lossy(body);
+        let hash = match check_line(&body, self.report.records + 1, &self.prev) {
+            Err(reason) if !complete => {
+                let reason =
+                    format!("the last line is incomplete (the journal was truncated): {reason}");
+                return self.fail(reason);
+            }
+            Err(reason) => return self.fail(reason),
+            Ok(_) if !complete => {
+                return self.fail(
+                    "the last line has no newline: the journal was truncated while it was written"
+                        .to_owned(),
+                );
+            }
+            Ok(hash) => hash,
+        };
+        self.report.records += 1;
+        if self.saved.as_deref() == Some(hash.as_str()) {
+            self.saved_found = true;
+        }
+        self.report.head = Some(hash.clone());
+        self.prev = hash;
+    }
+
+    fn fail(&mut self, reason: String) {
+        self.report.broken = Some(Broken::new(self.line, reason));
+    }
+
+    /// The outcome: the first fault, or else a saved head that no record had.
+    pub fn finish(self) -> Verification {
+        let mut report = self.report;
+        if report.broken.is_none()
+            && let Some(saved) = self.saved
+            && !self.saved_found
+        {
+            report.broken = Some(Broken::new(
+                0,
+                format!(
+                    "no record has the saved head {}: the journal was truncated or rewritten after it was saved",
+                    shown(&saved)
+                ),
+            ));
+        }
+        report
     }
 }
 
@@ -70,51 +170,47 @@ impl Verification {
 /// Blank lines are not allowed inside a journal (they would let lines be hidden), except one
 /// trailing newline.
 pub fn verify(text: &str) -> Verification {
-    let mut report = Verification {
-        records: 0,
-        head: None,
-        hashes: Vec::new(),
-        broken: None,
-    };
-    if text.is_empty() {
-        return report;
-    }
-    let complete = text.ends_with('\n');
-    let lines: Vec<&str> = text.split_terminator('\n').collect();
-    let last = lines.len();
-    let mut prev = GENESIS.to_owned();
-    for (index, line) in lines.iter().enumerate() {
-        let number = index + 1;
-        if let Err(reason) = check_line(line, report.records + 1, &prev) {
-            let reason = if number == last && !complete {
-                format!("the last line is incomplete (the journal was truncated): {reason}")
-            } else {
-                reason
-            };
-            report.broken = Some(Broken::new(number, reason));
-            return report;
+    let mut verifier = Verifier::new();
+    for line in text.as_bytes().split_inclusive(|&b| b == b'\n') {
+        verifier.push(line);
+        if verifier.is_broken() {
+            break;
         }
-        if number == last && !complete {
-            report.broken = Some(Broken::new(
-                number,
-                "the last line has no newline: the journal was truncated while it was written",
-            ));
-            return report;
-        }
-        // check_line succeeded, so the hash member is a string.
-        let hash = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|v| v.get("hash").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_default();
-        report.records += 1;
-        report.hashes.push(hash.clone());
-        report.head = Some(hash.clone());
-        prev = hash;
     }
-    report
+    verifier.finish()
 }
 
-fn check_line(line: &str, seq: u64, prev: &str) -> Result<(), String> {
+/// Verifies the journal `reader` yields, as [`verify`] does, one line at a time: memory holds
+/// the longest line, never the file. More than `max_bytes` is an error, found before the bytes
+/// past the cap are read; reading stops at the first fault.
+pub fn verify_reader(
+    reader: impl BufRead,
+    max_bytes: u64,
+    mut verifier: Verifier,
+) -> Result<Verification, ReadError> {
+    let mut reader = reader.take(max_bytes.saturating_add(1));
+    let mut line = Vec::new();
+    let mut total: u64 = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        total = total.saturating_add(read as u64);
+        if total > max_bytes {
+            return Err(ReadError::TooLarge { limit: max_bytes });
+        }
+        verifier.push(&line);
+        if verifier.is_broken() {
+            break;
+        }
+    }
+    Ok(verifier.finish())
+}
+
+/// Checks one line (without its newline) against the chain; gives its `hash`.
+fn check_line(line: &str, seq: u64, prev: &str) -> Result<String, String> {
     if line.trim().is_empty() {
         return Err("a blank line inside the journal".into());
     }
@@ -156,10 +252,10 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<(), String> {
     if hash != expected {
         return Err(format!(
             "the record does not match its hash (it was edited): hash says {}, content gives {expected}",
-            crate::verify::shown(hash)
+            shown(hash)
         ));
     }
-    Ok(())
+    Ok(expected)
 }
 
 /// A hash from the file, shortened and stripped of control characters for the message.

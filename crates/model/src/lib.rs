@@ -51,7 +51,10 @@ pub use convert::{
 };
 pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools, locate_tools_mut};
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
-pub use input_schema::compile_input_schema;
+pub use input_schema::{
+    BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget, any_member, compile_input_schema, gave_up,
+    has_pattern, without_patterns,
+};
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{
     Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,

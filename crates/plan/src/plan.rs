@@ -5,7 +5,8 @@ use std::fmt;
 
 use jsonschema::Validator;
 use mcp_recovery_model::{
-    COMPENSATE_META_KEY, Carrier, Compensation, Hint, Reversibility, Tool, compile_input_schema,
+    COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET, PatternBudget, Reversibility,
+    Tool, gave_up, has_pattern, without_patterns,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -173,7 +174,74 @@ pub struct Plan {
 #[derive(Debug)]
 pub struct Planner<'t> {
     tools: HashMap<&'t str, Result<&'t Tool, &'t UnusableTool>>,
-    validators: HashMap<String, Result<Validator, String>>,
+    validators: HashMap<String, InputValidator>,
+    patterns: PatternBudget,
+}
+
+/// A compensator's compiled `inputSchema`, compiled once per plan.
+#[derive(Debug)]
+struct InputValidator {
+    full: Result<Validator, String>,
+    has_pattern: bool,
+    /// The schema without its patterns, compiled once the pattern budget is spent.
+    without_patterns: Option<Result<Validator, String>>,
+}
+
+impl InputValidator {
+    fn new(schema: &Value, patterns: &PatternBudget) -> Self {
+        Self {
+            full: patterns.compile_input_schema(schema),
+            has_pattern: has_pattern(schema),
+            without_patterns: None,
+        }
+    }
+
+    /// The problems of `instance`, and a note when its patterns were left unchecked: the plan's
+    /// pattern budget is spent (the schema without its patterns is checked), or a match gave up
+    /// at the backtracking limit.
+    fn check(
+        &mut self,
+        schema: &Value,
+        instance: &Value,
+        patterns: &mut PatternBudget,
+    ) -> (Vec<String>, Option<String>) {
+        let mut note = None;
+        let validator = if !self.has_pattern || patterns.take() {
+            &self.full
+        } else {
+            note = Some(format!(
+                "its patterns were not checked: the plan's budget of {PATTERN_BUDGET} pattern checks is spent"
+            ));
+            self.without_patterns
+                .get_or_insert_with(|| patterns.compile_input_schema(&without_patterns(schema)))
+        };
+        let validator = match validator {
+            Ok(validator) => validator,
+            Err(message) => {
+                return (
+                    vec![format!("its inputSchema cannot be used: {message}")],
+                    None,
+                );
+            }
+        };
+        let mut problems = Vec::new();
+        for error in validator.iter_errors(instance) {
+            if gave_up(&error) {
+                note = Some(
+                    "a pattern was not checked: matching it took too many backtracking steps"
+                        .to_owned(),
+                );
+                continue;
+            }
+            let at = error.instance_path().to_string();
+            problems.push(if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("at {at}: {error}")
+            });
+        }
+        (problems, note)
+    }
 }
 
 impl<'t> Planner<'t> {
@@ -204,7 +272,14 @@ impl<'t> Planner<'t> {
         Self {
             tools: by_name,
             validators: HashMap::new(),
+            patterns: PatternBudget::new(),
         }
+    }
+
+    /// Validations against schemas with a `pattern` made so far: at most [`PATTERN_BUDGET`] per
+    /// planner, each match cut off after [`mcp_recovery_model::BACKTRACK_LIMIT`] steps.
+    pub fn pattern_checks(&self) -> usize {
+        self.patterns.spent()
     }
 
     /// The plan for a whole trace (given in completion order).
@@ -333,27 +408,13 @@ impl<'t> Planner<'t> {
             Ok(arguments) => arguments,
             Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
         };
-        let validator = self
+        let schema = &compensator.input_schema;
+        let patterns = &mut self.patterns;
+        let (problems, note) = self
             .validators
             .entry(target.to_owned())
-            .or_insert_with(|| compile_input_schema(&compensator.input_schema));
-        let problems = match validator {
-            Err(message) => vec![format!("its inputSchema cannot be used: {message}")],
-            Ok(validator) => {
-                let instance = Value::Object(arguments.clone());
-                validator
-                    .iter_errors(&instance)
-                    .map(|error| {
-                        let at = error.instance_path().to_string();
-                        if at.is_empty() {
-                            error.to_string()
-                        } else {
-                            format!("at {at}: {error}")
-                        }
-                    })
-                    .collect()
-            }
-        };
+            .or_insert_with(|| InputValidator::new(schema, patterns))
+            .check(schema, &Value::Object(arguments.clone()), patterns);
         if !problems.is_empty() {
             return Step::new(
                 name,
@@ -373,7 +434,10 @@ impl<'t> Planner<'t> {
                 timeout_ms: compensation.timeout_ms,
                 max_retries: compensation.max_retries,
             }),
-            reason: format!("call '{target}' to undo '{name}'"),
+            reason: match note {
+                Some(note) => format!("call '{target}' to undo '{name}' ({note})"),
+                None => format!("call '{target}' to undo '{name}'"),
+            },
         }
     }
 }

@@ -18,6 +18,7 @@ mod diagnostic;
 mod finding;
 mod load;
 mod overlaid;
+pub mod read;
 pub mod resolve;
 mod rules;
 mod schema_stage;

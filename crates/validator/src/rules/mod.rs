@@ -155,7 +155,15 @@ impl<'a> ToolRef<'a> {
             other => other.clone(),
         };
         let (typed, error) = match Tool::deserialize(&shallow) {
-            Ok(tool) => (Some(tool), None),
+            // The placeholder schema is not kept: the rules read the raw one, and a lint holds
+            // every tool at once.
+            Ok(tool) => (
+                Some(Tool {
+                    input_schema: Value::Null,
+                    ..tool
+                }),
+                None,
+            ),
             Err(error) => (None, Some(error)),
         };
         let declared = typed

@@ -1,9 +1,9 @@
 use std::collections::HashMap;
 
-use jsonschema::error::ValidationErrorKind;
-use jsonschema::{Draft, PatternCache, PatternOptions, Validator};
+use jsonschema::{Draft, Validator};
 use mcp_recovery_model::{
-    Binding, BodySide, JsonPointer, ParameterBinding, RuntimeExpression, TemplatePart,
+    Binding, BodySide, JsonPointer, ParameterBinding, PatternBudget, RuntimeExpression,
+    TemplatePart, any_member, gave_up, has_pattern,
 };
 use serde_json::Value;
 
@@ -143,58 +143,38 @@ fn compare(source: &Resolution, accepts: &Resolution) -> Option<String> {
     None
 }
 
-/// Backtracking steps one `pattern` match may take (fancy-regex counts them).
-const BACKTRACK_LIMIT: usize = 10_000;
-/// Validations against a schema with a `pattern` per document: with [`BACKTRACK_LIMIT`], at most
-/// ten million backtracking steps per file, whatever the patterns. Past it, constants are
-/// still type-checked, and their patterns are left unjudged.
-const PATTERN_BUDGET: usize = 1_000;
-
 /// Constant validation over one document: each subschema compiled once (by address, the
-/// document outlives the check), compiled patterns shared, one pattern budget.
+/// document outlives the check), and one pattern budget ([`PatternBudget`]) for the file. Past
+/// the budget, constants are still type-checked, and their patterns are left unjudged.
+#[derive(Default)]
 struct Constants {
     /// By the address of the subschema: the document is neither moved nor changed while the
     /// rules run, so an address names one subschema for the whole check.
     validators: HashMap<*const Value, Option<(Validator, bool)>>,
-    patterns: PatternCache,
-    budget: usize,
+    patterns: PatternBudget,
 }
 
-impl Default for Constants {
-    fn default() -> Self {
-        Self {
-            validators: HashMap::new(),
-            patterns: PatternCache::new(),
-            budget: PATTERN_BUDGET,
-        }
-    }
+/// The compiled `schema` and whether it has a `pattern`; `None` when it cannot be compiled on
+/// its own (it refers elsewhere; its types were checked).
+fn compiled<'v>(
+    validators: &'v mut HashMap<*const Value, Option<(Validator, bool)>>,
+    patterns: &PatternBudget,
+    schema: &Value,
+    draft: Draft,
+) -> Option<&'v (Validator, bool)> {
+    validators
+        .entry(std::ptr::from_ref(schema))
+        .or_insert_with(|| {
+            if any_member(schema, |key, _| key == "$ref" || key == "$dynamicRef") {
+                return None;
+            }
+            let validator = patterns.options().with_draft(draft).build(schema).ok()?;
+            Some((validator, has_pattern(schema)))
+        })
+        .as_ref()
 }
 
 impl Constants {
-    /// The compiled `schema` and whether it has a `pattern`; `None` when it cannot be compiled
-    /// on its own (it refers elsewhere; its types were checked).
-    fn validator(&mut self, schema: &Value, draft: Draft) -> Option<&(Validator, bool)> {
-        let patterns = &self.patterns;
-        self.validators
-            .entry(std::ptr::from_ref(schema))
-            .or_insert_with(|| {
-                let (refers, has_pattern) = mentions(schema);
-                if refers {
-                    return None;
-                }
-                let validator = jsonschema::options()
-                    .with_draft(draft)
-                    .with_pattern_options(
-                        PatternOptions::fancy_regex().backtrack_limit(BACKTRACK_LIMIT),
-                    )
-                    .with_pattern_cache(patterns.clone())
-                    .build(schema)
-                    .ok()?;
-                Some((validator, has_pattern))
-            })
-            .as_ref()
-    }
-
     fn problem(
         &mut self,
         root: &Value,
@@ -213,27 +193,17 @@ impl Constants {
         }
         let draft = draft_of(root);
         for schema in subschemas_at(root, parameter)? {
-            let budget = self.budget;
-            let Some((validator, has_pattern)) = self.validator(schema, draft) else {
+            let Some((validator, has_pattern)) =
+                compiled(&mut self.validators, &self.patterns, schema, draft)
+            else {
                 continue;
             };
-            if *has_pattern && budget == 0 {
+            if *has_pattern && !self.patterns.take() {
                 continue;
             }
-            let has_pattern = *has_pattern;
             // A pattern the engine gave up on says nothing about the value.
-            let error = validator.iter_errors(value).find(|e| {
-                !matches!(
-                    e.kind(),
-                    ValidationErrorKind::BacktrackLimitExceeded { .. }
-                        | ValidationErrorKind::RegexEngineFailure { .. }
-                )
-            });
-            let error = error.map(|e| excerpt(&e.to_string(), 120));
-            if has_pattern {
-                self.budget -= 1;
-            }
-            if let Some(error) = error {
+            let error = validator.iter_errors(value).find(|e| !gave_up(e));
+            if let Some(error) = error.map(|e| excerpt(&e.to_string(), 120)) {
                 return Some(format!(
                     "the constant {} does not fit its schema: {error}",
                     show(value),
@@ -242,26 +212,6 @@ impl Constants {
         }
         None
     }
-}
-
-/// Whether `schema` refers elsewhere (`$ref`, `$dynamicRef`) and whether it has a `pattern`.
-fn mentions(schema: &Value) -> (bool, bool) {
-    let mut has_pattern = false;
-    let mut stack = vec![schema];
-    while let Some(node) = stack.pop() {
-        match node {
-            Value::Object(map) => {
-                if map.contains_key("$ref") || map.contains_key("$dynamicRef") {
-                    return (true, has_pattern);
-                }
-                has_pattern |= map.get("pattern").is_some_and(Value::is_string);
-                stack.extend(map.values());
-            }
-            Value::Array(items) => stack.extend(items),
-            _ => {}
-        }
-    }
-    (false, has_pattern)
 }
 
 fn draft_of(root: &Value) -> Draft {
@@ -346,10 +296,10 @@ mod tests {
     fn catastrophic_patterns_are_bounded_and_never_reported() {
         let value = "a".repeat(40);
         assert_eq!(r111(&document(3, r"^(a|a)*\1c$", &value)), 0);
-        let many = super::PATTERN_BUDGET + 5;
+        let many = mcp_recovery_model::PATTERN_BUDGET + 5;
         assert_eq!(
             r111(&document(many, "^[0-9]+$", "12x")),
-            super::PATTERN_BUDGET
+            mcp_recovery_model::PATTERN_BUDGET
         );
     }
 }
