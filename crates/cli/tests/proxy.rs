@@ -1053,3 +1053,127 @@ fn edited_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     out.swap(0, 1);
     out
 }
+
+/// `ask` on the controlling terminal: the proxy runs under a pseudo-terminal (`script` from
+/// util-linux), its MCP stdio on named pipes; the impact is shown on the terminal before the
+/// call reaches the server, a typed `y` approves and a typed `n` denies.
+#[test]
+fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    for fifo in ["to-proxy", "from-proxy"] {
+        let made = Command::new("mkfifo").arg(dir.path().join(fifo)).status();
+        assert!(made.unwrap().success());
+    }
+    let inner = format!(
+        "exec '{BIN}' proxy --ask charge_payment -- '{BIN}' demo-server --call-log calls.jsonl \
+         < to-proxy > from-proxy 2> proxy.stderr"
+    );
+    let mut terminal = Command::new("script")
+        .args(["-q", "-e", "-c", &inner, "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("`script` (util-linux) runs");
+    let mut keyboard = terminal.stdin.take().unwrap();
+    let mut screen = terminal.stdout.take().unwrap();
+    let (shown, screen_text) = channel::<String>();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut screen, &mut buffer) {
+            if n == 0
+                || shown
+                    .send(String::from_utf8_lossy(&buffer[..n]).into_owned())
+                    .is_err()
+            {
+                return;
+            }
+        }
+    });
+    // The shell opens the pipes in this order; each open waits for the other end.
+    let to_proxy = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("to-proxy"))
+        .unwrap();
+    let from_proxy = std::fs::File::open(dir.path().join("from-proxy")).unwrap();
+    let (sender, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from_proxy).lines() {
+            let Ok(line) = line else { return };
+            if sender
+                .send(serde_json::from_str::<Value>(&line).unwrap())
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let mut proxy = Proxy {
+        child: terminal,
+        stdin: None,
+        lines,
+        next_id: 0,
+        seen: Vec::new(),
+    };
+    let mut to_proxy = Some(to_proxy);
+    let mut send = |message: Value| {
+        let pipe = to_proxy.as_mut().unwrap();
+        writeln!(pipe, "{message}").unwrap();
+        pipe.flush().unwrap();
+    };
+    let mut screen = String::new();
+    let wait_for_prompt = |screen: &mut String| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !screen.contains("approve? [y/N]") {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let chunk = screen_text
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no prompt on the terminal: {screen}"));
+            screen.push_str(&chunk);
+        }
+        let prompt = screen.clone();
+        screen.clear();
+        prompt
+    };
+    let answer = |proxy: &mut Proxy, id: u64| loop {
+        let message = proxy
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer");
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}));
+    answer(&mut proxy, 1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let log = dir.path().join("calls.jsonl");
+    for (id, typed, approved) in [(2, "y", true), (3, "n", false)] {
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "charge_payment",
+                               "arguments": {"customerId": "c", "amount": 7, "currency": "EUR"}}}));
+        let prompt = wait_for_prompt(&mut screen);
+        // The impact comes before any effect: tool, arguments, class and the undoing call.
+        assert!(prompt.contains("charge_payment"), "{prompt}");
+        assert!(prompt.contains("\"amount\":7"), "{prompt}");
+        assert!(prompt.contains("class: compensable"), "{prompt}");
+        assert!(prompt.contains("refund_payment"), "{prompt}");
+        assert_eq!(calls_at_server(&log, "charge_payment"), id as usize - 2);
+        writeln!(keyboard, "{typed}").unwrap();
+        keyboard.flush().unwrap();
+        let result = answer(&mut proxy, id)["result"].clone();
+        assert_eq!(
+            result.get("isError") == Some(&json!(true)),
+            !approved,
+            "{result}"
+        );
+        assert_eq!(calls_at_server(&log, "charge_payment"), 1);
+    }
+    // The client closes its side: the proxy ends, and with it the terminal session.
+    drop(to_proxy.take());
+    assert_eq!(proxy.finish(), 0);
+    drop(keyboard);
+}
