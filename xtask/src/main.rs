@@ -32,7 +32,8 @@ tasks:
                       try the pre-commit hooks, check the JUnit report, the workflows and
                       action.yml, and `cargo publish --dry-run` every crate
   check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
-                      drive a failing workflow through `mcp-recovery proxy`; verify its journals
+                      drive a failing workflow through `mcp-recovery proxy`; verify its journals;
+                      compare server-everything directly and through the proxy
   check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
                       temporary directory), run it on spec/typescript/ and compare the result with
                       spec/schema/; needs ../shared/data for the official schema";
