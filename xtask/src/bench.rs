@@ -1,4 +1,5 @@
-//! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor.
+//! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor; then
+//! the proxy's figures (`proxy_bench`, alone with `cargo xtask bench proxy`).
 //!
 //! The floor is the time serde_json alone needs to read and parse every file, with the same two
 //! workers and the same one-file-per-worker window. Each measurement runs in its own child process
@@ -15,7 +16,8 @@ use serde_json::{Value, json};
 
 use crate::corpus::{CorpusConfig, generate};
 
-const USAGE: &str = "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N]";
+const USAGE: &str =
+    "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N] | cargo xtask bench proxy";
 
 /// What one child measured.
 struct Measurement {
@@ -52,6 +54,9 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         } else {
             Err(format!("optimized bench failed: {status}"))
         };
+    }
+    if args == ["proxy"] {
+        return crate::proxy_bench::run(root);
     }
     let mut corpus = root.join("target/bench-corpus");
     let mut threads = 2usize;
@@ -159,7 +164,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         );
     }
     minified_findings()?;
-    Ok(())
+    crate::proxy_bench::run(root)
 }
 
 /// A minified (one-line) document with one finding per tool, at two sizes: positions must cost

@@ -7,6 +7,7 @@ mod codegen;
 mod corpus;
 mod live;
 mod packages;
+mod proxy_bench;
 mod proxy_check;
 mod shared;
 mod spec_repo;
@@ -24,7 +25,9 @@ tasks:
   gen-corpus [--servers N] [--seed S] OUT
                       write a deterministic registry-like corpus and OUT/manifest.json
   bench [--corpus DIR] [--threads N] [--runs N]
-                      lint and census over the corpus against the serde_json parse floor
+                      lint and census over the corpus against the serde_json parse floor, then
+                      the latency, throughput and memory of calls through the proxy
+  bench proxy         the proxy figures alone
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers
