@@ -1,4 +1,5 @@
-//! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor.
+//! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor; then
+//! the proxy's figures (`proxy_bench`, alone with `cargo xtask bench proxy`).
 //!
 //! The floor is the time serde_json alone needs to read and parse every file, with the same two
 //! workers and the same one-file-per-worker window. Each measurement runs in its own child process
@@ -15,7 +16,8 @@ use serde_json::{Value, json};
 
 use crate::corpus::{CorpusConfig, generate};
 
-const USAGE: &str = "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N]";
+const USAGE: &str =
+    "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N] | cargo xtask bench proxy";
 
 /// What one child measured.
 struct Measurement {
@@ -31,6 +33,11 @@ struct Measurement {
 
 /// `cargo xtask bench`.
 pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
+    if args == ["proxy"] {
+        // The measured binaries are built optimized whatever this one is; the client loop here
+        // costs both sides of the comparison alike.
+        return crate::proxy_bench::run(root);
+    }
     if cfg!(debug_assertions) {
         // Timing an unoptimized build measures the wrong thing: rerun optimized.
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
@@ -149,7 +156,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     }
     one_large_file(root, &exe)?;
     minified_findings()?;
-    Ok(())
+    crate::proxy_bench::run(root)
 }
 
 /// `bench-child lint-one FILE` in a fresh process: its one line of JSON.

@@ -37,7 +37,10 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/policy.schema.json", || {
         Ok(json(mcp_recovery_schema::schema_document::<
             mcp_recovery_proxy::PolicyFile,
-        >("policy.schema.json")))
+        >(
+            "policy.schema.json",
+            "the mcp-recovery-proxy `PolicyFile` type",
+        )))
     }),
     ("spec/schema/mcp-recovery-toml.schema.json", || {
         Ok(json(mcp_recovery_validator::config_schema()))

@@ -172,10 +172,21 @@ fn path_arg(path: &Path) -> String {
 
 /// Builds one binary of one package and returns the path cargo reports for it.
 pub fn build_binary(root: &Path, package: &str, binary: &str) -> Result<PathBuf, String> {
+    build_binary_with(root, package, binary, false)
+}
+
+/// [`build_binary`], optimized when `release`.
+pub fn build_binary_with(
+    root: &Path,
+    package: &str,
+    binary: &str,
+    release: bool,
+) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(&cargo);
     command
         .args(["build", "--locked", "--package", package, "--bin", binary])
+        .args(release.then_some("--release"))
         .arg("--message-format=json-render-diagnostics")
         .current_dir(root);
     let step = format!("step `build {binary}`");

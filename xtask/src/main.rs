@@ -7,6 +7,7 @@ mod codegen;
 mod corpus;
 mod live;
 mod packages;
+mod proxy_bench;
 mod proxy_check;
 mod shared;
 mod spec_repo;
@@ -24,7 +25,9 @@ tasks:
   gen-corpus [--servers N] [--seed S] OUT
                       write a deterministic registry-like corpus and OUT/manifest.json
   bench [--corpus DIR] [--threads N] [--runs N]
-                      lint and census over the corpus against the serde_json parse floor
+                      lint and census over the corpus against the serde_json parse floor, then
+                      the latency, throughput and memory of calls through the proxy
+  bench proxy         the proxy figures alone
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers
@@ -32,7 +35,8 @@ tasks:
                       try the pre-commit hooks, check the JUnit report, the workflows and
                       action.yml, and `cargo publish --dry-run` every crate
   check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
-                      drive a failing workflow through `mcp-recovery proxy`; verify its journals
+                      drive a failing workflow through `mcp-recovery proxy`; verify its journals;
+                      compare server-everything directly and through the proxy
   check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
                       temporary directory), run it on spec/typescript/ and compare the result with
                       spec/schema/; needs ../shared/data for the official schema";

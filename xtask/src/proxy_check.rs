@@ -3,7 +3,10 @@
 //! drive `mcp-recovery proxy -- mcp-recovery-demo-server` through a checkout whose third step
 //! fails; the proxy must roll it back. Each journal then verifies with `audit verify` and with
 //! the independent Python verifier of `spec/journal.md`, both find tampering at the right line,
-//! and `plan --trace JOURNAL` reads it. Fails loudly when an install fails.
+//! and `plan --trace JOURNAL` reads it. The published `@modelcontextprotocol/server-everything`
+//! (pinned) is then driven by the TypeScript SDK client directly and through the proxy, and
+//! both must see the same tools, results, notifications and server-to-client requests. Fails
+//! loudly when an install fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,6 +16,9 @@ use crate::live::{INSTALL_TIMEOUT, TempDir, build_binary, npm_install, probe, ru
 
 /// The TypeScript SDK, pinned.
 const NPM_SDK: (&str, &str) = ("@modelcontextprotocol/sdk", "1.32.2");
+/// The reference server with notifications and server-to-client requests, pinned (the version
+/// `check-live-servers` uses).
+const EVERYTHING: (&str, &str) = ("@modelcontextprotocol/server-everything", "2026.8.31");
 /// The Python SDK, pinned.
 const PYPI_SDK: &str = "mcp==2.3.0";
 /// Time limit of one client run.
@@ -34,7 +40,7 @@ pub fn check(root: &Path) -> Result<(), String> {
         extract_verifier(root, &verifier)
     })?;
     let npm = tmp.path.join("npm");
-    timed("npm install", || npm_install(&npm, &[NPM_SDK]))?;
+    timed("npm install", || npm_install(&npm, &[NPM_SDK, EVERYTHING]))?;
     let python = timed("pip install", || pip_install(&tmp.path))?;
 
     let clients = root.join("xtask/proxy-clients");
@@ -44,6 +50,24 @@ pub fn check(root: &Path) -> Result<(), String> {
     let tools = tmp.path.join("tools.json");
     timed("fetch the demo tools", || {
         fetch_tools(&cli, &server, &tools)
+    })?;
+
+    let transparency = npm.join("transparency.mjs");
+    std::fs::copy(clients.join("transparency.mjs"), &transparency)
+        .map_err(|e| format!("step `setup`: cannot copy transparency.mjs: {e}"))?;
+    timed("server-everything directly and through the proxy", || {
+        let mut command = Command::new("node");
+        command
+            .arg(&transparency)
+            .arg(&cli)
+            .arg(npm.join("node_modules/.bin/mcp-server-everything"))
+            .current_dir(&npm);
+        let output = run(command, CLIENT_TIMEOUT, "transparency")?;
+        if !output.status.success() {
+            return Err(output.failure("step `server-everything through the proxy`"));
+        }
+        print!("{}", output.stdout);
+        Ok(())
     })?;
 
     let runs = [
@@ -76,7 +100,7 @@ pub fn check(root: &Path) -> Result<(), String> {
         })?;
     }
     println!(
-        "check-proxy: 2 SDK clients in {:.1} s",
+        "check-proxy: 2 SDK clients and server-everything in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())

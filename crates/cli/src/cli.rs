@@ -147,6 +147,10 @@ pub struct DemoServerArgs {
     /// Misbehave on tools/list (hang, crash, garbage, endless-pages, repeat-cursor, huge, chatty).
     #[arg(long, value_name = "MODE", value_parser = str::parse::<mcp_recovery_demo_server::stdio::Hostile>)]
     pub hostile: Option<mcp_recovery_demo_server::stdio::Hostile>,
+    /// List the tools without recovery metadata (no `annotations.recovery`, no `_meta`), as a
+    /// server that declares none.
+    #[arg(long)]
+    pub undeclared: bool,
 }
 
 /// Parses `--slow TOOL=MS`.

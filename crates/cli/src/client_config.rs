@@ -13,6 +13,7 @@
 //!
 //! Every mistake names the file, the server and the JSON pointer of the value.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +33,9 @@ pub struct ConfiguredServer {
     pub cwd: Option<PathBuf>,
     /// `disabled: true` in the config.
     pub disabled: bool,
+    /// Every value substituted from `${env:…}` or `${input:…}` anywhere in the entry (command,
+    /// arguments, URL, environment, headers): never shown.
+    pub secrets: Vec<String>,
 }
 
 /// A server entry that cannot be used; the message names the file, the server and the pointer.
@@ -145,6 +149,7 @@ impl ClientConfig {
             config: self,
             server: name,
             base: format!("{}/{}", self.servers_pointer, escape_pointer(name)),
+            substituted: RefCell::new(Vec::new()),
         }
         .resolve(entry)
     }
@@ -155,6 +160,8 @@ struct Resolver<'a> {
     config: &'a ClientConfig,
     server: &'a str,
     base: String,
+    /// The values `${env:…}` and `${input:…}` expanded to so far.
+    substituted: RefCell<Vec<String>>,
 }
 
 impl Resolver<'_> {
@@ -210,6 +217,7 @@ impl Resolver<'_> {
             env,
             cwd,
             disabled,
+            secrets: self.substituted.take(),
         })
     }
 
@@ -344,21 +352,26 @@ impl Resolver<'_> {
 
     fn placeholder(&self, pointer: &str, name: &str) -> Result<String, ConfigFileError> {
         let workspace = &self.config.workspace;
-        if let Some(var) = name.strip_prefix("env:") {
-            return std::env::var(var).map_err(|_| {
+        let secret = if let Some(var) = name.strip_prefix("env:") {
+            Some(std::env::var(var).map_err(|_| {
                 self.error(
                     pointer,
                     format!("the environment variable {var} is not set"),
                 )
-            });
-        }
-        if let Some(id) = name.strip_prefix("input:") {
-            return self.config.inputs.get(id).cloned().ok_or_else(|| {
+            })?)
+        } else if let Some(id) = name.strip_prefix("input:") {
+            Some(self.config.inputs.get(id).cloned().ok_or_else(|| {
                 self.error(
                     pointer,
                     format!("`${{input:{id}}}` has no value: give it with --input {id}=VALUE"),
                 )
-            });
+            })?)
+        } else {
+            None
+        };
+        if let Some(value) = secret {
+            self.substituted.borrow_mut().push(value.clone());
+            return Ok(value);
         }
         match name {
             "workspaceFolder" | "workspaceRoot" => Ok(workspace.display().to_string()),
@@ -507,6 +520,7 @@ pub fn options_for(server: &ConfiguredServer, base: &Options) -> Options {
     let mut options = base.clone();
     options.env.extend(server.env.iter().cloned());
     options.cwd = server.cwd.clone().or(options.cwd);
+    options.secrets.extend(server.secrets.iter().cloned());
     options
 }
 

@@ -387,11 +387,22 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
 
 /// Runs the demo server on stdio (the hidden `demo-server` subcommand).
 pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
-    let server = mcp_recovery_demo_server::Server::new(mcp_recovery_demo_server::Config {
+    let mut config = mcp_recovery_demo_server::Config {
         call_log: args.call_log.clone(),
         slow: args.slow.clone(),
         ..mcp_recovery_demo_server::Config::default()
-    });
+    };
+    if args.undeclared {
+        for tool in &mut config.tools {
+            if let Value::Object(tool) = tool {
+                tool.remove("_meta");
+                if let Some(Value::Object(annotations)) = tool.get_mut("annotations") {
+                    annotations.remove("recovery");
+                }
+            }
+        }
+    }
+    let server = mcp_recovery_demo_server::Server::new(config);
     mcp_recovery_demo_server::stdio::serve(
         &server,
         args.hostile,

@@ -206,7 +206,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 finding.suppressed = true;
             }
         }
-        summary.add(tools, &findings);
+        summary.add(tools, &findings, live);
         sinks
             .iter_mut()
             .try_for_each(|sink| sink.document(name, source, &findings))

@@ -61,6 +61,16 @@ pub fn parse_pair(spec: &str, flag: &str, shape: &str) -> Result<(String, String
 }
 
 impl Server {
+    /// A server named by its target, shown as [`default_name`].
+    pub fn new(target: Target, options: Options) -> Self {
+        let name = escape_controls(&default_name(&target)).into_owned();
+        Self {
+            target,
+            options,
+            name,
+        }
+    }
+
     /// The server of the flags, or `None` when no server is named (lint files instead).
     pub fn from_args(args: &ServerArgs) -> Result<Option<Self>, Failure> {
         let target = if args.stdio {

@@ -4,14 +4,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use mcp_recovery_client::Target;
+use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::{Journal, JournalError};
 use mcp_recovery_proxy::{
-    Approver, End, OnFailure, Policy, PolicyFile, ProxyError, Settings, new_session_id, run_stdio,
+    Approver, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile, ProxyError,
+    Settings, new_session_id, run_stdio,
 };
 
 use crate::Failure;
 use crate::inputs::{self, Input};
+use crate::live::{self, Server};
+use crate::overlay_cmd::LoadedOverlay;
 
 /// Arguments of `proxy`.
 #[derive(Debug, Args)]
@@ -26,8 +29,31 @@ pub struct ProxyArgs {
     /// last records).
     #[arg(long)]
     pub no_fsync: bool,
-    /// The server command and its arguments (after `--`).
-    #[arg(last = true, value_name = "CMD", required = true)]
+    /// Apply this overlay (JSON or TOML) to the server's tools before they are classified and
+    /// planned from (repeatable; the server's own declarations win). The client's tools/list
+    /// is passed on unchanged.
+    #[arg(long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
+    /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server to start.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "server",
+        conflicts_with = "command"
+    )]
+    pub config: Option<PathBuf>,
+    /// Start this server of the --config file, as the config describes it.
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub server: Option<String>,
+    /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
+    /// shown).
+    #[arg(long = "input", value_name = "ID=VALUE", requires = "config")]
+    pub inputs: Vec<String>,
+    /// Add a variable to the server's environment, as K=V (repeatable; never shown).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// The server command and its arguments (after `--`), unless --config names it.
+    #[arg(last = true, value_name = "CMD", required_unless_present = "config")]
     pub command: Vec<String>,
 }
 
@@ -92,14 +118,9 @@ impl PolicyArgs {
     }
 }
 
-/// Opens the journal named by a flag, if any.
-pub fn open_journal(path: Option<&PathBuf>, fsync: bool) -> Result<Option<Journal>, Failure> {
-    path.map(|path| open_journal_at(path, fsync)).transpose()
-}
-
-/// Opens the journal at `path` under the size cap of every input (`--max-file-size`), refused
-/// over it with the same error as any other input.
-pub fn open_journal_at(path: &Path, fsync: bool) -> Result<Journal, Failure> {
+/// Opens (or creates) the journal at `path` for appending, under the size cap of every input
+/// (`--max-file-size`) and refused over it with the same error as any other input.
+pub fn open_journal(path: &Path, fsync: bool) -> Result<Journal, Failure> {
     let mut journal = Journal::open(path, inputs::policy().max_bytes).map_err(|e| match e {
         JournalError::TooLarge { limit, .. } => {
             Input::File(path.to_owned()).failure(inputs::ReadError::TooLarge { limit })
@@ -110,28 +131,96 @@ pub fn open_journal_at(path: &Path, fsync: bool) -> Result<Journal, Failure> {
     Ok(journal)
 }
 
+/// Exactly one server: what `proxy` and `rollback` work against.
+pub fn one_server(servers: Option<Vec<Server>>, command: &str) -> Result<Server, Failure> {
+    let mut servers = servers.unwrap_or_default();
+    match servers.len() {
+        1 => Ok(servers.remove(0)),
+        0 => Err(Failure::Usage(format!(
+            "{command} needs a server: a command after `--`, or --config FILE --server NAME"
+        ))),
+        n => Err(Failure::Usage(format!(
+            "{command} works against one server, and {n} were named"
+        ))),
+    }
+}
+
+/// Reads every `--overlay` file, in order.
+pub fn read_overlays(paths: &[PathBuf]) -> Result<Vec<LoadedOverlay>, Failure> {
+    paths.iter().map(|p| LoadedOverlay::read(p)).collect()
+}
+
+/// The server `proxy` starts: the command after `--` (with `--env`), or the --config entry.
+fn server(args: &ProxyArgs) -> Result<Server, Failure> {
+    let base = Options {
+        env: args
+            .env
+            .iter()
+            .map(|spec| live::parse_pair(spec, "--env", "K=V"))
+            .collect::<Result<_, _>>()?,
+        ..Options::default()
+    };
+    let servers = match (&args.config, &args.server) {
+        (Some(file), Some(name)) => {
+            live::configured(file, &args.inputs, std::slice::from_ref(name), &base)?
+        }
+        _ => match args.command.split_first() {
+            Some((program, rest)) => vec![Server::new(
+                Target::Stdio {
+                    program: program.clone(),
+                    args: rest.to_vec(),
+                },
+                base,
+            )],
+            None => Vec::new(),
+        },
+    };
+    one_server(Some(servers), "proxy")
+}
+
 /// Runs `proxy`: exit 0 when the client closed the session, 2 when the server could not start
 /// or the journal failed, 1 when the server exited first.
 pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     let (policy, approver) = args.policy.resolve()?;
-    let journal = open_journal(args.journal.as_ref(), !args.no_fsync)?;
-    let Some((program, rest)) = args.command.split_first() else {
-        return Err(Failure::Usage(
-            "proxy needs a server command after `--`".into(),
-        ));
+    let overlays = read_overlays(&args.overlays)?
+        .into_iter()
+        .map(|o| NamedOverlay {
+            shown: o.shown,
+            overlay: o.overlay,
+        })
+        .collect();
+    let server = server(args)?;
+    let options = server.options();
+    let (program, rest) = match server.target() {
+        Target::Stdio { program, args } => (program.clone(), args.clone()),
+        Target::Http { .. } => {
+            return Err(Failure::Usage(format!(
+                "server {}: the proxy starts stdio servers only; this entry has a `url`",
+                server.name()
+            )));
+        }
     };
-    let upstream = Target::Stdio {
-        program: program.clone(),
-        args: rest.to_vec(),
-    }
-    .to_string();
+    let secrets = server.target().secrets(options);
+    let journal = args
+        .journal
+        .as_deref()
+        .map(|path| open_journal(path, !args.no_fsync))
+        .transpose()?;
+    let launch = Launch {
+        program,
+        args: rest,
+        env: options.env.clone(),
+        cwd: options.cwd.clone(),
+    };
     let settings = Settings {
         policy,
         approver,
         session: new_session_id(),
-        upstream,
+        upstream: secrets.redact(&server.target().to_string()).into_owned(),
+        overlays: Overlays::new(overlays),
+        secrets,
     };
-    match run_stdio(settings, journal, program, rest) {
+    match run_stdio(settings, journal, &launch) {
         Ok(End::ClientClosed) => Ok(ExitCode::SUCCESS),
         Ok(End::ServerClosed(reason)) => {
             eprintln!(

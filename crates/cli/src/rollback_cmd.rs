@@ -20,7 +20,7 @@ use crate::Failure;
 use crate::cli::ServerArgs;
 use crate::inputs::Input;
 use crate::live;
-use crate::proxy_cmd::PolicyArgs;
+use crate::proxy_cmd::{PolicyArgs, one_server, open_journal, read_overlays};
 
 /// Arguments of `rollback`.
 #[derive(Debug, Args)]
@@ -37,6 +37,13 @@ pub struct RollbackArgs {
     /// The policy that gates the compensating calls.
     #[command(flatten)]
     pub policy: PolicyArgs,
+    /// Apply this overlay (JSON or TOML) to the server's tools before planning (repeatable; the
+    /// server's own declarations win).
+    #[arg(long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
+    /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server to reach.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// The live server.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -65,17 +72,26 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let prior = prior_compensations(&records, &session);
     let (policy, approver) = args.policy.resolve()?;
-    let Some(server) = live::Server::from_args(&args.server)? else {
-        return Err(Failure::Usage(
-            "rollback needs a server: --stdio -- CMD ARGS... or --url URL".to_owned(),
-        ));
-    };
+    let overlays = read_overlays(&args.overlays)?;
+    let server = one_server(
+        live::servers(&args.server, args.config.as_deref())?,
+        "rollback",
+    )?;
     let name = server.name();
     let mut connection = Connection::open(server.target(), server.options())
         .map_err(Failure::server(name.clone()))?;
-    let listed = connection
+    let mut listed = connection
         .list_tools()
         .map_err(Failure::server(name.clone()))?;
+    for overlay in &overlays {
+        overlay.check_server(
+            connection
+                .initialize_result()
+                .pointer("/serverInfo/name")
+                .and_then(Value::as_str),
+        )?;
+        overlay.apply(&mut listed)?;
+    }
     let tools = load_tools(&listed).map_err(|e| Failure::Usage(format!("server {name}: {e}")))?;
     let mut out = std::io::stdout().lock();
     if args.dry_run {
@@ -111,7 +127,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     drop(out);
-    let mut journal = crate::proxy_cmd::open_journal_at(&args.journal, true)?;
+    let mut journal = open_journal(&args.journal, true)?;
     let timeout = Duration::from_secs(args.server.timeout);
     let mut runner = Runner::start(connection, &mut journal, session.clone(), approver, &policy);
     let report = rollback(

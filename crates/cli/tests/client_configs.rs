@@ -122,6 +122,15 @@ fn json_report(dir: &Path, args: &[&str]) -> (i32, Value, String) {
     (code(&output), report, stderr)
 }
 
+/// Stdout and stderr of a run, as one text.
+fn everything(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 fn files(report: &Value) -> Vec<String> {
     let mut files: Vec<String> = report["diagnostics"]
         .as_array()
@@ -265,11 +274,7 @@ fn vscode_inputs_env_placeholders_and_secrets() {
         ])
         .output()
         .unwrap();
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let all = everything(&output);
     assert_eq!(code(&output), 2, "{all}");
     assert!(
         !all.contains("in-secret-17") && !all.contains("env-secret-42"),
@@ -424,4 +429,91 @@ fn fetch_and_census_read_configs_too() {
     );
     let census: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(census["files"]["tools_lists"], 2, "{census}");
+}
+
+/// What `${input:…}` and `${env:…}` put into a server's arguments, its command or its URL is
+/// as secret as an environment value: no command and no format shows it, even when the server
+/// echoes it back in its tools, on stderr, or fails with it.
+#[test]
+fn values_substituted_into_arguments_and_urls_never_show() {
+    let echo = "echo \"arg is $0\" >&2; \
+                printf '{\"tools\":[{\"name\":\"t\",\"description\":\"%s\",\"inputSchema\":{\"type\":\"object\"}}]}' \"$0\" > tools.json; \
+                exec sh server.sh 2025-11-25";
+    let config = json!({"mcpServers": {
+        "echo": {"command": "sh", "args": ["-c", echo, "${input:token}"]},
+        "crash": {"command": "sh", "args": ["-c", "echo \"bad $0\" >&2; exit 1",
+                                            "--key=${env:CLIENT_ARG_SECRET}"]},
+        "remote": {"url": "http://127.0.0.1:9/mcp/${input:path}?key=${input:urlkey}"},
+    }});
+    let dir = workspace(&config);
+    let secrets = [
+        "arg-secret-161803",
+        "env-secret-141421",
+        "url-secret-173205",
+        "path-secret-223606",
+    ];
+    let run = |args: &[&str]| {
+        let output = common::bin_in(dir.path())
+            .env("CLIENT_ARG_SECRET", secrets[1])
+            .args(args)
+            .args([
+                "--input",
+                &format!("token={}", secrets[0]),
+                "--input",
+                &format!("urlkey={}", secrets[2]),
+                "--input",
+                &format!("path={}", secrets[3]),
+            ])
+            .output()
+            .unwrap();
+        let all = everything(&output);
+        for secret in secrets {
+            assert!(!all.contains(secret), "{args:?} shows {secret}: {all}");
+        }
+        (code(&output), all)
+    };
+    for format in [
+        "human", "json", "sarif", "github", "markdown", "gitlab", "junit",
+    ] {
+        let (status, all) = run(&[
+            "lint",
+            "--config",
+            "mcp.json",
+            "--all-servers",
+            "--format",
+            format,
+        ]);
+        assert_eq!(status, 2, "{format}: {all}");
+        assert!(all.contains("| bad --key=***"), "{format}: {all}");
+        // The summary counts servers, not files.
+        match format {
+            "human" | "markdown" => assert!(all.contains("1 server, 1 tool: "), "{all}"),
+            "json" => assert!(all.contains("\"files\": 0,\n    \"servers\": 1,"), "{all}"),
+            _ => {}
+        }
+    }
+    run(&[
+        "lint",
+        "--config",
+        "mcp.json",
+        "--server",
+        "echo",
+        "--save",
+        "saved.json",
+    ]);
+    let saved = std::fs::read_to_string(dir.path().join("saved.json")).unwrap();
+    assert!(saved.contains("\"description\": \"***\""), "{saved}");
+    let (status, all) = run(&["fetch", "--config", "mcp.json", "--server", "echo"]);
+    assert_eq!(status, 0, "{all}");
+    assert!(
+        all.contains("\"description\":\"***\"") || all.contains("\"description\": \"***\""),
+        "{all}"
+    );
+    for server in ["crash", "remote"] {
+        let (status, _) = run(&["fetch", "--config", "mcp.json", "--server", server]);
+        assert_eq!(status, 2);
+    }
+    for format in ["human", "json"] {
+        run(&["census", "--live", "mcp.json", "--format", format]);
+    }
 }

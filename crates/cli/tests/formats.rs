@@ -134,9 +134,9 @@ fn json_contract() {
     let summary = &report["summary"];
     assert_eq!(
         keys(summary),
-        BTreeSet::from(["files", "tools", "errors", "warnings", "infos"])
+        BTreeSet::from(["files", "servers", "tools", "errors", "warnings", "infos"])
     );
-    for key in ["files", "tools", "errors", "warnings", "infos"] {
+    for key in ["files", "servers", "tools", "errors", "warnings", "infos"] {
         assert!(summary[key].is_u64(), "{key}");
     }
     let diagnostics = report["diagnostics"].as_array().unwrap();

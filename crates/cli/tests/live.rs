@@ -40,7 +40,8 @@ fn lints_a_stdio_server() {
     let dir = scripted_server(&order_tools("void_order", true, true));
     let (status, report) = lint_json(dir.path(), &["--stdio", "--", "sh", "server.sh"]);
     assert_eq!(status, 1, "{report}");
-    assert_eq!(report["summary"]["files"], 1);
+    assert_eq!(report["summary"]["files"], 0);
+    assert_eq!(report["summary"]["servers"], 1);
     assert_eq!(report["summary"]["tools"], 2);
     let diagnostics = report["diagnostics"].as_array().unwrap();
     assert!(diagnostics.iter().any(|d| d["code"] == "R101"), "{report}");

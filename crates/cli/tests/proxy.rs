@@ -32,10 +32,21 @@ impl Proxy {
     fn start(dir: &Path, flags: &[&str], server: &[&str]) -> Proxy {
         let mut command = bin_in(dir);
         command.arg("proxy").args(flags).arg("--").args(server);
+        Proxy::spawn(dir, command)
+    }
+
+    /// Starts `command`, a `proxy` command line.
+    fn spawn(dir: &Path, mut command: Command) -> Proxy {
+        // Every proxy of a test directory appends its stderr to one file there.
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("proxy.stderr"))
+            .unwrap();
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(stderr);
         let mut child = command.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = channel();
@@ -148,6 +159,11 @@ fn demo(log: &Path, extra: &[&str]) -> Vec<String> {
     command
 }
 
+/// What the proxies of the test directory `dir` wrote on stderr.
+fn proxy_stderr(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("proxy.stderr")).unwrap_or_default()
+}
+
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
@@ -217,27 +233,10 @@ fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
         ],
         &strs(&server),
     );
-    proxy.initialize();
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(end, start);
     let listed = proxy.request("tools/list", json!({}));
     assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
-    let start = proxy.state();
-    let reserved = proxy.call(
-        "reserve_inventory",
-        json!({"sku": "sku-widget", "quantity": 3}),
-    );
-    let reservation = reserved["structuredContent"]["reservationId"].clone();
-    proxy.call(
-        "charge_payment",
-        json!({"customerId": "c", "amount": 12, "currency": "EUR"}),
-    );
-    assert_ne!(proxy.state(), start);
-    let failed = proxy.call(
-        "create_shipment",
-        json!({"reservationId": reservation, "address": "a", "simulateFailure": true}),
-    );
-    // The failed call's own result reaches the client unchanged.
-    assert_eq!(failed["isError"], true, "{failed}");
-    assert_eq!(proxy.state(), start);
     assert_eq!(proxy.finish(), 0);
 
     assert_eq!(calls_at_server(&log, "refund_payment"), 1);
@@ -601,6 +600,251 @@ fn rollback_resumes_after_a_crash_without_double_compensation() {
     assert_eq!(status, 0, "{out}");
 }
 
+/// Recovery for the demo server's tools, as a user would write it for a server declaring none;
+/// plus a hint the server already sets otherwise and a tool it does not have.
+const OVERLAY: &str = r#"
+[tools.reserve_inventory._meta."dev.chronomcp/compensate"]
+reversibility = "compensable"
+compensation = { toolName = "release_inventory", parameterMapping = { reservationId = "$.output.structuredContent.reservationId" } }
+
+[tools.charge_payment.annotations.recovery]
+strategy = "compensation"
+compensatingOperation = { operationId = "refund_payment", parameters = { transactionId = "$response.body#/transactionId", amount = "$response.body#/amount" } }
+
+[tools.get_state.annotations]
+readOnlyHint = false
+
+[tools.no_such_tool.annotations]
+title = "Nothing"
+"#;
+
+/// Reserve, charge, then a failing shipment, through `proxy`: the state before and after.
+fn failing_workflow(proxy: &mut Proxy) -> (Value, Value) {
+    proxy.initialize();
+    let start = proxy.state();
+    let reserved = proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 3}),
+    );
+    let reservation = reserved["structuredContent"]["reservationId"].clone();
+    proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 12, "currency": "EUR"}),
+    );
+    assert_ne!(proxy.state(), start);
+    let failed = proxy.call(
+        "create_shipment",
+        json!({"reservationId": reservation, "address": "a", "simulateFailure": true}),
+    );
+    // The failed call's own result reaches the client unchanged.
+    assert_eq!(failed["isError"], true, "{failed}");
+    let end = proxy.state();
+    (start, end)
+}
+
+/// A server that declares no recovery: nothing can be undone, until an overlay declares it.
+/// The client still sees the server's own tools/list; what the overlay could not apply is said
+/// once on stderr.
+#[test]
+fn an_overlay_gives_an_undeclared_server_its_rollback() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().join("demo.overlay.toml");
+    std::fs::write(&overlay, OVERLAY).unwrap();
+
+    let bare_log = dir.path().join("bare.jsonl");
+    let bare = demo(&bare_log, &["--undeclared"]);
+    let mut proxy = Proxy::start(dir.path(), &["--on-failure", "rollback"], &strs(&bare));
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(proxy.finish(), 0);
+    assert_ne!(start, end, "nothing declared, nothing undone");
+    assert_eq!(calls_at_server(&bare_log, "refund_payment"), 0);
+
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &["--undeclared"]);
+    let journal = dir.path().join("journal.jsonl");
+    let flags = [
+        "--on-failure",
+        "rollback",
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    let mut proxy = Proxy::start(dir.path(), &flags, &strs(&server));
+    let (start, end) = failing_workflow(&mut proxy);
+    let listed = proxy.request("tools/list", json!({}));
+    assert_eq!(proxy.finish(), 0);
+    assert_eq!(start, end, "rolled back from the overlay's declarations");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+    assert_eq!(verify(dir.path(), &journal).0, 0);
+    // The client sees the server's list, not the merged one.
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.get("_meta").is_none() && t["annotations"].get("recovery").is_none()),
+        "{listed}"
+    );
+
+    let stderr = proxy_stderr(dir.path());
+    let shown = overlay.display().to_string();
+    let unknown =
+        format!("overlay {shown} at /tools/no_such_tool: the server has no tool 'no_such_tool'");
+    let conflict = format!(
+        "overlay {shown} at /tools/get_state/annotations/readOnlyHint: the server declares \
+         annotations/readOnlyHint of tool 'get_state' differently; that declaration is used"
+    );
+    // Said once, though the list was read twice (by the proxy and by the client).
+    assert_eq!(stderr.matches(&unknown).count(), 1, "{stderr}");
+    assert_eq!(stderr.matches(&conflict).count(), 1, "{stderr}");
+    // The server's own readOnlyHint won: get_state is still read-only.
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("get_state") && l.contains("read-only")),
+        "{stderr}"
+    );
+}
+
+/// `rollback --overlay` plans from the merged list too, and resumes from the journal of a
+/// session the proxy only recorded.
+#[test]
+fn rollback_with_an_overlay() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().join("demo.overlay.toml");
+    // `rollback` refuses an overlay naming a tool the server lacks, as `plan` does.
+    std::fs::write(&overlay, OVERLAY.split("[tools.get_state").next().unwrap()).unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &["--undeclared"]);
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &strs(&server),
+    );
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(proxy.finish(), 0);
+    assert_ne!(start, end);
+
+    let rollback = |extra: &[&str]| {
+        let mut args = vec!["rollback", "--journal", journal.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend(["--stdio", "--"]);
+        args.extend(strs(&server));
+        run_in(dir.path(), &args)
+    };
+    let output = rollback(&[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("0 compensated"), "{stdout}");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 0);
+
+    // The compensations are sent (a fresh demo server process no longer holds the session's
+    // reservation and charge, so they fail there, and say so).
+    let output = rollback(&["--overlay", overlay.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("2 failed"), "{stdout}");
+    assert!(
+        stdout.contains("charge_payment: its compensation 'refund_payment'"),
+        "{stdout}"
+    );
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+
+    std::fs::write(&overlay, OVERLAY).unwrap();
+    let output = rollback(&["--overlay", overlay.to_str().unwrap()]);
+    assert_eq!(code(&output), 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no_such_tool"), "{stderr}");
+}
+
+/// `proxy --config FILE --server NAME` and `rollback --config …` start the server as a client
+/// config describes it (command, args, env, cwd, placeholders); what `${input:…}` and
+/// `${env:…}` put into its arguments and environment never shows in any output.
+#[test]
+fn a_configured_server_behind_the_proxy_and_its_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("demo.overlay.toml"),
+        OVERLAY.split("[tools.get_state").next().unwrap(),
+    )
+    .unwrap();
+    // The server echoes its secret argument and environment on stderr, and writes its call log
+    // relative to the working directory the config gives it.
+    let script = "echo \"starting with $0 and $DEMO_KEY\" >&2; \
+                  exec \"$1\" demo-server --call-log calls.jsonl --undeclared";
+    let config = json!({"mcpServers": {
+        "demo": {"command": "sh", "args": ["-c", script, "${input:token}", BIN],
+                 "env": {"DEMO_KEY": "${env:PROXY_TEST_KEY}"}, "cwd": "${workspaceFolder}/work"},
+        "remote": {"url": "http://127.0.0.1:9/mcp"},
+    }});
+    std::fs::create_dir(dir.path().join("work")).unwrap();
+    std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
+    let token = "tok-secret-314159";
+    let key = "env-secret-271828";
+    let input = format!("token={token}");
+    let journal = dir.path().join("journal.jsonl");
+    // `proxy` or `rollback` with the config's server, its input and the overlay.
+    let configured = |subcommand: &str| {
+        let mut command = bin_in(dir.path());
+        command.env("PROXY_TEST_KEY", key).args([
+            subcommand,
+            "--config",
+            "mcp.json",
+            "--server",
+            "demo",
+            "--input",
+            &input,
+            "--overlay",
+            "demo.overlay.toml",
+            "--journal",
+            journal.to_str().unwrap(),
+        ]);
+        command
+    };
+    let command = configured("proxy");
+    let mut proxy = Proxy::spawn(dir.path(), command);
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_ne!(start, end, "recorded only");
+    assert_eq!(proxy.finish(), 0);
+    let log = dir.path().join("work/calls.jsonl");
+    assert_eq!(calls_at_server(&log, "charge_payment"), 1);
+
+    let mut command = configured("rollback");
+    let real = command.output().unwrap();
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    command.arg("--dry-run");
+    let dry = command.output().unwrap();
+    assert_eq!(code(&dry), 0);
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("(compensation already recorded)"));
+
+    let mut command = bin_in(dir.path());
+    command.args(["proxy", "--config", "mcp.json", "--server", "remote"]);
+    let remote = command.output().unwrap();
+    assert_eq!(code(&remote), 2);
+    assert!(
+        String::from_utf8_lossy(&remote.stderr).contains("this entry has a `url`"),
+        "{}",
+        String::from_utf8_lossy(&remote.stderr)
+    );
+
+    let stderr = proxy_stderr(dir.path());
+    assert!(stderr.contains("starting with *** and ***"), "{stderr}");
+    let everything = format!(
+        "{stderr}{}{}{}{}{}",
+        std::fs::read_to_string(&journal).unwrap(),
+        String::from_utf8_lossy(&real.stdout),
+        String::from_utf8_lossy(&real.stderr),
+        String::from_utf8_lossy(&dry.stdout),
+        String::from_utf8_lossy(&dry.stderr),
+    );
+    assert!(everything.contains("sh -c"), "{everything}");
+    assert!(
+        !everything.contains(token) && !everything.contains(key),
+        "{everything}"
+    );
+}
+
 /// The server dies mid-call: the client gets an error at once, the outcome is unknown.
 #[test]
 fn a_server_killed_mid_call_gives_the_client_an_error() {
@@ -809,4 +1053,128 @@ fn edited_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let mut out = lines.to_vec();
     out.swap(0, 1);
     out
+}
+
+/// `ask` on the controlling terminal: the proxy runs under a pseudo-terminal (`script` from
+/// util-linux), its MCP stdio on named pipes; the impact is shown on the terminal before the
+/// call reaches the server, a typed `y` approves and a typed `n` denies.
+#[test]
+fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    for fifo in ["to-proxy", "from-proxy"] {
+        let made = Command::new("mkfifo").arg(dir.path().join(fifo)).status();
+        assert!(made.unwrap().success());
+    }
+    let inner = format!(
+        "exec '{BIN}' proxy --ask charge_payment -- '{BIN}' demo-server --call-log calls.jsonl \
+         < to-proxy > from-proxy 2> proxy.stderr"
+    );
+    let mut terminal = Command::new("script")
+        .args(["-q", "-e", "-c", &inner, "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("`script` (util-linux) runs");
+    let mut keyboard = terminal.stdin.take().unwrap();
+    let mut screen = terminal.stdout.take().unwrap();
+    let (shown, screen_text) = channel::<String>();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut screen, &mut buffer) {
+            if n == 0
+                || shown
+                    .send(String::from_utf8_lossy(&buffer[..n]).into_owned())
+                    .is_err()
+            {
+                return;
+            }
+        }
+    });
+    // The shell opens the pipes in this order; each open waits for the other end.
+    let to_proxy = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("to-proxy"))
+        .unwrap();
+    let from_proxy = std::fs::File::open(dir.path().join("from-proxy")).unwrap();
+    let (sender, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from_proxy).lines() {
+            let Ok(line) = line else { return };
+            if sender
+                .send(serde_json::from_str::<Value>(&line).unwrap())
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let mut proxy = Proxy {
+        child: terminal,
+        stdin: None,
+        lines,
+        next_id: 0,
+        seen: Vec::new(),
+    };
+    let mut to_proxy = Some(to_proxy);
+    let mut send = |message: Value| {
+        let pipe = to_proxy.as_mut().unwrap();
+        writeln!(pipe, "{message}").unwrap();
+        pipe.flush().unwrap();
+    };
+    let mut screen = String::new();
+    let wait_for_prompt = |screen: &mut String| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !screen.contains("approve? [y/N]") {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let chunk = screen_text
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no prompt on the terminal: {screen}"));
+            screen.push_str(&chunk);
+        }
+        let prompt = screen.clone();
+        screen.clear();
+        prompt
+    };
+    let answer = |proxy: &mut Proxy, id: u64| loop {
+        let message = proxy
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer");
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}));
+    answer(&mut proxy, 1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let log = dir.path().join("calls.jsonl");
+    for (id, typed, approved) in [(2, "y", true), (3, "n", false)] {
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "charge_payment",
+                               "arguments": {"customerId": "c", "amount": 7, "currency": "EUR"}}}));
+        let prompt = wait_for_prompt(&mut screen);
+        // The impact comes before any effect: tool, arguments, class and the undoing call.
+        assert!(prompt.contains("charge_payment"), "{prompt}");
+        assert!(prompt.contains("\"amount\":7"), "{prompt}");
+        assert!(prompt.contains("class: compensable"), "{prompt}");
+        assert!(prompt.contains("refund_payment"), "{prompt}");
+        assert_eq!(calls_at_server(&log, "charge_payment"), id as usize - 2);
+        writeln!(keyboard, "{typed}").unwrap();
+        keyboard.flush().unwrap();
+        let result = answer(&mut proxy, id)["result"].clone();
+        assert_eq!(
+            result.get("isError") == Some(&json!(true)),
+            !approved,
+            "{result}"
+        );
+        assert_eq!(calls_at_server(&log, "charge_payment"), 1);
+    }
+    // The client closes its side: the proxy ends, and with it the terminal session.
+    drop(to_proxy.take());
+    assert_eq!(proxy.finish(), 0);
+    drop(keyboard);
 }

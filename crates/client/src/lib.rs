@@ -106,6 +106,9 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// The working directory of a stdio server (default: the client's).
     pub cwd: Option<PathBuf>,
+    /// More values to hide in everything printed: those a client config substituted into the
+    /// command line, the URL or a header from `${env:…}` and `${input:…}`.
+    pub secrets: Vec<String>,
 }
 
 impl Default for Options {
@@ -120,6 +123,7 @@ impl Default for Options {
             shutdown_grace: Duration::from_secs(1),
             env: Vec::new(),
             cwd: None,
+            secrets: Vec::new(),
         }
     }
 }
@@ -144,10 +148,13 @@ pub enum Target {
 }
 
 impl Target {
-    /// The values to hide in everything printed about this target: its header values and the
-    /// environment given in `options`.
+    /// The values to hide in everything printed about this target: its header values, the
+    /// environment given in `options` and the further secrets listed there.
     pub fn secrets(&self, options: &Options) -> Secrets {
         let mut secrets = Secrets::new(options.env.iter().map(|(_, v)| v.clone()));
+        for value in &options.secrets {
+            secrets.add(value.clone());
+        }
         if let Target::Http { url, headers } = self {
             for header in headers {
                 secrets.add(header.value().to_string());

@@ -14,6 +14,7 @@
 
 mod approval;
 mod classify;
+mod overlays;
 mod policy;
 mod rollback;
 mod session;
@@ -24,13 +25,14 @@ use std::sync::mpsc::sync_channel;
 
 pub use approval::{Approver, Verdict, describe, escape};
 pub use classify::{Class, Classification, Source, classify};
+pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
     Action, ClassActions, Decision, OnFailure, Policy, PolicyError, PolicyFile, ToolRule,
     glob_match,
 };
 pub use rollback::{Effects, Prior, Reply, Report, prior_compensations, rollback};
 pub use session::{End, Event, Session, Settings};
-pub use upstream::StdioUpstream;
+pub use upstream::{Launch, StdioUpstream};
 
 use mcp_recovery_journal::{Journal, JournalError};
 
@@ -53,21 +55,21 @@ pub enum ProxyError {
 /// Messages buffered between a reader thread and the session (backpressure beyond it).
 const EVENT_BUFFER: usize = 1024;
 
-/// Runs one stdio session: the client on this process's stdin/stdout, the server started from
-/// `program args`.
+/// Runs one stdio session: the client on this process's stdin/stdout, the server started as
+/// `launch` says.
 pub fn run_stdio(
     settings: Settings,
     journal: Option<Journal>,
-    program: &str,
-    args: &[String],
+    launch: &Launch,
 ) -> Result<End, ProxyError> {
     let (sender, events) = sync_channel(EVENT_BUFFER);
-    let upstream = StdioUpstream::spawn(program, args, sender.clone()).map_err(|source| {
-        ProxyError::Spawn {
-            command: settings.upstream.clone(),
-            source,
-        }
-    })?;
+    let upstream =
+        StdioUpstream::spawn(launch, &settings.secrets, sender.clone()).map_err(|source| {
+            ProxyError::Spawn {
+                command: settings.upstream.clone(),
+                source,
+            }
+        })?;
     std::thread::spawn(move || {
         wire::read_lines(std::io::stdin(), &sender, Event::Client);
     });

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use mcp_recovery_client::Secrets;
 use mcp_recovery_journal::{Journal, JournalError, Kind};
 use mcp_recovery_model::Tool;
 use mcp_recovery_plan::{Planner, Status, TracedCall};
@@ -13,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::approval::{Approver, Verdict, escape};
 use crate::classify::{Class, Classification, classify};
+use crate::overlays::Overlays;
 use crate::policy::{Action, OnFailure, Policy};
 use crate::rollback::{Effects, Reply, rollback};
 use crate::upstream::StdioUpstream;
@@ -40,6 +42,10 @@ pub struct Settings {
     pub session: String,
     /// What the upstream is (command line or URL, no secrets), journaled at the start.
     pub upstream: String,
+    /// Declarations merged into the server's tools before they are classified and planned from.
+    pub overlays: Overlays,
+    /// Values never written to the journal (replaced by `***`).
+    pub secrets: Secrets,
 }
 
 /// A forwarded client request waiting for its answer.
@@ -192,7 +198,9 @@ impl<W: Write> Session<W> {
 
     fn record(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
         if let Some(journal) = self.journal.as_mut() {
-            journal.append(&self.settings.session, kind, fields)?;
+            let mut fields = Value::Object(fields);
+            self.settings.secrets.redact_value(&mut fields);
+            journal.append(&self.settings.session, kind, self::fields(fields))?;
         }
         Ok(())
     }
@@ -352,6 +360,13 @@ impl<W: Write> Session<W> {
     }
 
     fn set_tools(&mut self, tools: &[Value]) {
+        let merged;
+        let tools = if self.settings.overlays.is_empty() {
+            tools
+        } else {
+            merged = self.settings.overlays.merge(tools);
+            &merged
+        };
         let parsed: Vec<Tool> = tools
             .iter()
             .filter_map(|t| serde_json::from_value(t.clone()).ok())

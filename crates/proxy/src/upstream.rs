@@ -1,14 +1,30 @@
 //! The real server behind the proxy: a child process speaking newline-delimited JSON-RPC.
 
-use std::io::Write;
+use std::io::{BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
-use crate::session::Event;
-use crate::wire::read_lines;
+use mcp_recovery_client::Secrets;
 
-/// A server started as a child process; its stderr is the proxy's stderr.
+use crate::session::Event;
+use crate::wire::{read_bounded_line, read_lines};
+
+/// How to start the server: what a command line or a client config entry says.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// The program (looked up in `PATH` when it has no slash).
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to its environment.
+    pub env: Vec<(String, String)>,
+    /// Its working directory (default: the proxy's).
+    pub cwd: Option<PathBuf>,
+}
+
+/// A server started as a child process; its stderr goes to the proxy's stderr.
 #[derive(Debug)]
 pub struct StdioUpstream {
     child: Child,
@@ -16,19 +32,28 @@ pub struct StdioUpstream {
 }
 
 impl StdioUpstream {
-    /// Starts `program args` (no shell) in its own process group, its stdout read on a thread
-    /// into `events`.
+    /// Starts the server of `launch` (no shell) in its own process group, its stdout read on a
+    /// thread into `events`. With `secrets`, its stderr is copied line by line with every
+    /// secret replaced by `***`; without, it is the proxy's own stderr.
     pub fn spawn(
-        program: &str,
-        args: &[String],
+        launch: &Launch,
+        secrets: &Secrets,
         events: SyncSender<Event>,
     ) -> std::io::Result<StdioUpstream> {
-        let mut command = Command::new(program);
+        let mut command = Command::new(&launch.program);
         command
-            .args(args)
+            .args(&launch.args)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(if secrets.is_empty() {
+                Stdio::inherit()
+            } else {
+                Stdio::piped()
+            });
+        if let Some(cwd) = &launch.cwd {
+            command.current_dir(cwd);
+        }
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;
@@ -38,6 +63,10 @@ impl StdioUpstream {
         let stdin = child.stdin.take();
         if let Some(stdout) = child.stdout.take() {
             std::thread::spawn(move || read_lines(stdout, &events, Event::Server));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            let secrets = secrets.clone();
+            std::thread::spawn(move || relay_redacted(stderr, &secrets));
         }
         Ok(StdioUpstream { child, stdin })
     }
@@ -86,6 +115,26 @@ impl StdioUpstream {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+    }
+}
+
+/// Copies the server's stderr to ours one line at a time (each cut at the line limit), secrets
+/// replaced.
+fn relay_redacted(stderr: impl Read, secrets: &Secrets) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    let mut out = std::io::stderr();
+    loop {
+        line.clear();
+        match read_bounded_line(&mut reader, &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                if out.write_all(secrets.redact(&text).as_bytes()).is_err() {
+                    return;
+                }
+            }
+        }
     }
 }
 

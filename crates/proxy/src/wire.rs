@@ -50,7 +50,10 @@ pub fn read_lines<T>(input: impl Read, sender: &SyncSender<T>, wrap: impl Fn(Lin
 
 /// Reads one line into `buffer`, keeping at most `MAX_LINE_BYTES + 1` bytes of it (the rest is
 /// read and discarded). Returns the bytes consumed.
-fn read_bounded_line(reader: &mut impl BufRead, buffer: &mut Vec<u8>) -> std::io::Result<usize> {
+pub(crate) fn read_bounded_line(
+    reader: &mut impl BufRead,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<usize> {
     let mut consumed = 0;
     loop {
         let available = match reader.fill_buf() {

@@ -154,9 +154,18 @@ fn root<T: JsonSchema>(file: &str, title: Option<&str>) -> Value {
 
 /// The schema document of any type with the settings of every generated schema (draft
 /// 2020-12, `$id` from `file`), for documents defined outside this crate such as the proxy's
-/// policy file.
-pub fn schema_document<T: JsonSchema>(file: &str) -> Value {
-    root::<T>(file, None)
+/// policy file. `source` names the types it comes from, for its `$comment`.
+pub fn schema_document<T: JsonSchema>(file: &str, source: &str) -> Value {
+    let mut document = root::<T>(file, None);
+    if let Value::Object(map) = &mut document {
+        map.insert(
+            "$comment".to_owned(),
+            Value::String(format!(
+                "Generated from {source} by `cargo xtask codegen`; do not edit."
+            )),
+        );
+    }
+    document
 }
 
 /// The schema of one SEP-3172 `recovery` object (the value of `annotations.recovery`).

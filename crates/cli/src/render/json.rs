@@ -80,6 +80,7 @@ impl Renderer for Json {
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
         let summary = json!({
             "files": summary.files,
+            "servers": summary.servers,
             "tools": summary.tools,
             "errors": summary.errors,
             "warnings": summary.warnings,

@@ -85,8 +85,10 @@ pub struct Finding {
 /// Totals of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// Documents linted.
+    /// Files linted (overlay files included).
     pub files: usize,
+    /// Live servers linted.
+    pub servers: usize,
     /// Tools in them.
     pub tools: usize,
     /// Diagnostics at error level.
@@ -100,9 +102,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Counts one linted document.
-    pub fn add(&mut self, tools: usize, findings: &[Finding]) {
-        self.files += 1;
+    /// Counts one linted document: a live server's list or a file.
+    pub fn add(&mut self, tools: usize, findings: &[Finding], live: bool) {
+        if live {
+            self.servers += 1;
+        } else {
+            self.files += 1;
+        }
         self.tools += tools;
         for finding in findings {
             if finding.suppressed {
@@ -117,14 +123,22 @@ impl Summary {
         }
     }
 
-    /// The closing line of human output: `3 files, 12 tools: 1 error, 2 warnings, 0 infos`.
+    /// The closing line of human output: `3 files, 12 tools: 1 error, 2 warnings, 0 infos`
+    /// (`2 servers, …` for live servers, `1 server, 1 file, …` with an overlay file).
     pub fn line(&self) -> String {
         fn count(n: usize, one: &str, many: &str) -> String {
             format!("{n} {}", if n == 1 { one } else { many })
         }
+        let mut documents = Vec::new();
+        if self.servers > 0 {
+            documents.push(count(self.servers, "server", "servers"));
+        }
+        if self.files > 0 || self.servers == 0 {
+            documents.push(count(self.files, "file", "files"));
+        }
         let mut line = format!(
             "{}, {}: {}, {}, {}",
-            count(self.files, "file", "files"),
+            documents.join(", "),
             count(self.tools, "tool", "tools"),
             count(self.errors, "error", "errors"),
             count(self.warnings, "warning", "warnings"),
