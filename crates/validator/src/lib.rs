@@ -63,6 +63,8 @@ pub struct RuleInfo {
     pub name: &'static str,
     /// Level without configuration.
     pub default: DefaultLevel,
+    /// The presets that run the rule when nothing is selected.
+    pub presets: &'static [Preset],
     /// One-line summary.
     pub summary: &'static str,
     /// Markdown documentation (`## What it does`, `## Why is this bad?`, `## Example`, …).
@@ -96,12 +98,9 @@ impl Preset {
         Self::ALL.into_iter().find(|p| p.as_str() == name)
     }
 
-    /// Whether a rule with this default level belongs to the set.
-    pub fn includes(self, level: DefaultLevel) -> bool {
-        match self {
-            Self::Recommended => matches!(level, DefaultLevel::On(_)),
-            Self::Strict => true,
-        }
+    /// Whether the rule belongs to the set.
+    pub fn includes(self, rule: &RuleInfo) -> bool {
+        rule.presets.contains(&self)
     }
 }
 
@@ -155,7 +154,7 @@ impl Linter {
             .iter()
             .map(|rule| {
                 let selected = if select.is_empty() {
-                    options.preset.includes(rule.def().default)
+                    rule.def().presets.contains(&options.preset)
                 } else {
                     select.contains(rule)
                 };
@@ -251,8 +250,8 @@ impl Linter {
         }
         let count = tools.len();
         let context = Context::new(tools);
-        for (rule, check) in rules::CHECKS {
-            if self.enabled(*rule) {
+        for rule in Rule::ALL {
+            if let (true, Some(check)) = (self.enabled(*rule), rule.check()) {
                 check(&context, &mut findings);
             }
         }
@@ -462,6 +461,7 @@ static RULES: LazyLock<Vec<RuleInfo>> = LazyLock::new(|| {
                 code: def.code,
                 name: def.name,
                 default: def.default,
+                presets: def.presets,
                 summary: def.summary,
                 docs,
             }
