@@ -17,6 +17,7 @@ mod config_schema;
 mod diagnostic;
 mod finding;
 mod load;
+mod ordered;
 mod overlaid;
 pub mod resolve;
 mod rules;
@@ -31,6 +32,7 @@ pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, is_unsafe_char, push_escape,
 };
+pub use ordered::map_in_order;
 pub use overlaid::OverlaidReport;
 use serde_json::Value;
 
