@@ -197,7 +197,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     // Only kept when a baseline is to be written.
     let mut all_findings = Vec::new();
     let mut document = |name: &str, source: Option<&Source<'_>>, tools, diagnostics, live| {
-        let mut findings = findings(name, source, diagnostics, live);
+        let mut findings = findings(name, diagnostics, live);
         scopes.apply(&mut findings);
         if let Some(baseline) = &mut baseline {
             baseline.suppress(name, &mut findings);
@@ -380,20 +380,16 @@ struct Linted {
     overlay: Option<Report>,
 }
 
-/// Attaches the file name (already inert) and the region (computed while the text is at hand).
+/// Attaches the file name (already inert) and the region of the diagnostic's span.
 fn findings(
     file: &str,
-    source: Option<&Source<'_>>,
     diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
     live: bool,
 ) -> Vec<Finding> {
     diagnostics
         .into_iter()
         .map(|diagnostic| {
-            let region = match (source, &diagnostic.span) {
-                (Some(source), Some(span)) => Some(Region::of(span, &source.lines)),
-                _ => None,
-            };
+            let region = diagnostic.span.as_ref().map(Region::of);
             Finding {
                 file: file.to_owned(),
                 diagnostic,

@@ -58,6 +58,7 @@ pub enum DefaultLevel {
 
 /// Catalog entry of one rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuleInfo {
     /// Stable code (`R101`).
     pub code: &'static str,
@@ -75,6 +76,7 @@ pub struct RuleInfo {
 
 /// A named rule set: the rules that run when `select` is empty.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Preset {
     /// The rules that are on by default: true findings, quiet on well-kept servers.
     #[default]
