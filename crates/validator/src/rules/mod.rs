@@ -10,6 +10,8 @@ use mcp_recovery_model::{
     RuntimeExpression, Tool, escape_token,
 };
 use serde::Deserialize;
+
+use crate::resolve::{Resolution, resolve_as};
 use serde_json::Value;
 
 use crate::codes::rule_table;
@@ -47,6 +49,7 @@ rule_table! {
     "R116" "carrier-conflict"             CarrierConflict            carrier_conflict             ERROR   [Recommended, Strict] check;
     "R117" "reversibility-contradiction"  ReversibilityContradiction reversibility_contradiction  ERROR   [Recommended, Strict] check;
     "R118" "hint-contradiction"           HintContradiction          hint_contradiction           WARNING [Recommended, Strict] check;
+    "R119" "unusable-input-schema"        UnusableInputSchema        unusable_input_schema        ERROR   [Recommended, Strict] check;
     "R201" "undeclared-reversibility"     UndeclaredReversibility    undeclared_reversibility     OFF     [Strict]              check;
     "R202" "destructive-without-recovery" DestructiveWithoutRecovery destructive_without_recovery OFF     [Strict]              check;
     "R301" "missing-title"                MissingTitle               missing_title                OFF     [Strict]              check;
@@ -285,6 +288,13 @@ impl BodyRead<'_, '_> {
             (Ok(Binding::Expression(_)), Value::String(text)) => crate::finding::excerpt(text, 120),
             _ => self.expression.to_string(),
         }
+    }
+
+    /// What the source schema allows at the pointer, read as the binding's carrier reads it;
+    /// `None` when there is no schema to read.
+    pub(crate) fn resolution(&self) -> Option<Resolution> {
+        let reading = self.site.declared.carrier.reading();
+        Some(resolve_as(self.schema?, &self.pointer, reading))
     }
 
     /// `inputSchema` or `outputSchema`, for messages.
