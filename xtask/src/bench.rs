@@ -1,9 +1,11 @@
 //! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor; then
 //! the proxy's figures (`proxy_bench`, alone with `cargo xtask bench proxy`).
 //!
-//! The floor is the time serde_json alone needs to read and parse every file, with the same two
-//! workers and the same one-file-per-worker window. Each measurement runs in its own child process
-//! of this binary (`bench-child MODE`), so each reports its own peak resident memory (`VmHWM`).
+//! The floor is the time serde_json alone needs to read and parse every file on ONE thread. `lint`
+//! runs as `mcp-recovery lint DIR` does (`map_in_order` over the files, results in file order),
+//! `census` as `census_paths`, both with `--threads` workers. Each measurement runs in its own
+//! child process of this binary (`bench-child MODE`), so each reports its own peak resident memory
+//! (`VmHWM`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcp_recovery_census::{CensusOptions, census_paths, collect_files};
-use mcp_recovery_validator::{LintOptions, Linter};
+use mcp_recovery_validator::{LintOptions, Linter, map_in_order};
 use serde_json::{Value, json};
 
 use crate::corpus::{CorpusConfig, generate};
@@ -109,7 +111,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         results.push(measurement(&line)?);
     }
 
-    let floor = min(&results[0].seconds);
+    let floor = median(&results[0].seconds);
     let floor_cpu = median(&results[0].cpu);
     println!(
         "corpus: {} ({} files, {:.1} MB, {} tools, largest file {:.1} KB)",
@@ -119,13 +121,15 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         results[0].tools,
         largest as f64 / 1e3
     );
-    println!("threads: {threads}, runs per mode: {runs}; wall = fastest run, CPU = median run\n");
+    println!(
+        "threads: {threads} (floor: 1), runs per mode: {runs}; wall = median run, CPU = median run\n"
+    );
     println!(
         "| mode | wall s | tools/s | MB/s | wall × floor | CPU s | CPU × floor | peak RSS MB | RSS at start MB |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for m in &results {
-        let t = min(&m.seconds);
+        let t = median(&m.seconds);
         let c = median(&m.cpu);
         println!(
             "| {} | {:.3} | {:.0} | {:.1} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
@@ -289,10 +293,6 @@ fn median(values: &[f64]) -> f64 {
     mcp_recovery_census::median_f64(&mut v).unwrap_or(f64::NAN)
 }
 
-fn min(values: &[f64]) -> f64 {
-    values.iter().copied().fold(f64::INFINITY, f64::min)
-}
-
 fn twenty_tool_file(files: &[PathBuf]) -> Option<PathBuf> {
     files.iter().find_map(|p| {
         let bytes = std::fs::read(p).ok()?;
@@ -404,12 +404,22 @@ pub fn child(args: &[&str]) -> Result<(), String> {
         let t = Instant::now();
         let c = cpu_seconds();
         (bytes, tools) = match *mode {
-            "floor" => over_files(&files, threads, &|data| {
+            "floor" => over_files(&files, 1, &|data| {
                 serde_json::from_slice::<Value>(data).map_or(0, |doc| tools_in(&doc))
             }),
-            "lint" => over_files(&files, threads, &|data| {
-                linter.lint_source(data).tools as u64
-            }),
+            "lint" => {
+                let (mut bytes, mut tools) = (0u64, 0u64);
+                let lint = |path: &PathBuf| {
+                    let data = std::fs::read(path).unwrap_or_default();
+                    (data.len() as u64, linter.lint_source(&data))
+                };
+                map_in_order(&files, threads, lint, |(size, report)| {
+                    bytes += size;
+                    tools += report.tools as u64;
+                    Ok::<(), String>(())
+                })?;
+                (bytes, tools)
+            }
             "census" | "census-no-lint" => {
                 let options = CensusOptions {
                     lint: *mode == "census",

@@ -87,7 +87,8 @@ fn location(text: &str, span: Option<&Range<usize>>) -> String {
     let Some(span) = span else {
         return String::new();
     };
-    let (line, column) = crate::position::line_column(text.as_bytes(), span.start);
+    let (line, column) =
+        mcp_recovery_validator::LineIndex::new(text.as_bytes()).position(span.start);
     format!(":{line}:{column}")
 }
 

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mcp_recovery_validator::{LintOptions, Linter, Report, Severity, escape_controls};
+use mcp_recovery_validator::{
+    LintOptions, Linter, Report, Severity, escape_controls, map_in_order,
+};
 
 use crate::Failure;
 use crate::baseline::{self, Baseline, Stale};
@@ -190,7 +192,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     // Only kept when a baseline is to be written.
     let mut all_findings = Vec::new();
     let mut document = |name: &str, source: Option<&Source<'_>>, tools, diagnostics, live| {
-        let mut findings = findings(name, source, diagnostics, live);
+        let mut findings = findings(name, diagnostics, live);
         scopes.apply(&mut findings, |finding| {
             (
                 crate::baseline::normalize_file(&finding.file),
@@ -266,25 +268,42 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 inputs.len()
             )));
         }
-        for input in inputs {
-            let name = input.display();
+        // Files are read and linted on every core; they are reported in the order given, each
+        // once its predecessors are, with a few files in flight at most.
+        let threads = match &overlay {
+            Some(_) => 1,
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+        };
+        let lint = |input: &inputs::Input| -> Result<Linted, Failure> {
             let source = input.read()?;
-            let Report { tools, diagnostics } = match &overlay {
+            let (report, overlay) = match &overlay {
                 Some(overlay) => {
                     let both =
                         linter.lint_source_with_overlay(&source, &overlay.overlay, &overlay.text);
-                    overlay_findings = Some(both.overlay);
-                    both.document
+                    (both.document, Some(both.overlay))
                 }
-                None => linter.lint_source(&source),
+                None => (linter.lint_source(&source), None),
             };
+            Ok(Linted {
+                name: input.display(),
+                source,
+                report,
+                overlay,
+            })
+        };
+        map_in_order(&inputs, threads, lint, |linted| {
+            let linted = linted?;
+            if linted.overlay.is_some() {
+                overlay_findings = linted.overlay;
+            }
+            let Report { tools, diagnostics } = linted.report;
             // Indexed once per document, and only when a finding points into it.
             let source = diagnostics
                 .iter()
                 .any(|d| d.span.is_some())
-                .then(|| Source::new(&source));
-            document(&name, source.as_ref(), tools, diagnostics, false)?;
-        }
+                .then(|| Source::new(&linted.source));
+            document(&linted.name, source.as_ref(), tools, diagnostics, false)
+        })?;
     }
     if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
         let source = Source::new(overlay.text.as_bytes());
@@ -351,20 +370,26 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// Attaches the file name (already inert) and the region (computed while the text is at hand).
+/// One file, read and linted by a worker.
+struct Linted {
+    /// Its name as shown (already inert).
+    name: String,
+    source: Vec<u8>,
+    report: Report,
+    /// The overlay's findings, when `--overlay` applies to it.
+    overlay: Option<Report>,
+}
+
+/// Attaches the file name (already inert) and the region of the diagnostic's span.
 fn findings(
     file: &str,
-    source: Option<&Source<'_>>,
     diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
     live: bool,
 ) -> Vec<Finding> {
     diagnostics
         .into_iter()
         .map(|diagnostic| {
-            let region = match (source, &diagnostic.span) {
-                (Some(source), Some(span)) => Some(Region::of(span, &source.lines)),
-                _ => None,
-            };
+            let region = diagnostic.span.as_ref().map(Region::of);
             Finding {
                 file: file.to_owned(),
                 diagnostic,

@@ -23,7 +23,6 @@ mod live;
 mod overlay_cmd;
 mod overrides;
 mod plan_cmd;
-mod position;
 mod profile_cmd;
 mod proxy_cmd;
 mod render;

@@ -33,7 +33,8 @@ impl LoadedOverlay {
         let format = OverlayFormat::from_file_name(&shown);
         let overlay = Overlay::parse(&text, format).map_err(|error| {
             let at = error.span.as_ref().map_or_else(String::new, |span| {
-                let (line, column) = crate::position::line_column(text.as_bytes(), span.start);
+                let (line, column) =
+                    mcp_recovery_validator::LineIndex::new(text.as_bytes()).position(span.start);
                 format!(":{line}:{column}")
             });
             Failure::Usage(format!("{shown}{at}: {error}"))

@@ -126,7 +126,7 @@ impl Scopes {
             .iter()
             .filter(|rule| {
                 let on = if select.is_empty() {
-                    options.preset.includes(rule.default)
+                    options.preset.includes(rule)
                 } else {
                     select.contains(rule.code)
                 };

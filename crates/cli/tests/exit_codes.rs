@@ -260,3 +260,49 @@ fn empty_directory_is_clean() {
     assert_eq!(status, 0);
     assert_eq!(report["summary"]["files"], 0);
 }
+
+#[test]
+fn many_files_report_in_the_order_one_file_at_a_time_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut names = Vec::new();
+    for i in 0..24 {
+        // Uneven sizes, so that files finish out of order on several threads.
+        let tools: Vec<String> = (0..(i % 4) * 1500 + 2)
+            .map(|t| {
+                format!(
+                    r#"{{"name":"t{}","inputSchema":{{"type":"object"}}}}"#,
+                    if i % 3 == 0 { t / 2 } else { t }
+                )
+            })
+            .collect();
+        let name = format!("f{i:02}.json");
+        write(
+            dir.path(),
+            &name,
+            &format!(r#"{{"tools":[{}]}}"#, tools.join(",")),
+        );
+        names.push(name);
+    }
+    let (_, together) = lint_json(dir.path(), &["."]);
+    let mut one_by_one = Vec::new();
+    for name in &names {
+        let (_, report) = lint_json(dir.path(), &[name]);
+        one_by_one.extend(report["diagnostics"].as_array().unwrap().iter().cloned());
+    }
+    let together = together["diagnostics"].as_array().unwrap();
+    let strip = |d: &serde_json::Value| {
+        let mut d = d.clone();
+        let file = d["file"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("./")
+            .to_owned();
+        d["file"] = file.into();
+        d
+    };
+    assert!(!together.is_empty());
+    assert_eq!(
+        together.iter().map(strip).collect::<Vec<_>>(),
+        one_by_one.iter().map(strip).collect::<Vec<_>>()
+    );
+}

@@ -38,6 +38,7 @@ pub enum TemplatePart {
 
 /// A binding that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BindingError {
     /// A runtime expression (alone or embedded in a template) is malformed.
     #[error("invalid runtime expression: {0}")]

@@ -14,6 +14,7 @@ pub struct JsonPointer {
 
 /// Why a string is not a JSON Pointer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PointerError {
     /// A non-empty pointer must start with `/`.
     #[error("a JSON Pointer must be empty or start with '/' (byte {offset})")]

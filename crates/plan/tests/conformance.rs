@@ -1,5 +1,6 @@
 //! Runs the plan cases of the language-neutral conformance suite (`spec/conformance/plan/`)
-//! against this implementation, and checks that the suite's README indexes every case.
+//! against this implementation, one test case per directory (`plan::<case>`), and checks that
+//! the suite's README indexes every case.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -9,7 +10,35 @@ use std::fs;
 use std::path::Path;
 
 use common::{cases, read_json, suite};
+use libtest_mimic::{Arguments, Failed, Trial};
 use mcp_recovery_plan::{Status, build_plan, load_tools, parse_trace};
+
+fn main() {
+    let plain = |test: fn()| {
+        move || {
+            test();
+            Ok(())
+        }
+    };
+    let mut trials = vec![
+        Trial::test("plan::at_least_thirty", plan_cases_are_at_least_thirty),
+        Trial::test(
+            "plan::cases_cover_every_status",
+            plain(plan_cases_cover_every_status),
+        ),
+        Trial::test(
+            "readme_indexes_every_case",
+            plain(readme_indexes_every_case),
+        ),
+    ];
+    for dir in cases("plan") {
+        let name = format!("plan::{}", dir.file_name().unwrap().to_string_lossy());
+        trials.push(Trial::test(name, move || {
+            check_plan_case(&dir).map_err(Failed::from)
+        }));
+    }
+    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+}
 
 /// Compares one case; returns what differs.
 fn check_plan_case(dir: &Path) -> Result<(), String> {
@@ -61,27 +90,14 @@ fn check_plan_case(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn plan_cases_pass() {
-    let dirs = cases("plan");
-    assert!(dirs.len() >= 30, "only {} plan cases", dirs.len());
-    let failures: Vec<String> = dirs
-        .iter()
-        .filter_map(|dir| {
-            check_plan_case(dir)
-                .err()
-                .map(|why| format!("{}: {why}", dir.file_name().unwrap().to_string_lossy()))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failing plan cases:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+fn plan_cases_are_at_least_thirty() -> Result<(), Failed> {
+    let count = cases("plan").len();
+    if count < 30 {
+        return Err(format!("only {count} plan cases").into());
+    }
+    Ok(())
 }
 
-#[test]
 fn plan_cases_cover_every_status() {
     let mut seen = BTreeSet::new();
     for dir in cases("plan") {
@@ -101,7 +117,6 @@ fn plan_cases_cover_every_status() {
     }
 }
 
-#[test]
 fn readme_indexes_every_case() {
     let readme = fs::read_to_string(suite().join("README.md")).unwrap();
     for kind in ["plan", "lint"] {

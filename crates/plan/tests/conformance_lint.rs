@@ -1,5 +1,5 @@
 //! Runs the lint cases of the conformance suite (`spec/conformance/lint/`) against
-//! `mcp-recovery-validator`.
+//! `mcp-recovery-validator`, one test case per directory (`lint::<case>`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -9,15 +9,21 @@ use std::fs;
 use std::path::Path;
 
 use common::{cases, read_json};
+use libtest_mimic::{Arguments, Failed, Trial};
 use mcp_recovery_validator::{LintOptions, Linter, rules};
 use serde_json::Value;
 
-/// The rule catalog (`spec/rules.md`); the suite must exercise each code.
-const CATALOG: [&str; 26] = [
-    "R001", "R002", "R003", "R004", "R005", "R006", "R101", "R102", "R103", "R104", "R105", "R106",
-    "R107", "R108", "R109", "R110", "R111", "R112", "R113", "R114", "R116", "R117", "R118", "R119",
-    "R201", "R202",
-];
+fn main() {
+    let mut trials = vec![Trial::test(
+        "lint::cases_cover_every_rule",
+        lint_cases_cover_every_rule,
+    )];
+    for dir in cases("lint") {
+        let name = format!("lint::{}", dir.file_name().unwrap().to_string_lossy());
+        trials.push(Trial::test(name, move || lint_case(&dir)));
+    }
+    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+}
 
 fn strings(value: &Value) -> Vec<String> {
     value
@@ -47,55 +53,48 @@ fn options(dir: &Path) -> LintOptions {
     }
 }
 
-#[test]
-fn lint_cases_pass() {
-    let dirs = cases("lint");
-    let mut failures = Vec::new();
-    for dir in &dirs {
-        let source = fs::read(dir.join("tools.json")).unwrap();
-        let linter = Linter::new(options(dir)).unwrap();
-        let report = linter.lint_source(&source);
-        let actual: BTreeSet<String> = report
-            .diagnostics
-            .iter()
-            .map(|d| d.code.to_owned())
-            .collect();
-        let expected = expected_codes(dir);
-        if actual != expected {
-            let details: Vec<String> = report
-                .diagnostics
-                .iter()
-                .map(|d| format!("    {} {} at {}: {}", d.code, d.name, d.pointer, d.message))
-                .collect();
-            failures.push(format!(
-                "{}: expected {expected:?}, got {actual:?}\n{}",
-                dir.file_name().unwrap().to_string_lossy(),
-                details.join("\n")
-            ));
-        }
+/// Lints one case and compares the codes reported with the expected ones.
+fn lint_case(dir: &Path) -> Result<(), Failed> {
+    let source = fs::read(dir.join("tools.json")).unwrap();
+    let linter = Linter::new(options(dir)).unwrap();
+    let report = linter.lint_source(&source);
+    let actual: BTreeSet<String> = report
+        .diagnostics
+        .iter()
+        .map(|d| d.code.to_owned())
+        .collect();
+    let expected = expected_codes(dir);
+    if actual == expected {
+        return Ok(());
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} lint cases fail:\n\n{}",
-        failures.len(),
-        dirs.len(),
-        failures.join("\n\n")
-    );
+    let details: Vec<String> = report
+        .diagnostics
+        .iter()
+        .map(|d| format!("    {} {} at {}: {}", d.code, d.name, d.pointer, d.message))
+        .collect();
+    Err(format!(
+        "expected {expected:?}, got {actual:?}\n{}",
+        details.join("\n")
+    )
+    .into())
 }
 
-#[test]
-fn lint_cases_cover_every_rule() {
+/// The suite exercises every rule of the catalog (the validator's rule table).
+fn lint_cases_cover_every_rule() -> Result<(), Failed> {
     let covered: BTreeSet<String> = cases("lint")
         .iter()
         .flat_map(|dir| expected_codes(dir))
         .collect();
-    let catalog = CATALOG
-        .iter()
-        .copied()
-        .chain(rules().iter().map(|r| r.code));
     // Overlay findings need a second document, which a lint case does not have; their
     // fixtures are under fixtures/invalid/R008 and R009.
-    for code in catalog.filter(|code| !matches!(*code, "R008" | "R009")) {
-        assert!(covered.contains(code), "no lint case expects {code}");
+    let missing: Vec<&str> = rules()
+        .iter()
+        .map(|r| r.code)
+        .filter(|code| !matches!(*code, "R008" | "R009") && !covered.contains(*code))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no lint case expects {missing:?}").into())
     }
 }

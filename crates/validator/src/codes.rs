@@ -1,36 +1,39 @@
-//! The code table: every rule, its stable code and name, in one place.
+//! What the rule table is made of; the table itself is in `rules/mod.rs`.
 //!
 //! Codes are never reused. A rule's documentation is the doc comment of its `RULE` constant, in
 //! the file of the rule under `rules/`.
 
-use crate::rules;
-use crate::{DefaultLevel, Severity};
+pub(crate) use crate::rules::Rule;
+use crate::{DefaultLevel, Preset, Severity};
 
-/// The static description of a rule, declared next to its check.
+/// The static description of a rule: its row of the table and its documentation.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RuleDef {
     pub code: &'static str,
     pub name: &'static str,
     pub default: DefaultLevel,
+    /// The presets that run the rule when nothing is selected.
+    pub presets: &'static [Preset],
     pub summary: &'static str,
     /// The rule's doc comment, one leading space per line as rustc keeps it.
     pub raw_docs: &'static str,
 }
 
-/// Declares a rule's [`RuleDef`] from its doc comment, so the docs live with the rule.
+/// A rule's documentation, declared in the rule's file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RuleDocs {
+    pub summary: &'static str,
+    pub raw_docs: &'static str,
+}
+
+/// Declares a rule's [`RuleDocs`] from its doc comment, so the docs live with the rule.
 macro_rules! declare_rule {
     (
         $(#[doc = $doc:literal])*
-        code: $code:literal,
-        name: $name:literal,
-        default: $default:expr,
         summary: $summary:literal $(,)?
     ) => {
         $(#[doc = $doc])*
-        pub(crate) const RULE: $crate::codes::RuleDef = $crate::codes::RuleDef {
-            code: $code,
-            name: $name,
-            default: $default,
+        pub(crate) const RULE: $crate::codes::RuleDocs = $crate::codes::RuleDocs {
             summary: $summary,
             raw_docs: concat!($($doc, "\n"),*),
         };
@@ -44,63 +47,70 @@ pub(crate) const WARNING: DefaultLevel = DefaultLevel::On(Severity::Warning);
 pub(crate) const INFO: DefaultLevel = DefaultLevel::On(Severity::Info);
 pub(crate) const OFF: DefaultLevel = DefaultLevel::Off;
 
-macro_rules! code_table {
-    ($($variant:ident => $module:ident,)*) => {
+/// Declares the rule table: the rule modules, [`Rule`], each rule's [`RuleDef`] and check.
+///
+/// One row per rule, ordered by code: code, name, variant, module under `rules/`, default level,
+/// the presets it belongs to, and `check` (the module's `check` runs over the [`Context`]) or
+/// `stage` (a stage of the pipeline reports it). The module list, the check list, the catalog
+/// printed by `rules`/`explain`, `spec/rules.md` and the presets all follow from it.
+///
+/// [`Context`]: crate::rules::Context
+macro_rules! rule_table {
+    ($(
+        $code:literal $name:literal $variant:ident $module:ident $default:ident
+        [$($preset:ident),*] $kind:ident;
+    )*) => {
+        $(pub(crate) mod $module;)*
+
         /// Every rule of the catalog, ordered by code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub(crate) enum Rule {
             $($variant,)*
         }
 
+        /// The static descriptions, by [`Rule::index`].
+        const DEFS: &[$crate::codes::RuleDef] = &[$(
+            $crate::codes::RuleDef {
+                code: $code,
+                name: $name,
+                default: $crate::codes::$default,
+                presets: &[$($crate::Preset::$preset),*],
+                summary: $module::RULE.summary,
+                raw_docs: $module::RULE.raw_docs,
+            },
+        )*];
+
+        /// The semantic checks, by [`Rule::index`].
+        const CHECK_FNS: &[Option<Check>] = &[$($crate::codes::rule_check!($kind $module),)*];
+
         impl Rule {
             /// All rules, ordered by code.
             pub(crate) const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
 
             /// The rule's static description.
-            pub(crate) fn def(self) -> &'static RuleDef {
-                match self {
-                    $(Rule::$variant => &rules::$module::RULE,)*
-                }
+            pub(crate) fn def(self) -> &'static $crate::codes::RuleDef {
+                &DEFS[self as usize]
+            }
+
+            /// The rule's semantic check; `None` for a stage of the pipeline.
+            pub(crate) fn check(self) -> Option<Check> {
+                CHECK_FNS[self as usize]
             }
         }
     };
 }
+pub(crate) use rule_table;
 
-code_table! {
-    InvalidJson => invalid_json,
-    NotAToolsList => not_a_tools_list,
-    SchemaViolation => schema_violation,
-    DuplicateToolName => duplicate_tool_name,
-    ToolNameFormat => tool_name_format,
-    InvalidMetaKey => invalid_meta_key,
-    DuplicateKey => duplicate_key,
-    OverlayUnknownTool => overlay_unknown_tool,
-    OverlayConflict => overlay_conflict,
-    DanglingOperationId => dangling_operation_id,
-    IdentityCompensation => identity_compensation,
-    UnknownStrategy => unknown_strategy,
-    InvalidExpression => invalid_expression,
-    ExpressionSourceNotInMcp => expression_source_not_in_mcp,
-    UnresolvablePointer => unresolvable_pointer,
-    UnverifiableBinding => unverifiable_binding,
-    OptionalSource => optional_source,
-    MissingRequiredParameter => missing_required_parameter,
-    UnknownParameter => unknown_parameter,
-    TypeMismatch => type_mismatch,
-    RecoveryOnReadOnlyTool => recovery_on_read_only_tool,
-    ReadOnlyCompensator => read_only_compensator,
-    NonIdempotentCompensator => non_idempotent_compensator,
-    CarrierConflict => carrier_conflict,
-    ReversibilityContradiction => reversibility_contradiction,
-    HintContradiction => hint_contradiction,
-    UnusableInputSchema => unusable_input_schema,
-    UndeclaredReversibility => undeclared_reversibility,
-    DestructiveWithoutRecovery => destructive_without_recovery,
-    MissingTitle => missing_title,
-    ReadOnlyHintOmitted => read_only_hint_omitted,
-    DestructiveHintOmitted => destructive_hint_omitted,
-    HintDisagreement => hint_disagreement,
+/// The check column of [`rule_table!`].
+macro_rules! rule_check {
+    (check $module:ident) => {
+        Some($module::check as Check)
+    };
+    (stage $module:ident) => {
+        None
+    };
 }
+pub(crate) use rule_check;
 
 impl Rule {
     /// Position in [`Rule::ALL`].

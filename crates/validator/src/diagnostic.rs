@@ -33,6 +33,7 @@ impl fmt::Display for Severity {
 
 /// A place in the source text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub struct Span {
     /// Byte offset of the first byte.
     pub start: usize,
@@ -42,6 +43,10 @@ pub struct Span {
     pub line: usize,
     /// 1-based column of `start`, in Unicode code points.
     pub column: usize,
+    /// 1-based line of `end`.
+    pub end_line: usize,
+    /// 1-based column of `end` (the column after the last character), in Unicode code points.
+    pub end_column: usize,
 }
 
 /// One finding. Every text in it that comes from the document (`message`, `help`, `tool`,

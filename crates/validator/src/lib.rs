@@ -17,6 +17,7 @@ mod config_schema;
 mod diagnostic;
 mod finding;
 mod load;
+mod ordered;
 mod overlaid;
 pub mod read;
 pub mod resolve;
@@ -32,6 +33,7 @@ pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, escape_xml, is_unsafe_char, push_escape,
 };
+pub use ordered::map_in_order;
 pub use overlaid::OverlaidReport;
 use serde_json::Value;
 
@@ -57,6 +59,7 @@ pub enum DefaultLevel {
 
 /// Catalog entry of one rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuleInfo {
     /// Stable code (`R101`).
     pub code: &'static str,
@@ -64,6 +67,8 @@ pub struct RuleInfo {
     pub name: &'static str,
     /// Level without configuration.
     pub default: DefaultLevel,
+    /// The presets that run the rule when nothing is selected.
+    pub presets: &'static [Preset],
     /// One-line summary.
     pub summary: &'static str,
     /// Markdown documentation (`## What it does`, `## Why is this bad?`, `## Example`, …).
@@ -72,6 +77,7 @@ pub struct RuleInfo {
 
 /// A named rule set: the rules that run when `select` is empty.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Preset {
     /// The rules that are on by default: true findings, quiet on well-kept servers.
     #[default]
@@ -97,12 +103,9 @@ impl Preset {
         Self::ALL.into_iter().find(|p| p.as_str() == name)
     }
 
-    /// Whether a rule with this default level belongs to the set.
-    pub fn includes(self, level: DefaultLevel) -> bool {
-        match self {
-            Self::Recommended => matches!(level, DefaultLevel::On(_)),
-            Self::Strict => true,
-        }
+    /// Whether the rule belongs to the set.
+    pub fn includes(self, rule: &RuleInfo) -> bool {
+        rule.presets.contains(&self)
     }
 }
 
@@ -156,7 +159,7 @@ impl Linter {
             .iter()
             .map(|rule| {
                 let selected = if select.is_empty() {
-                    options.preset.includes(rule.def().default)
+                    rule.def().presets.contains(&options.preset)
                 } else {
                     select.contains(rule)
                 };
@@ -252,8 +255,8 @@ impl Linter {
         }
         let count = tools.len();
         let context = Context::new(tools);
-        for (rule, check) in rules::CHECKS {
-            if self.enabled(*rule) {
+        for rule in Rule::ALL {
+            if let (true, Some(check)) = (self.enabled(*rule), rule.check()) {
                 check(&context, &mut findings);
             }
         }
@@ -463,6 +466,7 @@ static RULES: LazyLock<Vec<RuleInfo>> = LazyLock::new(|| {
                 code: def.code,
                 name: def.name,
                 default: def.default,
+                presets: def.presets,
                 summary: def.summary,
                 docs,
             }

@@ -548,12 +548,16 @@ impl<'a> LineIndex<'a> {
     /// A span for a byte range.
     pub fn span(&self, range: Range<usize>) -> Span {
         let start = range.start.min(self.source.len());
+        let end = range.end.clamp(start, self.source.len());
         let (line, column) = self.position(start);
+        let (end_line, end_column) = self.position(end);
         Span {
             start,
-            end: range.end.clamp(start, self.source.len()),
+            end,
             line,
             column,
+            end_line,
+            end_column,
         }
     }
 }
@@ -583,6 +587,21 @@ mod tests {
         assert_eq!(slice(&found["/e"].value), "{}");
         assert_eq!(slice(&found["/f"].value), "true");
         assert!(!found.contains_key("/zzz"));
+    }
+
+    #[test]
+    fn spans_carry_both_ends() {
+        let text = "ab\n\u{e9}z\n{\n}";
+        let lines = LineIndex::new(text.as_bytes());
+        let span = lines.span(1..6);
+        assert_eq!((span.line, span.column), (1, 2));
+        // After the two-byte é and the z: column 3 of line 2.
+        assert_eq!((span.end_line, span.end_column), (2, 3));
+        let whole = lines.span(0..text.len());
+        assert_eq!((whole.end_line, whole.end_column), (4, 2));
+        // Ranges past the text are clamped.
+        let past = lines.span(99..120);
+        assert_eq!((past.line, past.end_line, past.end_column), (4, 4, 2));
     }
 
     #[test]

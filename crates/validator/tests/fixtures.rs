@@ -1,4 +1,8 @@
 //! Data-driven tests over `fixtures/`: outcomes are asserted, rendered diagnostics snapshotted.
+//!
+//! Every fixture is its own test case, named after its place (`invalid::R106::typo-in-output-field`,
+//! `valid::…`, `adversarial::…`), so `cargo test -p mcp-recovery-validator R106` runs one rule's
+//! fixtures and a failure names the file.
 
 // Test helpers fail loudly by design.
 #![allow(clippy::unwrap_used, clippy::panic)]
@@ -6,8 +10,66 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use mcp_recovery_model::{Overlay, OverlayFormat};
 use mcp_recovery_validator::{DefaultLevel, LintOptions, Linter, Report, Severity, rules};
+
+fn main() {
+    let mut trials = vec![
+        Trial::test("valid::at_least_ten", valid_fixtures_are_at_least_ten),
+        Trial::test(
+            "invalid::every_directory_names_a_rule",
+            invalid_directories_name_rules,
+        ),
+        Trial::test(
+            "adversarial::every_file_has_an_expectation",
+            adversarial_fixtures_have_expectations,
+        ),
+        Trial::test("forty_thousand_tools", plain(forty_thousand_tools)),
+        Trial::test("huge_strings", plain(huge_strings)),
+        Trial::test(
+            "nesting_at_any_depth_ends_with_a_diagnostic",
+            plain(nesting_at_any_depth_ends_with_a_diagnostic),
+        ),
+        Trial::test(
+            "lint_value_orders_like_the_source_without_spans",
+            plain(lint_value_orders_like_the_source_without_spans),
+        ),
+    ];
+    for path in files(&fixtures().join("valid")) {
+        let name = format!("valid::{}", stem(&path));
+        trials.push(Trial::test(name, move || valid_fixture(&path)));
+    }
+    for dir in invalid_dirs() {
+        let code = file_name(&dir);
+        for path in files(&dir) {
+            let name = format!("invalid::{code}::{}", stem(&path));
+            let code = code.clone();
+            trials.push(Trial::test(name, move || invalid_fixture(&code, &path)));
+        }
+    }
+    for (name, codes) in ADVERSARIAL {
+        let trial = format!("adversarial::{}", name.trim_end_matches(".json"));
+        trials.push(Trial::test(trial, move || adversarial_fixture(name, codes)));
+    }
+    libtest_mimic::run(&Arguments::from_args(), trials).exit();
+}
+
+/// A test that reports by panicking.
+fn plain(test: fn()) -> impl FnOnce() -> Result<(), Failed> + Send + 'static {
+    move || {
+        test();
+        Ok(())
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_str().unwrap().to_owned()
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().unwrap().to_str().unwrap().to_owned()
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
@@ -68,70 +130,82 @@ fn linter_for(code: &str) -> Linter {
     .unwrap()
 }
 
-#[test]
-fn valid_fixtures_have_no_error_and_no_warning() {
-    let linter = default_linter();
-    let files = files(&fixtures().join("valid"));
-    assert!(
-        files.len() >= 10,
-        "at least 10 valid fixtures, found {}",
-        files.len()
-    );
-    for path in files {
-        let report = linter.lint_source(&std::fs::read(&path).unwrap());
-        assert!(report.tools > 0, "{}: no tools", path.display());
-        let loud: Vec<_> = report
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity > Severity::Info)
-            .collect();
-        assert!(loud.is_empty(), "{}:\n{}", path.display(), render(&report));
+fn valid_fixtures_are_at_least_ten() -> Result<(), Failed> {
+    let count = files(&fixtures().join("valid")).len();
+    if count < 10 {
+        return Err(format!("at least 10 valid fixtures, found {count}").into());
     }
+    Ok(())
 }
 
-#[test]
-fn invalid_fixtures_yield_their_code() {
-    let mut failures = Vec::new();
+fn valid_fixture(path: &Path) -> Result<(), Failed> {
+    let report = default_linter().lint_source(&std::fs::read(path).unwrap());
+    if report.tools == 0 {
+        return Err(format!("{}: no tools", path.display()).into());
+    }
+    if report
+        .diagnostics
+        .iter()
+        .any(|d| d.severity > Severity::Info)
+    {
+        return Err(format!("{}:\n{}", path.display(), render(&report)).into());
+    }
+    Ok(())
+}
+
+/// The rule directories under `fixtures/invalid`, sorted.
+fn invalid_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures().join("invalid"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     dirs.sort();
-    assert!(!dirs.is_empty());
-    for dir in dirs {
-        let code = dir.file_name().unwrap().to_str().unwrap().to_owned();
-        let linter = linter_for(&code);
-        for path in files(&dir) {
-            let source = std::fs::read(&path).unwrap();
-            let (report, rendered) = match overlay_of(&path) {
-                Some((overlay, text)) => {
-                    let both = linter.lint_source_with_overlay(&source, &overlay, &text);
-                    let rendered = format!(
-                        "document\n{}overlay\n{}",
-                        render(&both.document),
-                        render(&both.overlay)
-                    );
-                    let mut report = both.document;
-                    report.diagnostics.extend(both.overlay.diagnostics);
-                    (report, rendered)
-                }
-                None => {
-                    let report = linter.lint_source(&source);
-                    let rendered = render(&report);
-                    (report, rendered)
-                }
-            };
-            if !report.diagnostics.iter().any(|d| d.code == code) {
-                failures.push(format!(
-                    "{} does not yield {code}:\n{rendered}",
-                    path.display()
-                ));
-            }
-            let stem = path.file_stem().unwrap().to_str().unwrap();
-            insta::assert_snapshot!(format!("{code}_{stem}"), rendered);
-        }
+    dirs
+}
+
+fn invalid_directories_name_rules() -> Result<(), Failed> {
+    let dirs = invalid_dirs();
+    if dirs.is_empty() {
+        return Err("fixtures/invalid is empty".into());
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let strays: Vec<String> = dirs
+        .iter()
+        .map(|dir| file_name(dir))
+        .filter(|code| !rules().iter().any(|r| r.code == code))
+        .collect();
+    if strays.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("fixtures/invalid/{strays:?} name no rule").into())
+    }
+}
+
+fn invalid_fixture(code: &str, path: &Path) -> Result<(), Failed> {
+    let linter = linter_for(code);
+    let source = std::fs::read(path).unwrap();
+    let (report, rendered) = match overlay_of(path) {
+        Some((overlay, text)) => {
+            let both = linter.lint_source_with_overlay(&source, &overlay, &text);
+            let rendered = format!(
+                "document\n{}overlay\n{}",
+                render(&both.document),
+                render(&both.overlay)
+            );
+            let mut report = both.document;
+            report.diagnostics.extend(both.overlay.diagnostics);
+            (report, rendered)
+        }
+        None => {
+            let report = linter.lint_source(&source);
+            let rendered = render(&report);
+            (report, rendered)
+        }
+    };
+    insta::assert_snapshot!(format!("{code}_{}", stem(path)), rendered);
+    if !report.diagnostics.iter().any(|d| d.code == code) {
+        return Err(format!("{} does not yield {code}:\n{rendered}", path.display()).into());
+    }
+    Ok(())
 }
 
 /// The overlay beside a fixture (`NAME.overlay.toml` or `NAME.overlay.json`), parsed, and its text.
@@ -157,50 +231,52 @@ const ADVERSARIAL: &[(&str, &[&str])] = &[
     ("remote-ref.json", &["R119"]),
 ];
 
-#[test]
-fn adversarial_fixtures_end_with_diagnostics() {
-    let linter = default_linter();
-    let committed = files(&fixtures().join("adversarial"));
-    assert_eq!(
-        committed.len(),
-        ADVERSARIAL.len(),
-        "every adversarial fixture has an expectation"
-    );
-    for (name, codes) in ADVERSARIAL {
-        let path = fixtures().join("adversarial").join(name);
-        let report = linter.lint_source(&std::fs::read(&path).unwrap());
-        let rendered = render(&report);
-        for code in *codes {
-            assert!(
-                report.diagnostics.iter().any(|d| d.code == *code),
-                "{name} lacks {code}:\n{rendered}"
-            );
-        }
-        // What the resolver cannot judge (cycles, remote references) is never an error: the
-        // only errors are the expected ones.
-        assert!(
-            report
-                .diagnostics
-                .iter()
-                .all(|d| d.severity < Severity::Error || codes.contains(&d.code)),
-            "{name}:\n{rendered}"
-        );
-        for d in &report.diagnostics {
-            assert!(
-                d.message.chars().count() < 400,
-                "{name}: message too long: {}",
-                d.message
-            );
-            assert!(d.span.is_some(), "{name}: {} has no span", d.code);
-        }
-        insta::assert_snapshot!(
-            format!("adversarial_{}", name.trim_end_matches(".json")),
-            rendered
-        );
+fn adversarial_fixtures_have_expectations() -> Result<(), Failed> {
+    let committed: Vec<String> = files(&fixtures().join("adversarial"))
+        .iter()
+        .map(|path| file_name(path))
+        .collect();
+    let expected: Vec<String> = ADVERSARIAL.iter().map(|(n, _)| (*n).to_owned()).collect();
+    if committed == expected {
+        Ok(())
+    } else {
+        Err(format!("committed {committed:?}, with expectations {expected:?}").into())
     }
 }
 
-#[test]
+fn adversarial_fixture(name: &str, codes: &[&str]) -> Result<(), Failed> {
+    let path = fixtures().join("adversarial").join(name);
+    let report = default_linter().lint_source(&std::fs::read(&path).unwrap());
+    let rendered = render(&report);
+    for code in codes {
+        if !report.diagnostics.iter().any(|d| d.code == *code) {
+            return Err(format!("{name} lacks {code}:\n{rendered}").into());
+        }
+    }
+    // What the resolver cannot judge (cycles, remote references) is never an error: the only
+    // errors are the expected ones.
+    if report
+        .diagnostics
+        .iter()
+        .any(|d| d.severity >= Severity::Error && !codes.contains(&d.code))
+    {
+        return Err(format!("{name}:\n{rendered}").into());
+    }
+    for d in &report.diagnostics {
+        if d.message.chars().count() >= 400 {
+            return Err(format!("{name}: message too long: {}", d.message).into());
+        }
+        if d.span.is_none() {
+            return Err(format!("{name}: {} has no span", d.code).into());
+        }
+    }
+    insta::assert_snapshot!(
+        format!("adversarial_{}", name.trim_end_matches(".json")),
+        rendered
+    );
+    Ok(())
+}
+
 fn forty_thousand_tools() {
     let count = 40_000;
     let mut text = String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[");
@@ -242,7 +318,6 @@ fn forty_thousand_tools() {
     assert_eq!(last.span.unwrap().line, 1);
 }
 
-#[test]
 fn huge_strings() {
     let long = "x".repeat(4 << 20);
     let document = serde_json::json!({"tools": [
@@ -269,7 +344,6 @@ fn huge_strings() {
     assert_eq!(&text[span.start..span.end], b"~");
 }
 
-#[test]
 fn nesting_at_any_depth_ends_with_a_diagnostic() {
     let linter = default_linter();
     for depth in [1, 64, 127, 128, 129, 10_000, 1_000_000] {
@@ -283,7 +357,6 @@ fn nesting_at_any_depth_ends_with_a_diagnostic() {
     }
 }
 
-#[test]
 fn lint_value_orders_like_the_source_without_spans() {
     let path = fixtures().join("invalid/R005/bad-names.json");
     let source = std::fs::read(&path).unwrap();

@@ -204,3 +204,17 @@ fn diagnostics_carry_their_docs_url() {
     // `n` may start `null`; the fault is the `o`.
     assert_eq!((span.start, span.line, span.column), (1, 1, 2));
 }
+
+#[test]
+fn presets_follow_the_default_levels() {
+    use mcp_recovery_validator::Preset;
+    for rule in rules() {
+        assert!(Preset::Strict.includes(rule), "{} not strict", rule.code);
+        assert_eq!(
+            Preset::Recommended.includes(rule),
+            matches!(rule.default, DefaultLevel::On(_)),
+            "{}: recommended runs exactly the rules on by default",
+            rule.code
+        );
+    }
+}

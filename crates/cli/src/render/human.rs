@@ -158,7 +158,7 @@ fn excerpt(
         return None;
     }
     let text = source.text;
-    let lines = &source.lines;
+    let lines = source.lines();
     let start = start.min(text.len());
     let end = end.clamp(start, text.len());
     let line = lines.line_of(start);

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use mcp_recovery_validator::{Diagnostic, Severity, Span};
 
 use crate::cli::Format;
-use crate::position::LineIndex;
+use mcp_recovery_validator::LineIndex;
 
 pub use human::Style;
 
@@ -32,37 +32,42 @@ pub struct Region {
     pub end_column: usize,
 }
 
-/// The text of a linted document with its line index, built once per document.
+/// The text of a linted document; its line index is built only when an excerpt is shown (the
+/// regions come with the validator's spans).
 #[derive(Debug, Clone)]
 pub struct Source<'a> {
     /// The bytes as read.
     pub text: &'a [u8],
-    /// Line starts and code-point checkpoints of `text`.
-    pub lines: LineIndex<'a>,
+    /// Line starts and code-point checkpoints of `text`, built on first use.
+    lines: std::cell::OnceCell<LineIndex<'a>>,
     /// Whether `text` is UTF-8; excerpts of other text are never shown.
     pub utf8: bool,
 }
 
 impl<'a> Source<'a> {
-    /// Indexes `text`.
+    /// Wraps `text`.
     pub fn new(text: &'a [u8]) -> Self {
         Self {
             text,
-            lines: LineIndex::new(text),
+            lines: std::cell::OnceCell::new(),
             utf8: std::str::from_utf8(text).is_ok(),
         }
+    }
+
+    /// The line index of the text.
+    pub fn lines(&self) -> &LineIndex<'a> {
+        self.lines.get_or_init(|| LineIndex::new(self.text))
     }
 }
 
 impl Region {
-    /// The region of `span`, with the span's own start position.
-    pub fn of(span: &Span, lines: &LineIndex<'_>) -> Self {
-        let (end_line, end_column) = lines.position(span.end.max(span.start));
+    /// The region of `span`, with the span's own positions.
+    pub fn of(span: &Span) -> Self {
         Self {
             start_line: span.line,
             start_column: span.column,
-            end_line,
-            end_column,
+            end_line: span.end_line,
+            end_column: span.end_column,
         }
     }
 }

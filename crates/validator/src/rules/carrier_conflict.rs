@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Carrier, DeclaredRecovery};
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -25,9 +25,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: `"bookingId": "$.output.structuredContent.id"` in the compensate carrier.
-    code: "R116",
-    name: "carrier-conflict",
-    default: ERROR,
     summary: "both carriers present and they disagree",
 }
 

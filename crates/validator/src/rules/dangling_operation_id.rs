@@ -1,4 +1,4 @@
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 use crate::rules::{Context, Site};
 
@@ -19,9 +19,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: name a tool the same server lists (`void_invoice`).
-    code: "R101",
-    name: "dangling-operation-id",
-    default: ERROR,
     summary: "the compensating tool is not in the list",
 }
 

@@ -1,6 +1,6 @@
 use mcp_recovery_model::Hint;
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef, annotations_pointer};
 
@@ -27,9 +27,6 @@ declare_rule! {
     /// Use instead: `"destructiveHint": false` for a tool whose effects are additive,
     /// `"destructiveHint": true` for one that deletes or overwrites, and `"readOnlyHint": true`
     /// for one that changes nothing.
-    code: "R303",
-    name: "destructive-hint-omitted",
-    default: WARNING,
     summary: "an annotated tool that may change state leaves `annotations.destructiveHint` unset (MCP's default: destructive)",
 }
 

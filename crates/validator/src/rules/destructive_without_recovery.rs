@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Hint, Reversibility};
 
-use crate::codes::{OFF, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -23,9 +23,6 @@ declare_rule! {
     ///
     /// Use instead: declare a compensating call (restore from a snapshot), or declare the tool
     /// `irreversible` so orchestrators ask before calling it.
-    code: "R202",
-    name: "destructive-without-recovery",
-    default: OFF,
     summary: "`destructiveHint` true or unset (MCP's default), not read-only, no recovery, not declared irreversible",
 }
 

@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::Severity;
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt, show};
 
 declare_rule! {
@@ -30,9 +30,6 @@ declare_rule! {
     /// ## References
     /// - [RFC 8259 §4](https://www.rfc-editor.org/rfc/rfc8259#section-4): "The names within an
     ///   object SHOULD be unique."
-    code: "R007",
-    name: "duplicate-key",
-    default: ERROR,
     summary: "an object has the same member name twice (an error inside a tool, else a warning)",
 }
 

@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 use crate::rules::Context;
 
@@ -21,9 +21,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: give each tool its own name (`add_tag`, `add_tags_bulk`).
-    code: "R004",
-    name: "duplicate-tool-name",
-    default: ERROR,
     summary: "two tools share a name",
 }
 

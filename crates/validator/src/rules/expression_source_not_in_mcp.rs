@@ -1,6 +1,6 @@
 use mcp_recovery_model::{RuntimeExpression, Source};
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
 use crate::rules::{Context, Site};
 
@@ -21,9 +21,6 @@ declare_rule! {
     ///
     /// Use instead: return the value in `structuredContent` and bind
     /// `"orderId": "$response.body#/orderId"`.
-    code: "R105",
-    name: "expression-source-not-in-mcp",
-    default: ERROR,
     summary: "`$url`, `$method`, `$statusCode`, header/query/path source",
 }
 

@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Carrier, Hint, Reversibility};
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -23,9 +23,6 @@ declare_rule! {
     ///
     /// Use instead: `readOnlyHint: true` if the tool changes nothing, else a reversibility of
     /// `compensable` or `irreversible`.
-    code: "R118",
-    name: "hint-contradiction",
-    default: WARNING,
     summary: "compensate `reversibility: readonly` vs `readOnlyHint: false`, or the reverse",
 }
 

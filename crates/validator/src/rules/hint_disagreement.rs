@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Carrier, Hint, Reversibility};
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -25,9 +25,6 @@ declare_rule! {
     ///
     /// Use instead: one story. A tool that deletes is not read-only (`readOnlyHint: false`); a
     /// tool that changes nothing sets `readOnlyHint: true` and no `destructiveHint`.
-    code: "R304",
-    name: "hint-disagreement",
-    default: WARNING,
     summary: "hints contradict each other or the recovery declaration (defaults included)",
 }
 

@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Binding, BodySide, TemplatePart};
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, Site};
 
@@ -28,9 +28,6 @@ declare_rule! {
     ///
     /// Use instead: swap the bindings, `"source": "$request.body#/destination"` and
     /// `"destination": "$request.body#/source"`.
-    code: "R102",
-    name: "identity-compensation",
-    default: ERROR,
     summary: "compensator is the tool itself with every parameter bound to the same `$request.body` parameter (it would repeat the call). A self-inverse with other bindings is fine",
 }
 

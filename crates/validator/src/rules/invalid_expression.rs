@@ -1,7 +1,7 @@
 use mcp_recovery_model::{BindingError, Carrier};
 use serde_json::Value;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
 use crate::rules::{Context, Site};
 
@@ -26,9 +26,6 @@ declare_rule! {
     /// ```json
     /// {"parameters": {"transactionId": "$response.body#/transactionId"}}
     /// ```
-    code: "R104",
-    name: "invalid-expression",
-    default: ERROR,
     summary: "a binding fails the grammar or the JSONPath subset",
 }
 

@@ -1,4 +1,4 @@
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
 
 declare_rule! {
@@ -20,9 +20,6 @@ declare_rule! {
     /// ```json
     /// {"tools": [{"name": "get_weather", "inputSchema": {"type": "object"}}]}
     /// ```
-    code: "R001",
-    name: "invalid-json",
-    default: ERROR,
     summary: "the document is not JSON (span at the fault)",
 }
 

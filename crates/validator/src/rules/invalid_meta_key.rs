@@ -1,6 +1,6 @@
 use serde_json::Value;
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt};
 use crate::rules::Context;
 
@@ -26,9 +26,6 @@ declare_rule! {
     /// ```json
     /// {"_meta": {"com.example/undo": true, "com.example.tools/x": 1}}
     /// ```
-    code: "R006",
-    name: "invalid-meta-key",
-    default: WARNING,
     summary: "a `_meta` key breaks MCP's key rules or uses a reserved prefix it does not own",
 }
 

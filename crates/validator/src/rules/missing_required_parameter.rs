@@ -1,4 +1,4 @@
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::resolve::object_shape;
 use crate::rules::{Context, Site};
@@ -23,9 +23,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: bind it, `"parameters": {"seatId": "$request.body#/seatId"}`.
-    code: "R109",
-    name: "missing-required-parameter",
-    default: ERROR,
     summary: "a `required` parameter of the compensator is not bound",
 }
 

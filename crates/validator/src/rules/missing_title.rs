@@ -1,4 +1,4 @@
-use crate::codes::{OFF, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -21,9 +21,6 @@ declare_rule! {
     /// ```json
     /// {"name": "delete_entities", "title": "Delete entities", "inputSchema": {"type": "object"}}
     /// ```
-    code: "R301",
-    name: "missing-title",
-    default: OFF,
     summary: "a tool has neither `title` nor `annotations.title`",
 }
 

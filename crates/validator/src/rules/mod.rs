@@ -1,6 +1,7 @@
-//! The rules of the catalog, one per file. Each file declares its `RULE` (code, name, docs) and,
-//! for semantic rules, a `check` over the [`Context`]; message wording lives in the file's
-//! constructors.
+//! The rules of the catalog, one per file, and the rule table that lists them. Each file declares
+//! its `RULE` (summary and docs) and, for semantic rules, a `check` over the [`Context`]; message
+//! wording lives in the file's constructors. Code, name, default level and presets are the
+//! table's.
 
 use std::collections::HashMap;
 
@@ -13,100 +14,49 @@ use serde::Deserialize;
 use crate::resolve::{Resolution, resolve_as};
 use serde_json::Value;
 
-use crate::codes::Rule;
+use crate::codes::rule_table;
 use crate::finding::{Finding, Focus};
-
-pub(crate) mod carrier_conflict;
-pub(crate) mod dangling_operation_id;
-pub(crate) mod destructive_hint_omitted;
-pub(crate) mod destructive_without_recovery;
-pub(crate) mod duplicate_key;
-pub(crate) mod duplicate_tool_name;
-pub(crate) mod expression_source_not_in_mcp;
-pub(crate) mod hint_contradiction;
-pub(crate) mod hint_disagreement;
-pub(crate) mod identity_compensation;
-pub(crate) mod invalid_expression;
-pub(crate) mod invalid_json;
-pub(crate) mod invalid_meta_key;
-pub(crate) mod missing_required_parameter;
-pub(crate) mod missing_title;
-pub(crate) mod non_idempotent_compensator;
-pub(crate) mod not_a_tools_list;
-pub(crate) mod optional_source;
-pub(crate) mod overlay_conflict;
-pub(crate) mod overlay_unknown_tool;
-pub(crate) mod read_only_compensator;
-pub(crate) mod read_only_hint_omitted;
-pub(crate) mod recovery_on_read_only_tool;
-pub(crate) mod reversibility_contradiction;
-pub(crate) mod schema_violation;
-pub(crate) mod tool_name_format;
-pub(crate) mod type_mismatch;
-pub(crate) mod undeclared_reversibility;
-pub(crate) mod unknown_parameter;
-pub(crate) mod unknown_strategy;
-pub(crate) mod unresolvable_pointer;
-pub(crate) mod unusable_input_schema;
-pub(crate) mod unverifiable_binding;
 
 /// A semantic check.
 pub(crate) type Check = fn(&Context<'_>, &mut Vec<Finding>);
 
-/// The semantic rules and their checks (R001–R003 are stages of the pipeline).
-pub(crate) const CHECKS: &[(Rule, Check)] = &[
-    (Rule::DuplicateToolName, duplicate_tool_name::check),
-    (Rule::ToolNameFormat, tool_name_format::check),
-    (Rule::InvalidMetaKey, invalid_meta_key::check),
-    (Rule::DanglingOperationId, dangling_operation_id::check),
-    (Rule::IdentityCompensation, identity_compensation::check),
-    (Rule::UnknownStrategy, unknown_strategy::check),
-    (Rule::InvalidExpression, invalid_expression::check),
-    (
-        Rule::ExpressionSourceNotInMcp,
-        expression_source_not_in_mcp::check,
-    ),
-    (Rule::UnresolvablePointer, unresolvable_pointer::check),
-    (Rule::UnverifiableBinding, unverifiable_binding::check),
-    (Rule::OptionalSource, optional_source::check),
-    (
-        Rule::MissingRequiredParameter,
-        missing_required_parameter::check,
-    ),
-    (Rule::UnknownParameter, unknown_parameter::check),
-    (Rule::TypeMismatch, type_mismatch::check),
-    (
-        Rule::RecoveryOnReadOnlyTool,
-        recovery_on_read_only_tool::check,
-    ),
-    (Rule::ReadOnlyCompensator, read_only_compensator::check),
-    (
-        Rule::NonIdempotentCompensator,
-        non_idempotent_compensator::check,
-    ),
-    (Rule::CarrierConflict, carrier_conflict::check),
-    (
-        Rule::ReversibilityContradiction,
-        reversibility_contradiction::check,
-    ),
-    (Rule::HintContradiction, hint_contradiction::check),
-    (Rule::UnusableInputSchema, unusable_input_schema::check),
-    (
-        Rule::UndeclaredReversibility,
-        undeclared_reversibility::check,
-    ),
-    (
-        Rule::DestructiveWithoutRecovery,
-        destructive_without_recovery::check,
-    ),
-    (Rule::MissingTitle, missing_title::check),
-    (Rule::ReadOnlyHintOmitted, read_only_hint_omitted::check),
-    (
-        Rule::DestructiveHintOmitted,
-        destructive_hint_omitted::check,
-    ),
-    (Rule::HintDisagreement, hint_disagreement::check),
-];
+// The rule table (see `codes::rule_table!` for the columns).
+#[rustfmt::skip]
+rule_table! {
+    "R001" "invalid-json"                 InvalidJson                invalid_json                 ERROR   [Recommended, Strict] stage;
+    "R002" "not-a-tools-list"             NotAToolsList              not_a_tools_list             ERROR   [Recommended, Strict] stage;
+    "R003" "schema-violation"             SchemaViolation            schema_violation             ERROR   [Recommended, Strict] stage;
+    "R004" "duplicate-tool-name"          DuplicateToolName          duplicate_tool_name          ERROR   [Recommended, Strict] check;
+    "R005" "tool-name-format"             ToolNameFormat             tool_name_format             WARNING [Recommended, Strict] check;
+    "R006" "invalid-meta-key"             InvalidMetaKey             invalid_meta_key             WARNING [Recommended, Strict] check;
+    "R007" "duplicate-key"                DuplicateKey               duplicate_key                ERROR   [Recommended, Strict] stage;
+    "R008" "overlay-unknown-tool"         OverlayUnknownTool         overlay_unknown_tool         ERROR   [Recommended, Strict] stage;
+    "R009" "overlay-conflict"             OverlayConflict            overlay_conflict             WARNING [Recommended, Strict] stage;
+    "R101" "dangling-operation-id"        DanglingOperationId        dangling_operation_id        ERROR   [Recommended, Strict] check;
+    "R102" "identity-compensation"        IdentityCompensation       identity_compensation        ERROR   [Recommended, Strict] check;
+    "R103" "unknown-strategy"             UnknownStrategy            unknown_strategy             WARNING [Recommended, Strict] check;
+    "R104" "invalid-expression"           InvalidExpression          invalid_expression           ERROR   [Recommended, Strict] check;
+    "R105" "expression-source-not-in-mcp" ExpressionSourceNotInMcp   expression_source_not_in_mcp ERROR   [Recommended, Strict] check;
+    "R106" "unresolvable-pointer"         UnresolvablePointer        unresolvable_pointer         ERROR   [Recommended, Strict] check;
+    "R107" "unverifiable-binding"         UnverifiableBinding        unverifiable_binding         WARNING [Recommended, Strict] check;
+    "R108" "optional-source"              OptionalSource             optional_source              WARNING [Recommended, Strict] check;
+    "R109" "missing-required-parameter"   MissingRequiredParameter   missing_required_parameter   ERROR   [Recommended, Strict] check;
+    "R110" "unknown-parameter"            UnknownParameter           unknown_parameter            ERROR   [Recommended, Strict] check;
+    "R111" "type-mismatch"                TypeMismatch               type_mismatch                ERROR   [Recommended, Strict] check;
+    "R112" "recovery-on-read-only-tool"   RecoveryOnReadOnlyTool     recovery_on_read_only_tool   WARNING [Recommended, Strict] check;
+    "R113" "read-only-compensator"        ReadOnlyCompensator        read_only_compensator        ERROR   [Recommended, Strict] check;
+    "R114" "non-idempotent-compensator"   NonIdempotentCompensator   non_idempotent_compensator   INFO    [Recommended, Strict] check;
+    "R116" "carrier-conflict"             CarrierConflict            carrier_conflict             ERROR   [Recommended, Strict] check;
+    "R117" "reversibility-contradiction"  ReversibilityContradiction reversibility_contradiction  ERROR   [Recommended, Strict] check;
+    "R118" "hint-contradiction"           HintContradiction          hint_contradiction           WARNING [Recommended, Strict] check;
+    "R119" "unusable-input-schema"        UnusableInputSchema        unusable_input_schema        ERROR   [Recommended, Strict] check;
+    "R201" "undeclared-reversibility"     UndeclaredReversibility    undeclared_reversibility     OFF     [Strict]              check;
+    "R202" "destructive-without-recovery" DestructiveWithoutRecovery destructive_without_recovery OFF     [Strict]              check;
+    "R301" "missing-title"                MissingTitle               missing_title                OFF     [Strict]              check;
+    "R302" "read-only-hint-omitted"       ReadOnlyHintOmitted        read_only_hint_omitted       OFF     [Strict]              check;
+    "R303" "destructive-hint-omitted"     DestructiveHintOmitted     destructive_hint_omitted     WARNING [Recommended, Strict] check;
+    "R304" "hint-disagreement"            HintDisagreement           hint_disagreement            WARNING [Recommended, Strict] check;
+}
 
 /// Pointer of a tool's `annotations`, or of its name when it has none (the place to add them).
 pub(crate) fn annotations_pointer(tool: &ToolRef<'_>) -> String {

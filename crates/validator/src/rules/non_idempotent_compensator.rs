@@ -1,7 +1,7 @@
 use mcp_recovery_model::Hint;
 
 use crate::Severity;
-use crate::codes::{INFO, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, Site};
 
@@ -26,9 +26,6 @@ declare_rule! {
     /// The finding is an info, and a warning when the declaration itself asks for retries
     /// (`maxRetries` greater than 0): re-issuing a non-idempotent call is then planned, not only
     /// possible. A tool whose two carriers name the same compensator gets one finding.
-    code: "R114",
-    name: "non-idempotent-compensator",
-    default: INFO,
     summary: "compensator lacks `idempotentHint: true`; a retried compensation may apply twice (A1); a warning when `maxRetries > 0`",
 }
 

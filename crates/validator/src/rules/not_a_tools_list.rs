@@ -1,7 +1,7 @@
 use mcp_recovery_model::LocateError;
 use serde_json::{Map, Value};
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt, show};
 
 declare_rule! {
@@ -23,9 +23,6 @@ declare_rule! {
     /// ```json
     /// {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
     /// ```
-    code: "R002",
-    name: "not-a-tools-list",
-    default: ERROR,
     summary: "top level is none of: JSON-RPC response with `result.tools`, `{ \"tools\": [...] }`, `[tool, ...]`; a JSON-RPC error response says so",
 }
 

@@ -1,4 +1,4 @@
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
 use crate::resolve::Knowledge;
 use crate::rules::{BodyRead, Context};
@@ -21,9 +21,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: add `"required": ["ticketId"]` to the `outputSchema`.
-    code: "R108",
-    name: "optional-source",
-    default: WARNING,
     summary: "the pointer passes through a property that is not `required` (may be absent ⇒ compensation unavailable at run time)",
 }
 

@@ -1,4 +1,4 @@
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 
 declare_rule! {
@@ -21,9 +21,6 @@ declare_rule! {
     ///
     /// Use instead: remove the overlay's field once the server declares it, or ask the server's
     /// authors to fix theirs.
-    code: "R009",
-    name: "overlay-conflict",
-    default: WARNING,
     summary: "an overlay field differs from the server's own declaration (the server's wins)",
 }
 

@@ -1,4 +1,4 @@
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt};
 
 declare_rule! {
@@ -19,9 +19,6 @@ declare_rule! {
     ///
     /// Use instead: the tool's exact name as `tools/list` gives it (`mcp-recovery fetch` prints
     /// the list), or remove the entry.
-    code: "R008",
-    name: "overlay-unknown-tool",
-    default: ERROR,
     summary: "an overlay declares a tool the server does not list",
 }
 

@@ -1,6 +1,6 @@
 use mcp_recovery_model::Hint;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, Site};
 
@@ -24,9 +24,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: compensate with `delete_draft`.
-    code: "R113",
-    name: "read-only-compensator",
-    default: ERROR,
     summary: "the compensating tool declares `readOnlyHint: true`",
 }
 

@@ -1,6 +1,6 @@
 use mcp_recovery_model::Hint;
 
-use crate::codes::{OFF, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef, annotations_pointer};
 
@@ -22,9 +22,6 @@ declare_rule! {
     ///
     /// Use instead: `"annotations": {"readOnlyHint": true}` for a tool that changes nothing,
     /// `"readOnlyHint": false` for one that does.
-    code: "R302",
-    name: "read-only-hint-omitted",
-    default: OFF,
     summary: "`annotations.readOnlyHint` is unset (MCP's default: the tool changes state)",
 }
 

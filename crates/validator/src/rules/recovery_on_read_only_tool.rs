@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Hint, Reversibility};
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, Site};
 
@@ -21,9 +21,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: drop the recovery, or set `readOnlyHint: false` if the tool changes state.
-    code: "R112",
-    name: "recovery-on-read-only-tool",
-    default: WARNING,
     summary: "`readOnlyHint: true` yet recovery is declared",
 }
 

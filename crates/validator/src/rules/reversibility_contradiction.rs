@@ -1,6 +1,6 @@
 use mcp_recovery_model::{Carrier, Reversibility};
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -25,9 +25,6 @@ declare_rule! {
     /// {"_meta": {"dev.chronomcp/compensate": {"reversibility": "compensable", "compensation": {
     ///   "toolName": "delete_record", "parameterMapping": {"id": "$.output.structuredContent.id"}}}}}
     /// ```
-    code: "R117",
-    name: "reversibility-contradiction",
-    default: ERROR,
     summary: "`compensable` without `compensation`, or `readonly`/`irreversible` with one",
 }
 

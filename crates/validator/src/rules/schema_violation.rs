@@ -1,6 +1,6 @@
 use serde_json::Value;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 
 declare_rule! {
@@ -26,9 +26,6 @@ declare_rule! {
     /// {"name": "archive_note", "inputSchema": {"type": "object"},
     ///  "annotations": {"readOnlyHint": false}}
     /// ```
-    code: "R003",
-    name: "schema-violation",
-    default: ERROR,
     summary: "a tool violates the generated schema (MCP Tool + both carriers): missing `name`, `inputSchema.type` ≠ \"object\", hint not boolean, malformed recovery object…",
 }
 

@@ -1,4 +1,4 @@
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt};
 use crate::rules::Context;
 
@@ -20,9 +20,6 @@ declare_rule! {
     /// ```json
     /// {"name": "send_email", "inputSchema": {"type": "object"}}
     /// ```
-    code: "R005",
-    name: "tool-name-format",
-    default: WARNING,
     summary: "name outside 1–128 chars of `A-Z a-z 0-9 _ - .` (spec SHOULD)",
 }
 

@@ -7,7 +7,7 @@ use mcp_recovery_model::{
 };
 use serde_json::Value;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt, show};
 use crate::resolve::{Knowledge, Resolution, TypeSet, resolve, resolve_as, subschemas_at};
 use crate::rules::{Context, Site};
@@ -39,9 +39,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: make both sides agree on the type (here, `string` or `integer` in both).
-    code: "R111",
-    name: "type-mismatch",
-    default: ERROR,
     summary: "the JSON types the source can hold do not intersect the types the parameter accepts (arrays compare item types; constants are validated; an expression embedded in a template must yield a string, number or boolean)",
 }
 

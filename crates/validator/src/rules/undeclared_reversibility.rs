@@ -1,6 +1,6 @@
 use mcp_recovery_model::Hint;
 
-use crate::codes::{OFF, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::rules::{Context, ToolRef};
 
@@ -21,9 +21,6 @@ declare_rule! {
     ///
     /// Use instead: declare a compensating call, or
     /// `"_meta": {"dev.chronomcp/compensate": {"reversibility": "irreversible"}}`.
-    code: "R201",
-    name: "undeclared-reversibility",
-    default: OFF,
     summary: "a tool that may change state declares neither recovery nor irreversibility",
 }
 

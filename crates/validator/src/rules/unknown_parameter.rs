@@ -1,5 +1,5 @@
 use crate::Severity;
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
 use crate::resolve::{Knowledge, object_shape};
 use crate::rules::{Context, Site};
@@ -28,9 +28,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: `"parameters": {"ticketId": "$response.body#/ticketId"}`.
-    code: "R110",
-    name: "unknown-parameter",
-    default: ERROR,
     summary: "a bound parameter is not in the compensator's `properties` (error if compensator has `additionalProperties: false`, else warning)",
 }
 

@@ -1,6 +1,6 @@
 use mcp_recovery_model::COMPENSATION_STRATEGY;
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 use crate::rules::Context;
 
@@ -20,9 +20,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: `"strategy": "compensation"`.
-    code: "R103",
-    name: "unknown-strategy",
-    default: WARNING,
     summary: "`strategy` is not `\"compensation\"` (orchestrators ignore it)",
 }
 

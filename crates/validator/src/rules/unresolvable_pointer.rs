@@ -1,6 +1,6 @@
 use mcp_recovery_model::PointerReading;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
 use crate::resolve::Knowledge;
 use crate::rules::{BodyRead, Context};
@@ -30,9 +30,6 @@ declare_rule! {
     /// ```
     ///
     /// Use instead: `"chargeId": "$response.body#/chargeId"`.
-    code: "R106",
-    name: "unresolvable-pointer",
-    default: ERROR,
     summary: "the pointer selects nothing the source schema allows (`outputSchema` for `$response.body`, `inputSchema` for `$request.body`)",
 }
 

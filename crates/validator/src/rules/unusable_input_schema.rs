@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use mcp_recovery_model::compile_input_schema;
 
-use crate::codes::{ERROR, Rule, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 use crate::rules::{Context, ToolRef};
 
@@ -33,9 +33,6 @@ declare_rule! {
     ///
     /// Use instead: inline the referenced schema, or move it under `$defs` and refer to it as
     /// `#/$defs/…`.
-    code: "R119",
-    name: "unusable-input-schema",
-    default: ERROR,
     summary: "the compensator's `inputSchema` cannot be compiled (remote `$ref`, unknown `$schema`, malformed keyword), so its compensations are always unavailable",
 }
 

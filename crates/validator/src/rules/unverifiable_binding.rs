@@ -1,6 +1,6 @@
 use mcp_recovery_model::BodySide;
 
-use crate::codes::{Rule, WARNING, declare_rule};
+use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
 use crate::rules::{BodyRead, Context};
 
@@ -23,9 +23,6 @@ declare_rule! {
     ///
     /// Use instead: declare an `outputSchema` with a required `id`, and return it in
     /// `structuredContent`.
-    code: "R107",
-    name: "unverifiable-binding",
-    default: WARNING,
     summary: "`$response.body` binding on a tool without `outputSchema`",
 }
 
