@@ -104,6 +104,13 @@ pub struct DemoServerArgs {
     /// Misbehave on tools/list (hang, crash, garbage, endless-pages, repeat-cursor, huge, chatty).
     #[arg(long, value_name = "MODE", value_parser = str::parse::<mcp_recovery_demo_server::stdio::Hostile>)]
     pub hostile: Option<mcp_recovery_demo_server::stdio::Hostile>,
+    /// Serve Streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio; the URL is
+    /// the first stdout line.
+    #[arg(long, value_name = "ADDR", conflicts_with = "hostile")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: answer as text/event-stream instead of JSON.
+    #[arg(long, requires = "http")]
+    pub sse: bool,
 }
 
 fn parse_slow(spec: &str) -> Result<(String, u64), String> {

@@ -21,6 +21,7 @@ mod plan_cmd;
 mod position;
 mod profile_cmd;
 mod proxy_cmd;
+mod proxy_http;
 mod render;
 mod rollback_cmd;
 mod spec_repo_cmd;

@@ -1,13 +1,14 @@
-//! `mcp-recovery proxy`: put the recovery proxy in front of a stdio MCP server.
+//! `mcp-recovery proxy`: put the recovery proxy in front of an MCP server (a command on stdio or
+//! a Streamable HTTP URL), serving the client on stdio or on a loopback HTTP address.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use mcp_recovery_client::Target;
 use mcp_recovery_journal::Journal;
 use mcp_recovery_proxy::{
-    Approver, End, OnFailure, Policy, PolicyFile, ProxyError, Settings, new_session_id, run_stdio,
+    Approver, End, OnFailure, Policy, PolicyFile, ProxyError, Settings, new_session_id,
+    run_on_stdio,
 };
 
 use crate::Failure;
@@ -25,8 +26,16 @@ pub struct ProxyArgs {
     /// last records).
     #[arg(long)]
     pub no_fsync: bool,
+    /// Where the server is and how the client connects.
+    #[command(flatten)]
+    pub transport: crate::proxy_http::TransportArgs,
     /// The server command and its arguments (after `--`).
-    #[arg(last = true, value_name = "CMD", required = true)]
+    #[arg(
+        last = true,
+        value_name = "CMD",
+        required_unless_present = "url",
+        conflicts_with = "url"
+    )]
     pub command: Vec<String>,
 }
 
@@ -106,23 +115,19 @@ pub fn open_journal(path: Option<&PathBuf>, fsync: bool) -> Result<Option<Journa
 pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     let (policy, approver) = args.policy.resolve()?;
     let journal = open_journal(args.journal.as_ref(), !args.no_fsync)?;
-    let Some((program, rest)) = args.command.split_first() else {
-        return Err(Failure::Usage(
-            "proxy needs a server command after `--`".into(),
-        ));
-    };
-    let upstream = Target::Stdio {
-        program: program.clone(),
-        args: rest.to_vec(),
-    }
-    .to_string();
+    let upstream = args.transport.upstream(&args.command)?;
     let settings = Settings {
         policy,
         approver,
-        session: new_session_id(),
-        upstream,
+        session: new_session_id().map_err(|e| Failure::Usage(e.to_string()))?,
+        upstream: upstream.describe(),
     };
-    match run_stdio(settings, journal, program, rest) {
+    if let Some(address) = args.transport.listen {
+        return Err(args
+            .transport
+            .listen(address, &settings, journal, &upstream));
+    }
+    match run_on_stdio(settings, journal, &upstream) {
         Ok(End::ClientClosed) => Ok(ExitCode::SUCCESS),
         Ok(End::ServerClosed(reason)) => {
             eprintln!(
@@ -134,6 +139,8 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         Err(ProxyError::Spawn { command, source }) => Err(Failure::Usage(format!(
             "cannot start the server {command}: {source}"
         ))),
-        Err(ProxyError::Journal(e)) => Err(Failure::Usage(e.to_string())),
+        Err(e @ (ProxyError::Journal(_) | ProxyError::Listen { .. } | ProxyError::Random(_))) => {
+            Err(Failure::Usage(e.to_string()))
+        }
     }
 }

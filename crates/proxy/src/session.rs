@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_recovery_journal::{Journal, JournalError, Kind};
@@ -15,7 +16,7 @@ use crate::approval::{Approver, Verdict, escape};
 use crate::classify::{Class, Classification, classify};
 use crate::policy::{Action, OnFailure, Policy};
 use crate::rollback::{Effects, Reply, rollback};
-use crate::upstream::StdioUpstream;
+use crate::upstream::Upstream;
 use crate::wire::{
     Line, error_response, id_key, is_request, is_response, method, params, success, tool_error,
 };
@@ -30,7 +31,7 @@ pub enum Event {
 }
 
 /// How the session is run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// The policy in force.
     pub policy: Policy,
@@ -69,12 +70,15 @@ pub enum End {
     ServerClosed(String),
 }
 
+/// A journal several sessions append to (the records of each carry its session id).
+pub type SharedJournal = Arc<Mutex<Journal>>;
+
 /// One session between a client and a server.
 pub struct Session<W: Write> {
     settings: Settings,
-    journal: Option<Journal>,
+    journal: Option<SharedJournal>,
     events: Receiver<Event>,
-    upstream: StdioUpstream,
+    upstream: Upstream,
     downstream: W,
     pending: HashMap<String, Pending>,
     waiting: HashSet<String>,
@@ -110,9 +114,9 @@ impl<W: Write> Session<W> {
     /// A session over an upstream already started; `events` carries both sides' lines.
     pub fn new(
         settings: Settings,
-        journal: Option<Journal>,
+        journal: Option<SharedJournal>,
         events: Receiver<Event>,
-        upstream: StdioUpstream,
+        upstream: Upstream,
         downstream: W,
     ) -> Session<W> {
         Session {
@@ -191,7 +195,8 @@ impl<W: Write> Session<W> {
     }
 
     fn record(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
-        if let Some(journal) = self.journal.as_mut() {
+        if let Some(journal) = &self.journal {
+            let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
             journal.append(&self.settings.session, kind, fields)?;
         }
         Ok(())

@@ -1,12 +1,41 @@
-//! The real server behind the proxy: a child process speaking newline-delimited JSON-RPC.
+//! The real server behind the proxy: a child process speaking newline-delimited JSON-RPC
+//! ([`StdioUpstream`]) or a Streamable HTTP endpoint ([`HttpUpstream`]).
 
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
+pub use crate::http_upstream::HttpUpstream;
 use crate::session::Event;
 use crate::wire::read_lines;
+
+/// The server a session forwards to.
+#[derive(Debug)]
+pub enum Upstream {
+    /// A child process on stdio.
+    Stdio(StdioUpstream),
+    /// A Streamable HTTP endpoint.
+    Http(HttpUpstream),
+}
+
+impl Upstream {
+    /// Sends one message (its exact text).
+    pub fn send(&mut self, text: &str) -> std::io::Result<()> {
+        match self {
+            Upstream::Stdio(upstream) => upstream.send(text),
+            Upstream::Http(upstream) => upstream.send(text),
+        }
+    }
+
+    /// Ends the connection, giving the server `grace` to finish.
+    pub fn close(&mut self, grace: Duration) {
+        match self {
+            Upstream::Stdio(upstream) => upstream.close(grace),
+            Upstream::Http(upstream) => upstream.close(grace),
+        }
+    }
+}
 
 /// A server started as a child process; its stderr is the proxy's stderr.
 #[derive(Debug)]
