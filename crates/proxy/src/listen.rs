@@ -27,7 +27,7 @@ use tiny_http::{Header as HttpHeader, Request, Response, StatusCode};
 
 use crate::approval::escape;
 use crate::session::{Event, Session, Settings, SharedJournal};
-use crate::wire::{Line, id_key, is_request, is_response};
+use crate::wire::{Line, id_key, is_request, is_response, method};
 use crate::{EVENT_BUFFER, ProxyError, UpstreamSpec, new_session_id};
 
 /// The path of the MCP endpoint.
@@ -108,6 +108,7 @@ pub fn serve(
         journal,
         upstream: upstream.clone(),
         sessions: Mutex::new(HashMap::new()),
+        opening: Mutex::new(()),
     });
     ready(bound);
     let server = Arc::new(server);
@@ -133,7 +134,13 @@ struct Hub {
     journal: Option<SharedJournal>,
     upstream: UpstreamSpec,
     sessions: Mutex<HashMap<String, Arc<Downstream>>>,
+    /// Held while the sessionless session is found or opened.
+    opening: Mutex<()>,
 }
+
+/// The key of the session shared by clients without `Mcp-Session-Id` (never a real id, which
+/// is 32 hex digits).
+const SESSIONLESS: &str = "";
 
 /// One session's client side: where its messages go in and its answers come out.
 struct Downstream {
@@ -239,7 +246,7 @@ impl Hub {
         if path != ENDPOINT {
             return answer(request, plain(404, "not found; the endpoint is /mcp"));
         }
-        let session = header(&request, "Mcp-Session-Id");
+        let session = header(&request, "Mcp-Session-Id").filter(|id| !id.is_empty());
         match request.method() {
             tiny_http::Method::Post => {
                 let body = match read_body(&mut request, self.listener.limits.max_body_bytes) {
@@ -314,16 +321,17 @@ impl Hub {
                     );
                 }
             },
-            None if messages.iter().any(is_request) => match self.open() {
-                Ok((id, downstream)) => (downstream, Some(id)),
+            None if messages.iter().any(|m| method(m) == Some("initialize")) => {
+                match self.open(None) {
+                    Ok((id, downstream)) => (downstream, Some(id)),
+                    Err(response) => return answer(request, response),
+                }
+            }
+            // 2026-07-28 has no sessions: its clients share one.
+            None => match self.sessionless() {
+                Ok(downstream) => (downstream, None),
                 Err(response) => return answer(request, response),
             },
-            None => {
-                return answer(
-                    request,
-                    rpc_error(400, -32600, "missing Mcp-Session-Id header"),
-                );
-            }
         };
         let ids: Vec<String> = messages
             .iter()
@@ -391,7 +399,8 @@ impl Hub {
     }
 
     fn get(self: &Arc<Hub>, request: Request, session: Option<String>) {
-        let Some(downstream) = session.as_deref().and_then(|id| self.find(id)) else {
+        let id = session.unwrap_or_else(|| SESSIONLESS.to_owned());
+        let Some(downstream) = self.find(&id) else {
             return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
         };
         let (sender, receiver) = sync_channel(STREAM_BUFFER);
@@ -431,13 +440,24 @@ impl Hub {
         answer(request, Response::empty(StatusCode(200)));
     }
 
-    /// Opens a session: a fresh id, its upstream and the thread that runs it.
-    fn open(self: &Arc<Hub>) -> Result<(String, Arc<Downstream>), Body> {
+    /// The session of the clients that send no `Mcp-Session-Id`, opened on first use.
+    fn sessionless(self: &Arc<Hub>) -> Result<Arc<Downstream>, Body> {
+        let _turn = lock(&self.opening);
+        if let Some(found) = self.find(SESSIONLESS) {
+            return Ok(found);
+        }
+        self.open(Some(SESSIONLESS.to_owned()))
+            .map(|(_, downstream)| downstream)
+    }
+
+    /// Opens a session under `key` (a fresh random id when `None`): its upstream and the
+    /// thread that runs it.
+    fn open(self: &Arc<Hub>, key: Option<String>) -> Result<(String, Arc<Downstream>), Body> {
         let failed = |e: ProxyError| {
             note(&e.to_string());
             rpc_error(502, -32000, &format!("mcp-recovery proxy: {e}"))
         };
-        let (id, journal_id) = match (new_session_id(), new_session_id()) {
+        let (id, journal_id) = match (key.map_or_else(new_session_id, Ok), new_session_id()) {
             (Ok(id), Ok(journal_id)) => (id, journal_id),
             (Err(e), _) | (_, Err(e)) => return Err(failed(e)),
         };
