@@ -1,7 +1,8 @@
 //! `cargo xtask check-proxy`: real MCP SDK clients (TypeScript `@modelcontextprotocol/sdk` from
 //! npm, Python `mcp` from PyPI, one pinned version each, installed into a temporary directory)
 //! drive `mcp-recovery proxy -- mcp-recovery-demo-server` through a checkout whose third step
-//! fails; the proxy must roll it back. Each journal then verifies with `audit verify` and with
+//! fails; the proxy must roll it back. The TypeScript client runs twice: on stdio, and with its
+//! StreamableHTTPClientTransport against `proxy --listen`. Each journal then verifies with `audit verify` and with
 //! the independent Python verifier of `spec/journal.md`, both find tampering at the right line,
 //! and `plan --trace JOURNAL` reads it. Fails loudly when an install fails.
 
@@ -47,7 +48,9 @@ pub fn check(root: &Path) -> Result<(), String> {
     })?;
 
     let runs = [
-        ("TypeScript SDK", Command::new("node"), script, "ts"),
+        ("TypeScript SDK", Command::new("node"), script.clone(), "ts"),
+        // The same client over Streamable HTTP: the proxy listens on loopback.
+        ("TypeScript SDK over HTTP", node_http(), script, "ts-http"),
         (
             "Python SDK",
             Command::new(&python),
@@ -76,10 +79,17 @@ pub fn check(root: &Path) -> Result<(), String> {
         })?;
     }
     println!(
-        "check-proxy: 2 SDK clients in {:.1} s",
+        "check-proxy: 2 SDK clients, 3 runs in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `node` running the workflow in its Streamable HTTP mode.
+fn node_http() -> Command {
+    let mut command = Command::new("node");
+    command.env("MCP_RECOVERY_CHECK_MODE", "http");
+    command
 }
 
 /// Writes the Python block of `spec/journal.md` to `out`.

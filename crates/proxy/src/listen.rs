@@ -45,6 +45,9 @@ pub struct Limits {
     /// Threads answering requests (each open stream holds one); when all are busy, requests
     /// wait for one.
     pub threads: usize,
+    /// How long a connection may take to send a request, or to take what is written to it,
+    /// before it is dropped (so a slow or stalled peer cannot hold a thread).
+    pub io_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -54,6 +57,7 @@ impl Default for Limits {
             max_body_bytes: 8 * 1024 * 1024,
             idle: Duration::from_secs(600),
             threads: 40,
+            io_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -100,6 +104,7 @@ pub fn serve(
     let socket =
         std::net::TcpListener::bind(listener.address).map_err(|e| refuse(e.to_string()))?;
     let bound = socket.local_addr().map_err(|e| refuse(e.to_string()))?;
+    set_io_timeout(&socket, listener.limits.io_timeout).map_err(|e| refuse(e.to_string()))?;
     let server =
         tiny_http::Server::from_listener(socket, None).map_err(|e| refuse(e.to_string()))?;
     let hub = Arc::new(Hub {
@@ -772,6 +777,21 @@ impl Drop for Stream {
     }
 }
 
+/// Gives every accepted connection read and write timeouts: set on the listening socket, they
+/// are inherited by the sockets `accept` returns (tiny_http sets none of its own).
+#[cfg(unix)]
+fn set_io_timeout(socket: &std::net::TcpListener, timeout: Duration) -> std::io::Result<()> {
+    use rustix::net::sockopt::{Timeout, set_socket_timeout};
+    set_socket_timeout(socket, Timeout::Recv, Some(timeout))?;
+    set_socket_timeout(socket, Timeout::Send, Some(timeout))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn set_io_timeout(_socket: &std::net::TcpListener, _timeout: Duration) -> std::io::Result<()> {
+    Ok(())
+}
+
 /// Reads a request body of at most `cap` bytes.
 fn read_body(request: &mut Request, cap: usize) -> Result<Vec<u8>, Body> {
     let too_large = || {
@@ -815,7 +835,82 @@ fn is_loopback_host(host: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{BufRead, BufReader};
+    use std::net::TcpStream;
+
     use super::*;
+    use crate::{Approver, Policy};
+
+    /// A listener in front of a command that is never started (no session is opened).
+    fn listening(limits: Limits) -> SocketAddr {
+        let listener = Listener {
+            address: "127.0.0.1:0".parse().unwrap(),
+            allow_remote: false,
+            allowed_origins: Vec::new(),
+            limits,
+        };
+        let settings = Settings {
+            policy: Policy::default(),
+            approver: Approver::Command("exit 1".into()),
+            session: String::new(),
+            upstream: String::new(),
+        };
+        let upstream = UpstreamSpec::Stdio {
+            program: "/nonexistent".into(),
+            args: Vec::new(),
+        };
+        let (sender, bound) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = serve(&listener, &settings, None, &upstream, |address| {
+                let _ = sender.send(address);
+            });
+        });
+        bound.recv_timeout(Duration::from_secs(30)).unwrap()
+    }
+
+    #[test]
+    fn a_stalled_request_is_dropped_after_the_io_timeout() {
+        let address = listening(Limits {
+            io_timeout: Duration::from_millis(300),
+            ..Limits::default()
+        });
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        // Half a request head, then nothing: the proxy gives up on it.
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .unwrap();
+        let started = Instant::now();
+        let mut answer = String::new();
+        let read = BufReader::new(stream).read_line(&mut answer);
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(
+            read.is_ok_and(|n| n == 0) || answer.contains("408"),
+            "{answer:?}"
+        );
+    }
+
+    #[test]
+    fn a_session_that_cannot_start_is_an_error_answer() {
+        let address = listening(Limits::default());
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+        assert!(answer.contains("cannot start the server"), "{answer}");
+    }
 
     #[test]
     fn loopback_hosts() {
