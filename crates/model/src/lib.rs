@@ -57,7 +57,7 @@ pub use overlay::{
     Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,
     OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlaySpan, OverlayTool,
 };
-pub use pointer::{JsonPointer, PointerError, array_index, escape_token};
+pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,
     Compensation, Count, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,

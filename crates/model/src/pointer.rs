@@ -125,6 +125,27 @@ impl JsonPointer {
     }
 }
 
+/// How the tokens of a body pointer select values: as RFC 6901 says (SEP-3172 runtime
+/// expressions), or as the name selectors of the mcp-compensate JSONPath subset, which select
+/// object members only (RFC 9535 §2.3.1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PointerReading {
+    /// A token selects an object member or, when it is an index, an array item.
+    Pointer,
+    /// A token selects an object member; an array selects nothing.
+    Names,
+}
+
+impl PointerReading {
+    /// Evaluates `pointer` against `document` under this reading.
+    pub fn evaluate<'a>(self, pointer: &JsonPointer, document: &'a Value) -> Option<&'a Value> {
+        match self {
+            Self::Pointer => pointer.evaluate(document),
+            Self::Names => pointer.evaluate_members(document),
+        }
+    }
+}
+
 /// Parses an RFC 6901 array index: `0` or a decimal without a leading zero.
 pub fn array_index(token: &str) -> Option<usize> {
     let valid = token == "0"

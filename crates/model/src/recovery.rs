@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::binding::{Binding, BindingError};
 use crate::jsonpath::JsonPath;
+use crate::pointer::PointerReading;
 
 /// The only strategy SEP-3172 defines.
 pub const COMPENSATION_STRATEGY: &str = "compensation";
@@ -285,6 +286,14 @@ impl Carrier {
         match self {
             Self::Sep3172 => "/compensatingOperation/operationId",
             Self::Compensate => "/compensation/toolName",
+        }
+    }
+
+    /// How the body pointers of this carrier's bindings select values.
+    pub fn reading(self) -> PointerReading {
+        match self {
+            Self::Sep3172 => PointerReading::Pointer,
+            Self::Compensate => PointerReading::Names,
         }
     }
 }

@@ -1,36 +1,12 @@
 //! Evaluating bindings against a recorded call (`spec/recovery-metadata.md` §5.2 and §7).
 
 use mcp_recovery_model::{
-    Binding, BodySide, Carrier, JsonPointer, RuntimeExpression, Source, TemplatePart,
+    Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source, TemplatePart,
     json_type_name,
 };
 use serde_json::{Map, Value};
 
 use crate::trace::TracedCall;
-
-/// How a pointer is read: as RFC 6901 says (SEP-3172 runtime expressions), or as the name
-/// selectors of the mcp-compensate JSONPath subset, which select object members only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reading {
-    Pointer,
-    Names,
-}
-
-impl Reading {
-    pub(crate) fn of(carrier: Carrier) -> Self {
-        match carrier {
-            Carrier::Sep3172 => Self::Pointer,
-            Carrier::Compensate => Self::Names,
-        }
-    }
-
-    fn evaluate<'a>(self, pointer: &JsonPointer, value: &'a Value) -> Option<&'a Value> {
-        match self {
-            Self::Pointer => pointer.evaluate(value),
-            Self::Names => pointer.evaluate_members(value),
-        }
-    }
-}
 
 /// Why one expression yields no value; the text completes "… bound to X: <why>".
 pub(crate) fn resolve_expression<'a>(
@@ -117,7 +93,7 @@ pub(crate) fn resolve_arguments(
     declared: &mcp_recovery_model::Compensation,
     call: &TracedCall,
 ) -> Result<Map<String, Value>, Vec<String>> {
-    let reading = Reading::of(carrier);
+    let reading = carrier.reading();
     let request = Value::Object(call.arguments.clone());
     let mut arguments = Map::new();
     let mut failures = Vec::new();

@@ -13,10 +13,10 @@ use mcp_recovery_validator::{LintOptions, Linter, rules};
 use serde_json::Value;
 
 /// The rule catalog (`spec/rules.md`); the suite must exercise each code.
-const CATALOG: [&str; 25] = [
+const CATALOG: [&str; 26] = [
     "R001", "R002", "R003", "R004", "R005", "R006", "R101", "R102", "R103", "R104", "R105", "R106",
-    "R107", "R108", "R109", "R110", "R111", "R112", "R113", "R114", "R116", "R117", "R118", "R201",
-    "R202",
+    "R107", "R108", "R109", "R110", "R111", "R112", "R113", "R114", "R116", "R117", "R118", "R119",
+    "R201", "R202",
 ];
 
 fn strings(value: &Value) -> Vec<String> {

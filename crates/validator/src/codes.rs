@@ -93,6 +93,7 @@ code_table! {
     CarrierConflict => carrier_conflict,
     ReversibilityContradiction => reversibility_contradiction,
     HintContradiction => hint_contradiction,
+    UnusableInputSchema => unusable_input_schema,
     UndeclaredReversibility => undeclared_reversibility,
     DestructiveWithoutRecovery => destructive_without_recovery,
     MissingTitle => missing_title,

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::{BitAnd, BitOr};
 
-use mcp_recovery_model::{JsonPointer, array_index};
+use mcp_recovery_model::{JsonPointer, PointerReading, array_index};
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 
@@ -62,6 +62,8 @@ impl TypeSet {
     pub const ARRAY: Self = Self(BIT_ARRAY);
     /// `object`.
     pub const OBJECT: Self = Self(BIT_OBJECT);
+    /// What a template can insert: `string`, `number` and `boolean`.
+    pub const INSERTABLE: Self = Self(BIT_STRING | BIT_INTEGER | BIT_FRACTION | BIT_BOOLEAN);
     /// Every JSON type.
     pub const ANY: Self = Self(
         BIT_NULL | BIT_BOOLEAN | BIT_INTEGER | BIT_FRACTION | BIT_STRING | BIT_ARRAY | BIT_OBJECT,
@@ -210,10 +212,25 @@ pub struct Resolution {
     pub fails_at: Option<usize>,
 }
 
-/// Resolves `pointer` against `schema` (the root schema, used for local `$ref`s).
+/// Resolves `pointer` against `schema` (the root schema, used for local `$ref`s), reading its
+/// tokens as RFC 6901 does: a token that is an index may select an array item.
 pub fn resolve(schema: &Value, pointer: &JsonPointer) -> Resolution {
+    resolve_as(schema, pointer, PointerReading::Pointer)
+}
+
+/// Resolves `pointer` against `schema` under `reading`: under [`PointerReading::Names`] every
+/// token selects an object member only, as a compensate-carrier JSONPath of name selectors does,
+/// so a path through an array selects nothing.
+pub fn resolve_as(schema: &Value, pointer: &JsonPointer, reading: PointerReading) -> Resolution {
     // The extra "any item" step, used only for the second walk, gives the item types.
-    let mut steps: Vec<Step<'_>> = pointer.tokens().iter().map(|t| Step::Key(t)).collect();
+    let mut steps: Vec<Step<'_>> = pointer
+        .tokens()
+        .iter()
+        .map(|token| match reading {
+            PointerReading::Pointer => Step::Key(token),
+            PointerReading::Names => Step::Member(token),
+        })
+        .collect();
     let len = steps.len();
     steps.push(Step::AnyItem);
 
@@ -365,10 +382,13 @@ const CONDITIONAL_REQUIRED: [&str; 6] = [
     "dependencies",
 ];
 
-/// One pointer step; `AnyItem` stands for every index of an array (used for item types).
+/// One pointer step: `Key` selects an object member or, when it is an index, an array item
+/// (RFC 6901); `Member` selects an object member only (a JSONPath name selector); `AnyItem`
+/// stands for every index of an array (used for item types).
 #[derive(Debug, Clone, Copy)]
 enum Step<'p> {
     Key(&'p str),
+    Member(&'p str),
     AnyItem,
 }
 
@@ -793,18 +813,18 @@ impl<'a, 'p> Walker<'a, 'p> {
             return values.map_or(out, |v| out.and(v));
         };
 
-        let index = match step {
-            Step::Key(token) => array_index(token).map(Some),
-            Step::AnyItem => Some(None),
+        let (key, index) = match step {
+            Step::Key(token) => (Some(token), array_index(token).map(Some)),
+            Step::Member(token) => (Some(token), None),
+            Step::AnyItem => (None, Some(None)),
         };
-        let can_object =
-            matches!(step, Step::Key(_)) && types.is_none_or(|t| t.intersects(TypeSet::OBJECT));
+        let can_object = key.is_some() && types.is_none_or(|t| t.intersects(TypeSet::OBJECT));
         let can_array = index.is_some() && types.is_none_or(|t| t.intersects(TypeSet::ARRAY));
-        let out = match (step, index) {
-            (Step::Key(key), Some(index)) if can_object && can_array => self
+        let out = match (key, index) {
+            (Some(key), Some(index)) if can_object && can_array => self
                 .object_step(map, base, key, i, depth)
                 .or(self.array_step(map, base, index, i, depth)),
-            (Step::Key(key), _) if can_object => self.object_step(map, base, key, i, depth),
+            (Some(key), _) if can_object => self.object_step(map, base, key, i, depth),
             (_, Some(index)) if can_array => self.array_step(map, base, index, i, depth),
             _ => Out::absent(i),
         };
@@ -833,7 +853,7 @@ impl<'a, 'p> Walker<'a, 'p> {
         let mut present = 0;
         for (k, step) in self.steps.iter().enumerate().skip(i) {
             let next = match (*step, current) {
-                (Step::Key(key), Value::Object(map)) => map.get(key),
+                (Step::Key(key) | Step::Member(key), Value::Object(map)) => map.get(key),
                 (Step::Key(key), Value::Array(items)) => {
                     array_index(key).and_then(|n| items.get(n))
                 }
@@ -1130,13 +1150,16 @@ impl<'a, 'p> Walker<'a, 'p> {
                 }
             }
         }
-        let Step::Key(key) = step else {
-            return false;
+        let (key, may_index) = match step {
+            Step::Key(key) => (key, true),
+            Step::Member(key) => (key, false),
+            Step::AnyItem => return false,
         };
         let types = local_types(map);
         let can_object = types.is_none_or(|t| t.intersects(TypeSet::OBJECT));
-        let can_array =
-            array_index(key).is_some() && types.is_none_or(|t| t.intersects(TypeSet::ARRAY));
+        let can_array = may_index
+            && array_index(key).is_some()
+            && types.is_none_or(|t| t.intersects(TypeSet::ARRAY));
         match (can_object, can_array) {
             (true, false) => {
                 let mut matched = false;
@@ -1946,6 +1969,42 @@ mod tests {
             "any",
             Some(0),
         );
+    }
+
+    #[test]
+    fn name_selectors_never_index_arrays() {
+        let names =
+            |schema: &Value, text: &str| resolve_as(schema, &pointer(text), PointerReading::Names);
+        let schema = json!({"type": "object", "properties": {
+            "items": {"type": "array", "items": {"type": "object",
+                "properties": {"id": {"type": "string"}}, "required": ["id"]}},
+            "tuple": {"type": "array", "prefixItems": [{"type": "string"}]},
+            "byNumber": {"type": "object", "properties": {"0": {"type": "integer"}}},
+            "either": {"anyOf": [{"type": "array"}, {"type": "object"}]},
+            "untyped": {},
+            "fixed": {"const": ["a"]},
+            "listed": {"enum": [{"0": "x"}, ["y"]]}
+        }, "required": ["items"]});
+        for text in ["/items/0/id", "/items/0", "/tuple/0", "/fixed/0"] {
+            // RFC 6901 may index the array; a name selector never does.
+            assert_ne!(resolve(&schema, &pointer(text)).exists, No, "{text}");
+            let got = names(&schema, text);
+            assert_eq!(got.exists, No, "{text}: {got:?}");
+            assert_eq!(got.fails_at, Some(1), "{text}: {got:?}");
+        }
+        for (text, exists, expected) in [
+            ("/byNumber/0", Yes, "integer"),
+            ("/either/0", Yes, "any"),
+            ("/untyped/0", Yes, "any"),
+            ("/listed/0", Yes, "string"),
+            ("/items", Yes, "array"),
+        ] {
+            let got = names(&schema, text);
+            assert_eq!(got.exists, exists, "{text}: {got:?}");
+            assert_eq!(got.types, types(expected), "{text}: {got:?}");
+        }
+        // Item types of an array at the end of the path are still known.
+        assert_eq!(names(&schema, "/items").item_types, types("object"));
     }
 
     #[test]

@@ -9,6 +9,8 @@ use mcp_recovery_model::{
     RuntimeExpression, Tool, escape_token,
 };
 use serde::Deserialize;
+
+use crate::resolve::{Resolution, resolve_as};
 use serde_json::Value;
 
 use crate::codes::Rule;
@@ -45,6 +47,7 @@ pub(crate) mod undeclared_reversibility;
 pub(crate) mod unknown_parameter;
 pub(crate) mod unknown_strategy;
 pub(crate) mod unresolvable_pointer;
+pub(crate) mod unusable_input_schema;
 pub(crate) mod unverifiable_binding;
 
 /// A semantic check.
@@ -87,6 +90,7 @@ pub(crate) const CHECKS: &[(Rule, Check)] = &[
         reversibility_contradiction::check,
     ),
     (Rule::HintContradiction, hint_contradiction::check),
+    (Rule::UnusableInputSchema, unusable_input_schema::check),
     (
         Rule::UndeclaredReversibility,
         undeclared_reversibility::check,
@@ -334,6 +338,13 @@ impl BodyRead<'_, '_> {
             (Ok(Binding::Expression(_)), Value::String(text)) => crate::finding::excerpt(text, 120),
             _ => self.expression.to_string(),
         }
+    }
+
+    /// What the source schema allows at the pointer, read as the binding's carrier reads it;
+    /// `None` when there is no schema to read.
+    pub(crate) fn resolution(&self) -> Option<Resolution> {
+        let reading = self.site.declared.carrier.reading();
+        Some(resolve_as(self.schema?, &self.pointer, reading))
     }
 
     /// `inputSchema` or `outputSchema`, for messages.

@@ -1,6 +1,6 @@
 use crate::codes::{Rule, WARNING, declare_rule};
 use crate::finding::{Finding, Focus};
-use crate::resolve::{Knowledge, resolve};
+use crate::resolve::Knowledge;
 use crate::rules::{BodyRead, Context};
 
 declare_rule! {
@@ -29,8 +29,9 @@ declare_rule! {
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for read in ctx.body_reads() {
-        let Some(schema) = read.schema else { continue };
-        let resolution = resolve(schema, &read.pointer);
+        let Some(resolution) = read.resolution() else {
+            continue;
+        };
         if resolution.exists == Knowledge::No {
             continue;
         }

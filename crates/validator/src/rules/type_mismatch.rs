@@ -2,12 +2,14 @@ use std::collections::HashMap;
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, PatternCache, PatternOptions, Validator};
-use mcp_recovery_model::{Binding, JsonPointer, ParameterBinding};
+use mcp_recovery_model::{
+    Binding, BodySide, JsonPointer, ParameterBinding, RuntimeExpression, TemplatePart,
+};
 use serde_json::Value;
 
 use crate::codes::{ERROR, Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt, show};
-use crate::resolve::{Knowledge, Resolution, TypeSet, resolve, subschemas_at};
+use crate::resolve::{Knowledge, Resolution, TypeSet, resolve, resolve_as, subschemas_at};
 use crate::rules::{Context, Site};
 
 declare_rule! {
@@ -15,8 +17,10 @@ declare_rule! {
     /// Compares, for each bound parameter, the JSON types the binding can produce with the types
     /// the compensator's `inputSchema` accepts for that parameter, and reports bindings whose
     /// types cannot meet. A body expression produces what its source schema allows at the
-    /// pointer (for arrays, item types are compared too); a template always produces a string;
-    /// a constant is validated against the parameter's schema. `integer` counts as a `number`.
+    /// pointer (for arrays, item types are compared too); a template always produces a string,
+    /// and each expression embedded in it must be able to yield a string, a number or a boolean
+    /// (an object, an array or `null` cannot be inserted); a constant is validated against the
+    /// parameter's schema. `integer` counts as a `number`.
     ///
     /// ## Why is this bad?
     /// The resolved arguments are validated against the compensator's `inputSchema` before the
@@ -38,7 +42,7 @@ declare_rule! {
     code: "R111",
     name: "type-mismatch",
     default: ERROR,
-    summary: "the JSON types the source can hold do not intersect the types the parameter accepts (arrays compare item types; constants are validated)",
+    summary: "the JSON types the source can hold do not intersect the types the parameter accepts (arrays compare item types; constants are validated; an expression embedded in a template must yield a string, number or boolean)",
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
@@ -58,18 +62,9 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             }
             match parsed {
                 Binding::Expression(expression) => {
-                    let Some((side, pointer)) = expression.body_target() else {
+                    let Some(source) = source_of(&site, expression) else {
                         continue;
                     };
-                    let schema = match side {
-                        mcp_recovery_model::BodySide::Request => site.tool.input_schema(),
-                        mcp_recovery_model::BodySide::Response => site.tool.output_schema(),
-                    };
-                    let Some(schema) = schema else { continue };
-                    let source = resolve(schema, &pointer);
-                    if source.exists == Knowledge::No {
-                        continue;
-                    }
                     if let Some(problem) = compare(&source, &accepts) {
                         let written = match &binding.raw {
                             Value::String(text) => excerpt(text, 120),
@@ -79,13 +74,28 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                         out.push(mismatch(&site, binding, &what, Focus::Value));
                     }
                 }
-                Binding::Template(_) => {
+                Binding::Template(template) => {
                     if let Some(accepted) = accepts.types
                         && !accepted.intersects(TypeSet::STRING)
                     {
                         let what =
                             format!("the template yields a string, but it accepts {accepted}");
                         out.push(mismatch(&site, binding, &what, Focus::Value));
+                    }
+                    for expression in template.parts.iter().filter_map(|part| match part {
+                        TemplatePart::Expression(expression) => Some(expression),
+                        TemplatePart::Literal(_) => None,
+                    }) {
+                        if let Some(source) = source_of(&site, expression)
+                            && let Some(found) = source.types
+                            && !found.intersects(TypeSet::INSERTABLE)
+                        {
+                            let what = format!(
+                                "`{{{expression}}}` yields {found}, but a template inserts only strings, numbers and booleans"
+                            );
+                            let focus = super::expression_focus(&binding.raw, parsed, expression);
+                            out.push(mismatch(&site, binding, &what, focus));
+                        }
                     }
                 }
                 Binding::Constant(value) => {
@@ -98,6 +108,19 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// What the source schema of a body expression allows at its pointer, read as the site's
+/// carrier reads it; `None` when it reads no body, there is no schema, or nothing can be there
+/// (R106 reports that).
+fn source_of(site: &Site<'_, '_>, expression: &RuntimeExpression) -> Option<Resolution> {
+    let (side, pointer) = expression.body_target()?;
+    let schema = match side {
+        BodySide::Request => site.tool.input_schema(),
+        BodySide::Response => site.tool.output_schema(),
+    }?;
+    let source = resolve_as(schema, &pointer, site.declared.carrier.reading());
+    (source.exists != Knowledge::No).then_some(source)
 }
 
 /// Why source values can never be accepted, if they cannot.

@@ -1,6 +1,8 @@
+use mcp_recovery_model::PointerReading;
+
 use crate::codes::{ERROR, Rule, declare_rule};
 use crate::finding::Finding;
-use crate::resolve::{Knowledge, resolve};
+use crate::resolve::Knowledge;
 use crate::rules::{BodyRead, Context};
 
 declare_rule! {
@@ -8,7 +10,9 @@ declare_rule! {
     /// Resolves the JSON Pointer of each `$response.body#/…` binding against the tool's
     /// `outputSchema`, and of each `$request.body#/…` binding against its `inputSchema`, and
     /// reports a pointer that selects nothing a valid document can contain: a property the schema
-    /// does not allow, a step into a string, an index into an object. `$ref`, `allOf`, `anyOf`,
+    /// does not allow, a step into a string, an index into an object. A compensate-carrier path is
+    /// read as name selectors, which select object members only: `items['0']` where `items` is an
+    /// array selects nothing, as at run time. `$ref`, `allOf`, `anyOf`,
     /// `oneOf`, `items` and `prefixItems` are followed; what cannot be judged statically (a remote
     /// `$ref`) is never reported.
     ///
@@ -34,8 +38,10 @@ declare_rule! {
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for read in ctx.body_reads() {
-        let Some(schema) = read.schema else { continue };
-        if resolve(schema, &read.pointer).exists == Knowledge::No {
+        if read
+            .resolution()
+            .is_some_and(|resolution| resolution.exists == Knowledge::No)
+        {
             out.push(unresolvable(&read));
         }
     }
@@ -46,15 +52,23 @@ fn unresolvable(read: &BodyRead<'_, '_>) -> Finding {
     let focus = parsed.map_or(crate::finding::Focus::Value, |b| {
         super::expression_focus(&read.binding.raw, b, read.expression)
     });
+    // A compensate-carrier path never indexes an array, which is worth saying where it matters.
+    let names_only = read.site.declared.carrier.reading() == PointerReading::Names
+        && read.pointer.array_like_token().is_some();
     Finding::new(
         Rule::UnresolvablePointer,
         read.binding_pointer(),
         format!(
-            "`{}` selects nothing: the {} of '{}' allows no value at '{}'",
+            "`{}` selects nothing: the {} of '{}' allows no value at '{}'{}",
             read.written(),
             read.schema_name(),
             read.site.typed.name,
-            read.pointer
+            read.pointer,
+            if names_only {
+                " (a name selector selects object members only, never an array item)"
+            } else {
+                ""
+            }
         ),
     )
     .tool(read.site.tool_name())
