@@ -73,11 +73,10 @@ fn listen(dir: &Path, flags: &[&str]) -> (Running, String, Receiver<String>) {
     let stderr = child.stderr.take().unwrap();
     let (sender, lines) = channel();
     std::thread::spawn(move || {
+        // Read to the end even when nobody listens, so the proxy's stderr never closes.
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { return };
-            if sender.send(line).is_err() {
-                return;
-            }
+            let _ = sender.send(line);
         }
     });
     let running = Running(child);
@@ -90,6 +89,23 @@ fn listen(dir: &Path, flags: &[&str]) -> (Running, String, Receiver<String>) {
             return (running, url.to_owned(), lines);
         }
     }
+}
+
+/// `proxy --listen ARGS…` and the first line of its stderr, after which the pipe is closed.
+fn first_stderr_line(dir: &Path, args: &[&str]) -> (Running, String) {
+    let mut child = bin_in(dir)
+        .args(["proxy", "--listen"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    (Running(child), first)
 }
 
 /// What a POST gave back.
@@ -328,34 +344,20 @@ fn a_failed_workflow_is_rolled_back_over_http_both_ways() {
 #[test]
 fn a_stdio_client_reaches_an_http_server_and_header_values_never_show() {
     let (dir, log, journal, _server, upstream) = behind_demo();
-    let mut child = bin_in(dir.path())
-        .env("PROXY_TEST_KEY", "s3cret-header-value")
-        .args(["proxy", "--on-failure", "rollback", "--journal"])
-        .arg(&journal)
-        .args([
+    let mut proxy = StdioProxy::start(
+        dir.path(),
+        &[
+            "--on-failure",
+            "rollback",
+            "--journal",
+            journal.to_str().unwrap(),
             "--url",
             &upstream,
             "--header",
             "X-Api-Key: ${PROXY_TEST_KEY}",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut ask = |id: u64, method: &str, params: Value| -> Value {
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{request}").unwrap();
-        loop {
-            let line = lines.next().unwrap().unwrap();
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id && message.get("method").is_none() {
-                return message;
-            }
-        }
-    };
+        ],
+    );
+    let mut ask = |id: u64, method: &str, params: Value| proxy.ask(id, method, params);
     let init = ask(1, "initialize", initialize_params());
     assert_eq!(
         init["result"]["serverInfo"]["name"],
@@ -377,8 +379,7 @@ fn a_stdio_client_reaches_an_http_server_and_header_values_never_show() {
     let released = calls_named(&log, "release_inventory");
     assert_eq!(released.len(), 1);
     assert_eq!(released[0]["arguments"]["reservationId"], reservation);
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
+    let output = proxy.finish();
     assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("s3cret"), "{stderr}");
@@ -511,26 +512,10 @@ fn only_loopback_is_listened_on_unless_allowed() {
     assert!(stderr.contains("not a loopback address"), "{stderr}");
     assert!(stderr.contains("--allow-remote"), "{stderr}");
     // Allowed, it says so loudly before anything else.
-    let mut child = bin_in(dir.path())
-        .args([
-            "proxy",
-            "--listen",
-            "0.0.0.0:0",
-            "--allow-remote",
-            "--",
-            BIN,
-            "demo-server",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let _running = Running(child);
+    let (_running, first) = first_stderr_line(
+        dir.path(),
+        &["0.0.0.0:0", "--allow-remote", "--", BIN, "demo-server"],
+    );
     assert!(first.contains("WARNING"), "{first}");
     assert!(first.contains("not loopback"), "{first}");
 }
@@ -566,6 +551,53 @@ fn limits_on_bodies_and_sessions() {
             "the closed session's place was never freed"
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `proxy FLAGS…` with the client on its stdio (`PROXY_TEST_KEY` set in its environment).
+struct StdioProxy {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl StdioProxy {
+    fn start(dir: &Path, flags: &[&str]) -> StdioProxy {
+        let mut child = bin_in(dir)
+            .env("PROXY_TEST_KEY", "s3cret-header-value")
+            .arg("proxy")
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        StdioProxy {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends a request; its response (the messages before it are skipped).
+    fn ask(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin.as_mut().unwrap(), "{request}").unwrap();
+        loop {
+            let line = self.lines.next().unwrap().unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+
+    /// Closes stdin; the exit status and stderr.
+    fn finish(mut self) -> std::process::Output {
+        self.stdin = None;
+        self.child.wait_with_output().unwrap()
     }
 }
 
@@ -796,4 +828,61 @@ fn a_2026_07_28_client_and_server_pass_through_and_are_rolled_back() {
         .filter(|r| r["kind"] == "call.intent" && r["name"] == "reserve_inventory")
         .collect();
     assert_eq!(classes[0]["class"], "compensable", "{classes:?}");
+}
+
+#[test]
+fn a_2026_07_28_stdio_client_reaches_a_2026_07_28_http_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let (upstream, seen) = modern_server(&log);
+    let mut proxy = StdioProxy::start(
+        dir.path(),
+        &["--on-failure", "rollback", "--url", &upstream],
+    );
+    let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}});
+    let with = |mut params: Value| {
+        params["_meta"] = meta["_meta"].clone();
+        params
+    };
+    let discovered = proxy.ask(1, "server/discover", with(json!({})));
+    assert_eq!(
+        discovered["result"]["supportedVersions"][0], MODERN,
+        "{discovered}"
+    );
+    let reserved = proxy.ask(
+        2,
+        "tools/call",
+        with(
+            json!({"name": "reserve_inventory", "arguments": {"sku": "sku-widget", "quantity": 1}}),
+        ),
+    );
+    let reservation = reserved["result"]["structuredContent"]["reservationId"].clone();
+    let failed = proxy.ask(
+        3,
+        "tools/call",
+        with(json!({"name": "create_shipment", "arguments":
+               {"reservationId": reservation, "address": "a", "simulateFailure": true}})),
+    );
+    assert_eq!(failed["result"]["isError"], true, "{failed}");
+    // The proxy found the tools list on its own (no initialize) and rolled back.
+    let released = calls_named(&log, "release_inventory");
+    assert_eq!(released.len(), 1);
+    assert_eq!(released[0]["arguments"]["reservationId"], reservation);
+    assert_eq!(proxy.finish().status.code(), Some(0));
+    let requests = seen.lock().unwrap().clone();
+    assert!(requests.iter().any(|r| r.body["method"] == "tools/list"
+        && r.headers.get("mcp-protocol-version").map(String::as_str) == Some(MODERN)));
+}
+
+#[test]
+fn a_closed_stderr_never_stops_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    // The address, then the pipe is closed: every later note fails to write.
+    let (_running, first) =
+        first_stderr_line(dir.path(), &["127.0.0.1:0", "--", BIN, "demo-server"]);
+    let url = first.trim().rsplit(' ').next().unwrap().to_owned();
+    let mut client = Client::new(&url);
+    client.initialize();
+    assert!(client.state().is_object());
+    assert_eq!(client.delete(), 200);
 }

@@ -22,7 +22,6 @@ use mcp_recovery_client::{
 use serde_json::Value;
 use ureq::Agent;
 
-use crate::approval::escape;
 use crate::session::Event;
 use crate::wire::{Line, MAX_LINE_BYTES, error_response, is_request, is_response, method};
 
@@ -197,11 +196,7 @@ impl Shared {
     }
 
     fn note(&self, text: &str) {
-        eprintln!(
-            "mcp-recovery proxy: {}: {}",
-            escape(&self.shown),
-            escape(&self.secrets.redact(text))
-        );
+        crate::session::note(&format!("{}: {}", self.shown, self.secrets.redact(text)));
     }
 
     /// Hands a message to the session; false when the session is gone.

@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tiny_http::{Header as HttpHeader, Request, Response, StatusCode};
 
-use crate::approval::escape;
 use crate::session::{Event, Session, Settings, SharedJournal};
 use crate::wire::{Line, id_key, is_request, is_response, method};
 use crate::{EVENT_BUFFER, ProxyError, UpstreamSpec, new_session_id};
@@ -173,7 +172,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn note(text: &str) {
-    eprintln!("mcp-recovery proxy: {}", escape(text));
+    crate::session::note(text);
 }
 
 fn header(request: &Request, name: &'static str) -> Option<String> {

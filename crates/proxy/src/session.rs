@@ -105,9 +105,10 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
-/// The human side: stderr, one line per note, control characters escaped.
-fn note(text: &str) {
-    eprintln!("mcp-recovery proxy: {}", escape(text));
+/// The human side: stderr, one line per note, control characters escaped. A closed stderr
+/// loses the note but never stops the proxy.
+pub(crate) fn note(text: &str) {
+    let _ = writeln!(std::io::stderr(), "mcp-recovery proxy: {}", escape(text));
 }
 
 impl<W: Write> Session<W> {
@@ -383,7 +384,7 @@ impl<W: Write> Session<W> {
                     decision.action.as_str()
                 ));
             }
-            eprint!("{table}");
+            let _ = std::io::stderr().write_all(table.as_bytes());
         }
         self.tools = Some(parsed);
     }
