@@ -3,7 +3,8 @@
 //!
 //! * PyPI: maturin (installed from PyPI into a scratch virtual environment) builds the wheel;
 //!   it is installed into a fresh virtual environment and run. Its release build is the binary
-//!   every other channel ships.
+//!   every other channel ships: maturin cannot wrap a binary built beforehand (it always runs
+//!   `cargo rustc --profile release … -- -C strip=symbols`), so its build is the only one.
 //! * npm: the launcher and the linux-x64-gnu platform package are packed with `npm pack`,
 //!   installed from the tarballs into a scratch project, and `npx mcp-recovery lint` runs there.
 //! * pre-commit: `pre-commit try-repo` runs the `language: system` hook (with the wheel's

@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use mcp_recovery_validator::escape_xml;
+
 use crate::{Census, Share};
 
 /// `12345` → `12,345`.
@@ -401,7 +403,7 @@ impl Census {
                 r#"<text x="{}" y="{}" text-anchor="end" font-family="monospace">{}</text>"#,
                 LEFT - 10,
                 y + 15,
-                xml_escape(label)
+                escape_xml(label, false)
             );
             let _ = writeln!(
                 svg,
@@ -409,7 +411,7 @@ impl Census {
                 y + 3,
                 len.max(1),
                 ROW - 8,
-                xml_escape(label),
+                escape_xml(label, false),
                 thousands(*count),
                 thousands(self.tools)
             );
@@ -431,20 +433,6 @@ fn md_escape(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,10 +444,5 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(98291), "98,291");
         assert_eq!(thousands(1234567), "1,234,567");
-    }
-
-    #[test]
-    fn xml_escape_escapes_markup() {
-        assert_eq!(xml_escape("a<b>&\"c"), "a&lt;b&gt;&amp;&quot;c");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Linter and toolkit for MCP tool recovery metadata (SEP-3172 and dev.chronomcp/compensate).
 #[derive(Debug, Parser)]
@@ -23,6 +23,46 @@ pub struct Cli {
     /// a link committed to a repository could otherwise print any file of the CI machine.
     #[arg(long, global = true)]
     pub follow_links: bool,
+
+    /// When to colour terminal output: auto (on a terminal, unless NO_COLOR is set;
+    /// CLICOLOR_FORCE colours off one too, CLICOLOR=0 turns it off), always or never. Files
+    /// written with --output-file are never coloured.
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
+    pub color: crate::color::ColorWhen,
+}
+
+impl Cli {
+    /// Requirements clap lets through when a path is also given (a conflicting argument lifts
+    /// `requires`): `--header` needs `--url`, a command after `--` needs `--stdio`.
+    pub fn check_server_args(&self) {
+        let server = match &self.command {
+            Command::Lint(args) => &args.server,
+            Command::Fetch(args) => &args.server,
+            Command::Suggest(args) => &args.server,
+            Command::Profile(args) => &args.server,
+            Command::Rollback(args) => &args.server,
+            _ => return,
+        };
+        let problem = if !server.headers.is_empty() && server.url.is_none() {
+            Some("--header needs --url")
+        } else if !server.command.is_empty() && !server.stdio {
+            Some("a server command after `--` needs --stdio")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            // Exits with clap's usage status (2).
+            Self::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, problem)
+                .exit();
+        }
+    }
 }
 
 /// Parses a size: digits, then optionally `K`, `M` or `G` (powers of 1024, `KiB`… and `KB`…
@@ -79,6 +119,7 @@ pub enum Command {
     /// Measure what a corpus of tools/list documents declares (one file per server).
     Census(crate::census_cmd::CensusArgs),
     /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
+    #[cfg(feature = "demo")]
     Demo(crate::demo::DemoArgs),
     /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
     /// tool calls (`proxy [OPTIONS] -- CMD ARGS...`).
@@ -88,11 +129,13 @@ pub enum Command {
     /// Run the compensations of a recorded session against a live server (resumable).
     Rollback(crate::rollback_cmd::RollbackArgs),
     /// Serve the demo's checkout MCP server on stdio (used by `demo`).
+    #[cfg(feature = "demo")]
     #[command(hide = true)]
     DemoServer(DemoServerArgs),
 }
 
 /// Arguments of the hidden `demo-server` (test hooks of the demo server).
+#[cfg(feature = "demo")]
 #[derive(Debug, Args)]
 pub struct DemoServerArgs {
     /// Append each tools/call (name, arguments) to this file as a JSON line.
@@ -113,6 +156,8 @@ pub struct DemoServerArgs {
     pub sse: bool,
 }
 
+/// Parses `--slow TOOL=MS`.
+#[cfg(feature = "demo")]
 fn parse_slow(spec: &str) -> Result<(String, u64), String> {
     spec.split_once('=')
         .and_then(|(tool, ms)| Some((tool.to_owned(), ms.parse().ok()?)))

@@ -15,8 +15,8 @@ use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
+use crate::color::{BAD, BOLD, DIM, GOOD, paint, stdout_color};
 use crate::plan_cmd::render_plan;
-use crate::render::{paint, use_color};
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
@@ -46,12 +46,12 @@ fn workflow() -> [(&'static str, Value); 3] {
 
 struct Demo {
     color: bool,
-    out: std::io::StdoutLock<'static>,
+    out: anstream::AutoStream<std::io::StdoutLock<'static>>,
 }
 
 impl Demo {
     fn heading(&mut self, n: u8, text: &str) -> std::io::Result<()> {
-        let title = paint(self.color, "1", &format!("{n}. {text}"));
+        let title = paint(self.color, BOLD, &format!("{n}. {text}"));
         writeln!(self.out, "\n{title}")
     }
 
@@ -60,15 +60,15 @@ impl Demo {
     }
 
     fn ok(&self, text: &str) -> String {
-        paint(self.color, "32", text)
+        paint(self.color, GOOD, text)
     }
 
     fn bad(&self, text: &str) -> String {
-        paint(self.color, "31", text)
+        paint(self.color, BAD, text)
     }
 
     fn dim(&self, text: &str) -> String {
-        paint(self.color, "2", text)
+        paint(self.color, DIM, text)
     }
 
     /// The mark of a call's outcome.
@@ -211,12 +211,12 @@ fn state_lines(state: &Value) -> Vec<(String, String)> {
 
 /// Runs `demo`. Exit status 0 when the rollback restored the starting state, 1 otherwise.
 pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
-    let color = use_color();
+    let color = stdout_color();
     let mut demo = Demo {
         color,
-        out: std::io::stdout().lock(),
+        out: anstream::stdout().lock(),
     };
-    let title = paint(color, "1", "mcp-recovery demo");
+    let title = paint(color, BOLD, "mcp-recovery demo");
     writeln!(
         demo.out,
         "{title}: a checkout whose last step fails, rolled back from declared metadata"
@@ -285,7 +285,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     let (baseline_target, mut baseline) = server(args.timeout)?;
     let mut quiet = Demo {
         color,
-        out: std::io::stdout().lock(),
+        out: anstream::stdout().lock(),
     };
     run_workflow(&mut quiet, &baseline_target, &mut baseline, false)?;
     let unaware = state(&baseline_target, &mut baseline)?;

@@ -149,12 +149,7 @@ impl Sink {
         source: Option<&Source<'_>>,
         findings: &[Finding],
     ) -> Result<(), Failure> {
-        let result = if self.renderer.shows_suppressed() {
-            self.renderer.file(&mut self.out, name, source, findings)
-        } else {
-            let shown: Vec<Finding> = findings.iter().filter(|f| !f.suppressed).cloned().collect();
-            self.renderer.file(&mut self.out, name, source, &shown)
-        };
+        let result = render::document(&mut *self.renderer, &mut self.out, name, source, findings);
         result.map_err(|e| self.error(e))
     }
 

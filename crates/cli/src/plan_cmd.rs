@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_session_trace, parse_trace};
 
+use crate::color::{BAD, DIM, GOOD, WARN, paint, stdout_color};
 use crate::inputs::{Input, not_a_tools_list, read_json};
-use crate::render::{paint, use_color};
 use crate::{Failure, pretty};
 
 /// Arguments of `plan`.
@@ -41,13 +41,13 @@ pub enum PlanFormat {
     Json,
 }
 
-/// The ANSI color of a plan status.
-pub fn status_color(status: Status) -> &'static str {
+/// The style of a plan status.
+pub fn status_color(status: Status) -> anstyle::Style {
     match status {
-        Status::Compensate => "32",
-        Status::ReadOnly | Status::Failed => "2",
-        Status::Unavailable | Status::UnknownOutcome => "31",
-        Status::Irreversible | Status::NotDeclared => "33",
+        Status::Compensate => GOOD,
+        Status::ReadOnly | Status::Failed => DIM,
+        Status::Unavailable | Status::UnknownOutcome => BAD,
+        Status::Irreversible | Status::NotDeclared => WARN,
     }
 }
 
@@ -81,10 +81,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     }
     .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?;
     let plan = build_plan(&tools, &trace);
-    let mut out = std::io::stdout().lock();
+    let mut out = anstream::stdout().lock();
     match args.format {
         PlanFormat::Json => writeln!(out, "{}", pretty(&plan, "the plan")?)?,
-        PlanFormat::Human => write!(out, "{}", render_plan(&plan, use_color()))?,
+        PlanFormat::Human => write!(out, "{}", render_plan(&plan, stdout_color()))?,
     }
     Ok(ExitCode::SUCCESS)
 }

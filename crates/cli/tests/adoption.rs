@@ -303,6 +303,7 @@ fn strict_preset_from_flag_and_config() {
     assert!(codes(&flag_wins).is_empty());
 }
 
+#[cfg(feature = "demo")]
 #[test]
 fn live_overlay_checks_the_server_name() {
     let exe = env!("CARGO_BIN_EXE_mcp-recovery");

@@ -3,6 +3,7 @@
 //! `rollback`), hostile servers, and the journal afterwards.
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg(feature = "demo")]
 
 mod common;
 

@@ -121,9 +121,48 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` escaped for XML 1.0 (and HTML) content and attribute values: the five predefined
+/// entities, and every [unsafe character](is_unsafe_char) (most of which XML 1.0 cannot carry at
+/// all) written as its visible escape. Line breaks and tabs stay where `attribute` is false, and
+/// become character references where it is true, so that parsers keep them. `]]>` cannot form.
+pub fn escape_xml(text: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' if attribute => out.push_str("&#9;"),
+            '\n' | '\t' => out.push(c),
+            c if is_unsafe_char(c) => push_escape(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xml_escaping() {
+        assert_eq!(
+            escape_xml("<a href=\"x\">'&'</a>", true),
+            "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;"
+        );
+        assert_eq!(escape_xml("a\nb\tc\rd", true), "a&#10;b&#9;c&#13;d");
+        assert_eq!(escape_xml("a\nb\tc", false), "a\nb\tc");
+        assert_eq!(
+            escape_xml("esc\u{1b}[31m nul\u{0} \u{202e}", false),
+            "esc\\u{1b}[31m nul\\u{0} \\u{202e}"
+        );
+        assert_eq!(escape_xml("]]>", false), "]]&gt;");
+    }
 
     #[test]
     fn escapes_every_unsafe_class() {

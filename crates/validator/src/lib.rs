@@ -29,7 +29,7 @@ use std::sync::LazyLock;
 
 pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{
-    Diagnostic, Report, Severity, Span, escape_controls, is_unsafe_char, push_escape,
+    Diagnostic, Report, Severity, Span, escape_controls, escape_xml, is_unsafe_char, push_escape,
 };
 pub use overlaid::OverlaidReport;
 use serde_json::Value;

@@ -78,17 +78,13 @@ pub fn command(finding: &Finding) -> String {
 }
 
 impl Renderer for Github {
-    fn file(
+    fn finding(
         &mut self,
         out: &mut dyn Write,
-        _file: &str,
         _source: Option<&super::Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        for finding in findings {
-            writeln!(out, "{}", command(finding))?;
-        }
-        Ok(())
+        writeln!(out, "{}", command(finding))
     }
 
     fn finish(&mut self, _out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
@@ -206,7 +202,7 @@ mod tests {
                     .map(|s| finding(file, tool, s))
                     .collect();
                 let mut out = Vec::new();
-                Github.file(&mut out, file, None, &findings).unwrap();
+                super::super::document(&mut Github, &mut out, file, None, &findings).unwrap();
                 let text = String::from_utf8(out).unwrap();
                 let lines: Vec<&str> = text.lines().collect();
                 assert_eq!(lines.len(), findings.len(), "{text}");

@@ -53,18 +53,15 @@ fn issue(finding: &Finding, fingerprint: String) -> Value {
 }
 
 impl Renderer for Gitlab {
-    fn file(
+    fn finding(
         &mut self,
         _out: &mut dyn Write,
-        _file: &str,
         _source: Option<&Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        for finding in findings {
-            let fingerprint = self.occurrences.fingerprint(finding);
-            self.issues
-                .push(pretty(&issue(finding, fingerprint), "  ", true)?);
-        }
+        let fingerprint = self.occurrences.fingerprint(finding);
+        self.issues
+            .push(pretty(&issue(finding, fingerprint), "  ", true)?);
         Ok(())
     }
 

@@ -25,16 +25,17 @@ const MAX_SPAN_LINES: usize = 6;
 /// How human output looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
-    /// ANSI colors (only on a terminal without `NO_COLOR`).
+    /// ANSI colors.
     pub color: bool,
     /// Wrapping width.
     pub width: usize,
 }
 
 impl Style {
-    /// Colors as [`super::use_color`] decides; the width from `COLUMNS` (at least 40, else 100).
+    /// Colors as `--color` and the environment decide; the width from `COLUMNS` (at least 40,
+    /// else 100).
     pub fn detect() -> Self {
-        let color = super::use_color();
+        let color = crate::color::stdout_color();
         let width = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.parse().ok())
@@ -306,23 +307,19 @@ impl Report<'_> {
 }
 
 impl Renderer for Human {
-    fn file(
+    fn finding(
         &mut self,
         out: &mut dyn Write,
-        _file: &str,
         source: Option<&Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        for finding in findings {
-            let report = Report::new(finding, source);
-            let mut text = String::new();
-            self.handler
-                .render_report(&mut text, &report)
-                .map_err(|_| io::Error::other("cannot render a diagnostic"))?;
-            writeln!(out, "{}", text.trim_end())?;
-            writeln!(out)?;
-        }
-        Ok(())
+        let report = Report::new(finding, source);
+        let mut text = String::new();
+        self.handler
+            .render_report(&mut text, &report)
+            .map_err(|_| io::Error::other("cannot render a diagnostic"))?;
+        writeln!(out, "{}", text.trim_end())?;
+        writeln!(out)
     }
 
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {

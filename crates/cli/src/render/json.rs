@@ -66,17 +66,14 @@ fn record(finding: &Finding) -> Value {
 }
 
 impl Renderer for Json {
-    fn file(
+    fn finding(
         &mut self,
         _out: &mut dyn Write,
-        _file: &str,
         _source: Option<&super::Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        for finding in findings {
-            self.diagnostics
-                .push(pretty(&record(finding), "    ", true)?);
-        }
+        self.diagnostics
+            .push(pretty(&record(finding), "    ", true)?);
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use mcp_recovery_validator::{Severity, is_unsafe_char, push_escape};
+use mcp_recovery_validator::{Severity, escape_xml};
 
 use super::{Finding, Renderer, Source, Summary};
 
@@ -14,31 +14,12 @@ use super::{Finding, Renderer, Source, Summary};
 #[derive(Debug, Default)]
 pub struct Junit {
     suites: Vec<String>,
+    /// The cases of the document being rendered, and how many of them there are and fail.
+    cases: String,
+    file_tests: usize,
+    file_failures: usize,
     tests: usize,
     failures: usize,
-}
-
-/// Escapes text for XML 1.0 content and attribute values: the five predefined entities, and
-/// control characters (most of which XML 1.0 cannot carry at all) written out. In attributes,
-/// tab and line breaks are written as character references so that parsers keep them.
-pub fn escape(text: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' if attribute => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' if attribute => out.push_str("&#9;"),
-            '\n' | '\t' => out.push(c),
-            c if is_unsafe_char(c) => push_escape(&mut out, c),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The case name: code, rule name, tool and pointer, which together say what failed where.
@@ -66,44 +47,47 @@ fn body(finding: &Finding) -> String {
 }
 
 impl Renderer for Junit {
-    fn file(
+    fn finding(
         &mut self,
         _out: &mut dyn Write,
-        file: &str,
         _source: Option<&Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        let file_attr = escape(file, true);
-        let mut cases = String::new();
-        let mut failures = 0;
-        for finding in findings {
-            let d = &finding.diagnostic;
-            let mut line = String::new();
-            if let Some(region) = finding.region {
-                line = format!(" line=\"{}\"", region.start_line);
-            }
+        let d = &finding.diagnostic;
+        let file_attr = escape_xml(&finding.file, true);
+        let line = finding
+            .region
+            .map(|region| format!(" line=\"{}\"", region.start_line))
+            .unwrap_or_default();
+        let cases = &mut self.cases;
+        let _ = writeln!(
+            cases,
+            "    <testcase name=\"{}\" classname=\"{file_attr}\" file=\"{file_attr}\"{line}>",
+            escape_xml(&case_name(finding), true),
+        );
+        let text = escape_xml(&body(finding), false);
+        if d.severity == Severity::Info {
+            let _ = writeln!(cases, "      <system-out>{text}</system-out>");
+        } else {
+            self.file_failures += 1;
             let _ = writeln!(
                 cases,
-                "    <testcase name=\"{}\" classname=\"{file_attr}\" file=\"{file_attr}\"{line}>",
-                escape(&case_name(finding), true),
+                "      <failure type=\"{}\" message=\"{}\">{text}</failure>",
+                d.severity.as_str(),
+                escape_xml(&d.message, true),
             );
-            let text = escape(&body(finding), false);
-            if d.severity == Severity::Info {
-                let _ = writeln!(cases, "      <system-out>{text}</system-out>");
-            } else {
-                failures += 1;
-                let _ = writeln!(
-                    cases,
-                    "      <failure type=\"{}\" message=\"{}\">{text}</failure>",
-                    d.severity.as_str(),
-                    escape(&d.message, true),
-                );
-            }
-            cases.push_str("    </testcase>\n");
         }
-        let mut tests = findings.len();
-        if tests == 0 {
-            tests = 1;
+        cases.push_str("    </testcase>\n");
+        self.file_tests += 1;
+        Ok(())
+    }
+
+    fn end_file(&mut self, _out: &mut dyn Write, file: &str) -> io::Result<()> {
+        let file_attr = escape_xml(file, true);
+        let mut cases = std::mem::take(&mut self.cases);
+        let tests = std::mem::take(&mut self.file_tests).max(1);
+        let failures = std::mem::take(&mut self.file_failures);
+        if cases.is_empty() {
             let _ = writeln!(
                 cases,
                 "    <testcase name=\"mcp-recovery lint\" classname=\"{file_attr}\" \
@@ -130,25 +114,5 @@ impl Renderer for Junit {
             out.write_all(suite.as_bytes())?;
         }
         writeln!(out, "</testsuites>")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping() {
-        assert_eq!(
-            escape("<a href=\"x\">'&'</a>", true),
-            "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;"
-        );
-        assert_eq!(escape("a\nb\tc\rd", true), "a&#10;b&#9;c&#13;d");
-        assert_eq!(escape("a\nb\tc", false), "a\nb\tc");
-        assert_eq!(
-            escape("esc\u{1b}[31m nul\u{0}", false),
-            "esc\\u{1b}[31m nul\\u{0}"
-        );
-        assert_eq!(escape("]]>", false), "]]&gt;");
     }
 }

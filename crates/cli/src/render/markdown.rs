@@ -64,19 +64,16 @@ fn row(finding: &Finding) -> String {
 }
 
 impl Renderer for Markdown {
-    fn file(
+    fn finding(
         &mut self,
         _out: &mut dyn Write,
-        _file: &str,
         _source: Option<&Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        for finding in findings {
-            if self.rows.len() < MAX_ROWS {
-                self.rows.push(row(finding));
-            } else {
-                self.omitted += 1;
-            }
+        if self.rows.len() < MAX_ROWS {
+            self.rows.push(row(finding));
+        } else {
+            self.omitted += 1;
         }
         Ok(())
     }

@@ -152,41 +152,55 @@ pub fn json_inert(text: &str) -> String {
     out
 }
 
-/// Whether stdout gets ANSI colors: only on a terminal, and not when `NO_COLOR` is set to a
-/// non-empty value (an empty one does not count, as no-color.org defines it).
-pub fn use_color() -> bool {
-    use std::io::IsTerminal;
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    std::io::stdout().is_terminal() && !no_color
+/// `value` as pretty JSON; `what` names it should that fail. Characters that are valid in a
+/// JSON string but unsafe on a terminal (C1 controls, DEL, bidi overrides, line separators) are
+/// written as `\uXXXX` escapes: the same JSON value, inert text.
+pub fn pretty<T: serde::Serialize>(value: &T, what: &str) -> Result<String, crate::Failure> {
+    serde_json::to_string_pretty(value)
+        .map(|text| json_inert(&text))
+        .map_err(|e| crate::Failure::Usage(format!("cannot serialize {what}: {e}")))
 }
 
-/// Wraps `text` in the ANSI SGR `code` when `color` is on.
-pub fn paint(color: bool, code: &str, text: &str) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_owned()
-    }
-}
-
-/// One output format.
+/// One output format. Each linted document reaches it as [`Renderer::finding`] for each of its
+/// findings, in order, then [`Renderer::end_file`]; [`Renderer::finish`] comes after the last.
 pub trait Renderer {
-    /// Called once per linted document, in input order.
-    fn file(
+    /// One finding of the current document; `source` is that document's text, when known.
+    fn finding(
         &mut self,
         out: &mut dyn Write,
-        file: &str,
         source: Option<&Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()>;
+
+    /// Called after the findings of each document, a clean one included.
+    fn end_file(&mut self, _out: &mut dyn Write, _file: &str) -> io::Result<()> {
+        Ok(())
+    }
 
     /// Called once after the last document.
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()>;
 
-    /// Whether [`Renderer::file`] also gets the findings the baseline accepts.
+    /// Whether the renderer also gets the findings the baseline accepts.
     fn shows_suppressed(&self) -> bool {
         false
     }
+}
+
+/// Hands one linted document, `file` with its `findings` in order, to `renderer`.
+pub fn document(
+    renderer: &mut dyn Renderer,
+    out: &mut dyn Write,
+    file: &str,
+    source: Option<&Source<'_>>,
+    findings: &[Finding],
+) -> io::Result<()> {
+    let shows_suppressed = renderer.shows_suppressed();
+    for finding in findings {
+        if shows_suppressed || !finding.suppressed {
+            renderer.finding(out, source, finding)?;
+        }
+    }
+    renderer.end_file(out, file)
 }
 
 /// The renderer of `format`.

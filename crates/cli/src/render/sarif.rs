@@ -185,24 +185,21 @@ fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>, fingerprint:
 }
 
 impl Renderer for Sarif {
-    fn file(
+    fn finding(
         &mut self,
         _out: &mut dyn Write,
-        _file: &str,
         _source: Option<&super::Source<'_>>,
-        findings: &[Finding],
+        finding: &Finding,
     ) -> io::Result<()> {
-        for finding in findings {
-            let code = finding.diagnostic.code;
-            let rules = &mut self.rules;
-            let index = *self.rule_index.entry(code).or_insert_with(|| {
-                rules.push(rule_descriptor(finding));
-                rules.len() - 1
-            });
-            let fingerprint = self.occurrences.fingerprint(finding);
-            let result = result(finding, index, self.cwd.as_deref(), fingerprint);
-            self.results.push(pretty(&result, "        ", true)?);
-        }
+        let code = finding.diagnostic.code;
+        let rules = &mut self.rules;
+        let index = *self.rule_index.entry(code).or_insert_with(|| {
+            rules.push(rule_descriptor(finding));
+            rules.len() - 1
+        });
+        let fingerprint = self.occurrences.fingerprint(finding);
+        let result = result(finding, index, self.cwd.as_deref(), fingerprint);
+        self.results.push(pretty(&result, "        ", true)?);
         Ok(())
     }
 

@@ -19,7 +19,8 @@ pub fn bin_in(dir: &Path) -> Command {
     cmd.current_dir(dir)
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
-        .env_remove("CLICOLOR_FORCE");
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CLICOLOR");
     cmd
 }
 

@@ -1,0 +1,55 @@
+//! `fetch`: the merged raw tools/list of a live server, printed or saved.
+
+use std::io::Write;
+
+use crate::cli::FetchArgs;
+use crate::{Failure, live};
+
+/// `fetch`: the merged raw tools/list of a live server, or with `--save` of several.
+pub fn run(args: &FetchArgs) -> Result<(), Failure> {
+    let Some(servers) = live::servers(&args.server, args.config.as_deref())? else {
+        return Err(Failure::Usage(
+            "fetch needs a server: --stdio -- CMD ARGS..., --url URL or --config FILE --server NAME"
+                .to_owned(),
+        ));
+    };
+    let several = servers.len() > 1;
+    if several && args.server.save.is_none() {
+        return Err(Failure::Usage(
+            "fetch prints one server's tools/list: name one --server, or give --save DIR for \
+             several"
+                .to_owned(),
+        ));
+    }
+    let mut out = std::io::stdout().lock();
+    let mut failed = None;
+    for server in &servers {
+        let text = match server.fetch(args.server.verbose) {
+            Ok(value) => live::document_text(&value)?,
+            Err(error) if several => {
+                live::report(server, error);
+                failed = Some(server.name());
+                continue;
+            }
+            Err(error) => return Err(Failure::server(server.name())(error)),
+        };
+        match &args.server.save {
+            Some(save) => {
+                let path = live::save_path(save, server, several);
+                live::save(&path, &text)?;
+                if several {
+                    writeln!(out, "{}", path.display())?;
+                } else {
+                    out.write_all(text.as_bytes())?;
+                }
+            }
+            None => out.write_all(text.as_bytes())?,
+        }
+    }
+    match failed {
+        Some(name) => Err(Failure::Usage(format!(
+            "not every server could be fetched (the last that failed: {name})"
+        ))),
+        None => Ok(()),
+    }
+}
