@@ -1,24 +1,51 @@
 // Drives `mcp-recovery proxy -- mcp-recovery-demo-server` with the official TypeScript SDK:
 // the checkout workflow whose third step fails; the proxy must roll back the first two.
-// Usage: node workflow.mjs PROXY_BINARY DEMO_SERVER_BINARY JOURNAL
+// Usage: [MCP_RECOVERY_CHECK_MODE=http] node workflow.mjs PROXY_BINARY DEMO_SERVER_BINARY JOURNAL
+// With MCP_RECOVERY_CHECK_MODE=http the proxy serves Streamable HTTP (`--listen 127.0.0.1:0`) and the SDK's
+// StreamableHTTPClientTransport connects to the address it prints; otherwise stdio.
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [proxy, server, journal] = process.argv.slice(2);
-const transport = new StdioClientTransport({
-  command: proxy,
-  args: [
-    "proxy", "--journal", journal, "--on-failure", "rollback",
-    "--ask", "charge_payment", "--approve-with", "grep -q charge_payment",
-    "--deny", "get_secret*", "--", server,
-  ],
-  stderr: "inherit",
-});
+const mode = process.env.MCP_RECOVERY_CHECK_MODE;
+const flags = [
+  "proxy", "--journal", journal, "--on-failure", "rollback",
+  "--ask", "charge_payment", "--approve-with", "grep -q charge_payment",
+  "--deny", "get_secret*",
+];
+let listener = null;
+let transport;
+if (mode === "http") {
+  listener = spawn(proxy, [...flags, "--listen", "127.0.0.1:0", "--", server], {
+    stdio: ["ignore", "inherit", "pipe"],
+  });
+  const url = await new Promise((resolve, reject) => {
+    const lines = createInterface({ input: listener.stderr });
+    lines.on("line", (line) => {
+      process.stderr.write(`${line}\n`);
+      const found = line.match(/listening on (http:\/\/\S+)/);
+      if (found) resolve(found[1]);
+    });
+    listener.on("exit", (code) => reject(new Error(`the proxy exited (${code}) before listening`)));
+  });
+  transport = new StreamableHTTPClientTransport(new URL(url));
+} else {
+  transport = new StdioClientTransport({
+    command: proxy,
+    args: [...flags, "--", server],
+    stderr: "inherit",
+  });
+}
 const client = new Client({ name: "mcp-recovery-check", version: "1.0.0" });
 await client.connect(transport);
 
+const who = mode === "http" ? "TypeScript SDK over Streamable HTTP" : "TypeScript SDK";
 function fail(message) {
-  console.error(`FAIL (TypeScript SDK): ${message}`);
+  console.error(`FAIL (${who}): ${message}`);
+  listener?.kill();
   process.exit(1);
 }
 const state = async () => (await client.callTool({ name: "get_state", arguments: {} })).structuredContent;
@@ -43,5 +70,11 @@ const end = await state();
 if (JSON.stringify(end) !== JSON.stringify(start)) {
   fail(`the state was not restored:\n start ${JSON.stringify(start)}\n end   ${JSON.stringify(end)}`);
 }
+if (mode === "http") await transport.terminateSession();
 await client.close();
-console.log("ok (TypeScript SDK): the failed workflow was rolled back and the state equals the start");
+if (listener) {
+  const exited = new Promise((resolve) => listener.on("exit", resolve));
+  listener.kill();
+  await exited;
+}
+console.log(`ok (${who}): the failed workflow was rolled back and the state equals the start`);

@@ -1,7 +1,8 @@
 //! `cargo xtask check-proxy`: real MCP SDK clients (TypeScript `@modelcontextprotocol/sdk` from
 //! npm, Python `mcp` from PyPI, one pinned version each, installed into a temporary directory)
 //! drive `mcp-recovery proxy -- mcp-recovery-demo-server` through a checkout whose third step
-//! fails; the proxy must roll it back. Each journal then verifies with `audit verify` and with
+//! fails; the proxy must roll it back. The TypeScript client runs twice: on stdio, and with its
+//! StreamableHTTPClientTransport against `proxy --listen`. Each journal then verifies with `audit verify` and with
 //! the independent Python verifier of `spec/journal.md`, both find tampering at the right line,
 //! and `plan --trace JOURNAL` reads it. The published `@modelcontextprotocol/server-everything`
 //! (pinned) is then driven by the TypeScript SDK client directly and through the proxy, and
@@ -71,7 +72,9 @@ pub fn check(root: &Path) -> Result<(), String> {
     })?;
 
     let runs = [
-        ("TypeScript SDK", Command::new("node"), script, "ts"),
+        ("TypeScript SDK", Command::new("node"), script.clone(), "ts"),
+        // The same client over Streamable HTTP: the proxy listens on loopback.
+        ("TypeScript SDK over HTTP", node_http(), script, "ts-http"),
         (
             "Python SDK",
             Command::new(&python),
@@ -100,10 +103,17 @@ pub fn check(root: &Path) -> Result<(), String> {
         })?;
     }
     println!(
-        "check-proxy: 2 SDK clients and server-everything in {:.1} s",
+        "check-proxy: 2 SDK clients (3 runs) and server-everything in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `node` running the workflow in its Streamable HTTP mode.
+fn node_http() -> Command {
+    let mut command = Command::new("node");
+    command.env("MCP_RECOVERY_CHECK_MODE", "http");
+    command
 }
 
 /// Writes the Python block of `spec/journal.md` to `out`.

@@ -151,6 +151,13 @@ pub struct DemoServerArgs {
     /// server that declares none.
     #[arg(long)]
     pub undeclared: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio; the URL is
+    /// the first stdout line.
+    #[arg(long, value_name = "ADDR", conflicts_with = "hostile")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: answer as text/event-stream instead of JSON.
+    #[arg(long, requires = "http")]
+    pub sse: bool,
 }
 
 /// Parses `--slow TOOL=MS`.

@@ -385,7 +385,7 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
     Ok(restored && report.broken.is_none())
 }
 
-/// Runs the demo server on stdio (the hidden `demo-server` subcommand).
+/// Runs the demo server on stdio or Streamable HTTP (the hidden `demo-server` subcommand).
 pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
     let mut config = mcp_recovery_demo_server::Config {
         call_log: args.call_log.clone(),
@@ -403,6 +403,18 @@ pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
         }
     }
     let server = mcp_recovery_demo_server::Server::new(config);
+    if let Some(address) = args.http {
+        use mcp_recovery_demo_server::http::HttpServer;
+        use std::io::Write;
+        let listener = HttpServer::bind(address)?;
+        // The URL alone on the first line, for scripts and tests.
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "http://{}/mcp", listener.local_addr()?)?;
+        stdout.flush()?;
+        drop(stdout);
+        std::sync::Arc::new(HttpServer::new(server, args.sse)).serve(&listener)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     mcp_recovery_demo_server::stdio::serve(
         &server,
         args.hostile,

@@ -25,6 +25,7 @@ mod overrides;
 mod plan_cmd;
 mod profile_cmd;
 mod proxy_cmd;
+mod proxy_http;
 mod render;
 mod rollback_cmd;
 mod rules_cmd;

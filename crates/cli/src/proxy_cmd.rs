@@ -1,4 +1,5 @@
-//! `mcp-recovery proxy`: put the recovery proxy in front of a stdio MCP server.
+//! `mcp-recovery proxy`: put the recovery proxy in front of an MCP server (a command on stdio or
+//! a Streamable HTTP URL), serving the client on stdio or on a loopback HTTP address.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,7 +9,7 @@ use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::{Journal, JournalError};
 use mcp_recovery_proxy::{
     Approver, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile, ProxyError,
-    Settings, new_session_id, run_stdio,
+    Settings, UpstreamSpec, new_session_id, run_on_stdio,
 };
 
 use crate::Failure;
@@ -39,7 +40,7 @@ pub struct ProxyArgs {
         long,
         value_name = "FILE",
         requires = "server",
-        conflicts_with = "command"
+        conflicts_with_all = ["command", "url"]
     )]
     pub config: Option<PathBuf>,
     /// Start this server of the --config file, as the config describes it.
@@ -52,8 +53,16 @@ pub struct ProxyArgs {
     /// Add a variable to the server's environment, as K=V (repeatable; never shown).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
-    /// The server command and its arguments (after `--`), unless --config names it.
-    #[arg(last = true, value_name = "CMD", required_unless_present = "config")]
+    /// Where the server is and how the client connects.
+    #[command(flatten)]
+    pub transport: crate::proxy_http::TransportArgs,
+    /// The server command and its arguments (after `--`), unless --config or --url names it.
+    #[arg(
+        last = true,
+        value_name = "CMD",
+        required_unless_present_any = ["config", "url"],
+        conflicts_with = "url"
+    )]
     pub command: Vec<String>,
 }
 
@@ -164,15 +173,16 @@ fn server(args: &ProxyArgs) -> Result<Server, Failure> {
         (Some(file), Some(name)) => {
             live::configured(file, &args.inputs, std::slice::from_ref(name), &base)?
         }
-        _ => match args.command.split_first() {
-            Some((program, rest)) => vec![Server::new(
+        _ => match (args.transport.http_target()?, args.command.split_first()) {
+            (Some(target), _) => vec![Server::new(target, base)],
+            (None, Some((program, rest))) => vec![Server::new(
                 Target::Stdio {
                     program: program.clone(),
                     args: rest.to_vec(),
                 },
                 base,
             )],
-            None => Vec::new(),
+            (None, None) => Vec::new(),
         },
     };
     one_server(Some(servers), "proxy")
@@ -191,14 +201,17 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         .collect();
     let server = server(args)?;
     let options = server.options();
-    let (program, rest) = match server.target() {
-        Target::Stdio { program, args } => (program.clone(), args.clone()),
-        Target::Http { .. } => {
-            return Err(Failure::Usage(format!(
-                "server {}: the proxy starts stdio servers only; this entry has a `url`",
-                server.name()
-            )));
-        }
+    let upstream = match server.target() {
+        Target::Stdio { program, args } => UpstreamSpec::Stdio(Launch {
+            program: program.clone(),
+            args: args.clone(),
+            env: options.env.clone(),
+            cwd: options.cwd.clone(),
+        }),
+        Target::Http { url, headers } => UpstreamSpec::Http {
+            url: url.clone(),
+            headers: headers.clone(),
+        },
     };
     let secrets = server.target().secrets(options);
     let journal = args
@@ -206,21 +219,20 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         .as_deref()
         .map(|path| open_journal(path, !args.no_fsync))
         .transpose()?;
-    let launch = Launch {
-        program,
-        args: rest,
-        env: options.env.clone(),
-        cwd: options.cwd.clone(),
-    };
     let settings = Settings {
         policy,
         approver,
-        session: new_session_id(),
-        upstream: secrets.redact(&server.target().to_string()).into_owned(),
+        session: new_session_id().map_err(|e| Failure::Usage(e.to_string()))?,
+        upstream: secrets.redact(&upstream.describe()).into_owned(),
         overlays: Overlays::new(overlays),
         secrets,
     };
-    match run_stdio(settings, journal, &launch) {
+    if let Some(address) = args.transport.listen {
+        return Err(args
+            .transport
+            .listen(address, &settings, journal, &upstream));
+    }
+    match run_on_stdio(settings, journal, &upstream) {
         Ok(End::ClientClosed) => Ok(ExitCode::SUCCESS),
         Ok(End::ServerClosed(reason)) => {
             eprintln!(
@@ -232,6 +244,8 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         Err(ProxyError::Spawn { command, source }) => Err(Failure::Usage(format!(
             "cannot start the server {command}: {source}"
         ))),
-        Err(ProxyError::Journal(e)) => Err(Failure::Usage(e.to_string())),
+        Err(e @ (ProxyError::Journal(_) | ProxyError::Listen { .. } | ProxyError::Random(_))) => {
+            Err(Failure::Usage(e.to_string()))
+        }
     }
 }

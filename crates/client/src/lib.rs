@@ -68,12 +68,12 @@ pub use error::ClientError;
 pub use header::Header;
 pub use protocol::{HANDSHAKE_VERSIONS, LATEST_VERSION, Negotiation, SUPPORTED_VERSIONS};
 pub use secrets::{MIN_SECRET_CHARS, REDACTED, Secrets};
-pub use text::StderrTail;
+pub use sse::{Event as StreamEvent, EventReader};
+pub use text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
 
 use http::HttpTransport;
 use protocol::Choice;
 use stdio::StdioTransport;
-use text::{EXCERPT_CHARS, excerpt};
 
 /// The version the `initialize` handshake asks for; the server answers with the one it speaks.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";

@@ -6,7 +6,7 @@ use crate::lines::{LineRead, Overflow, read_line};
 
 /// What reading the next event gave.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Event {
+pub enum Event {
     /// The `data` of one `message` event (data lines joined with `\n`).
     Message(String),
     /// An event's data grew past the cap.
@@ -16,7 +16,7 @@ pub(crate) enum Event {
 }
 
 /// Reads events from a stream, skipping comments and events of other types.
-pub(crate) struct EventReader<R> {
+pub struct EventReader<R> {
     reader: R,
     cap: usize,
     line: Vec<u8>,
@@ -24,7 +24,7 @@ pub(crate) struct EventReader<R> {
 
 impl<R: BufRead> EventReader<R> {
     /// Reads `reader`, allowing at most `cap` bytes of data per event.
-    pub(crate) fn new(reader: R, cap: usize) -> EventReader<R> {
+    pub fn new(reader: R, cap: usize) -> EventReader<R> {
         EventReader {
             reader,
             cap,
@@ -33,12 +33,12 @@ impl<R: BufRead> EventReader<R> {
     }
 
     /// The underlying reader.
-    pub(crate) fn reader(&self) -> &R {
+    pub fn reader(&self) -> &R {
         &self.reader
     }
 
     /// The next `message` event.
-    pub(crate) fn next_event(&mut self) -> io::Result<Event> {
+    pub fn next_event(&mut self) -> io::Result<Event> {
         let mut data: Option<String> = None;
         let mut kind = String::new();
         loop {

@@ -4,11 +4,11 @@ use std::fmt;
 use std::time::Duration;
 
 /// Longest excerpt of server output quoted in an error, in characters.
-pub(crate) const EXCERPT_CHARS: usize = 160;
+pub const EXCERPT_CHARS: usize = 160;
 
 /// Quotes at most `max_chars` characters of `text`, escaping control characters so that
 /// terminal escape sequences or carriage returns from a server cannot rewrite the screen.
-pub(crate) fn excerpt(text: &str, max_chars: usize) -> String {
+pub fn excerpt(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut chars = text.chars();
     for c in chars.by_ref().take(max_chars) {
@@ -25,7 +25,7 @@ pub(crate) fn excerpt(text: &str, max_chars: usize) -> String {
 }
 
 /// [`excerpt`] for raw bytes that may not be UTF-8.
-pub(crate) fn excerpt_bytes(bytes: &[u8], max_chars: usize) -> String {
+pub fn excerpt_bytes(bytes: &[u8], max_chars: usize) -> String {
     // Never decode more than needed: a line may be megabytes long.
     let head = &bytes[..bytes
         .len()

@@ -34,7 +34,14 @@ impl Approver {
     /// answer in time is a refusal.
     pub fn ask(&self, impact: &Value, timeout: Duration) -> Verdict {
         match self {
-            Approver::Terminal => ask_terminal(impact, timeout),
+            Approver::Terminal => {
+                // Sessions of an HTTP listener share the one terminal: one question at a time.
+                static TERMINAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+                let _turn = TERMINAL
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                ask_terminal(impact, timeout)
+            }
             Approver::Command(command) => ask_command(command, impact, timeout),
         }
     }

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_recovery_client::Secrets;
@@ -17,7 +18,7 @@ use crate::classify::{Class, Classification, classify};
 use crate::overlays::Overlays;
 use crate::policy::{Action, OnFailure, Policy};
 use crate::rollback::{Effects, Reply, rollback};
-use crate::upstream::StdioUpstream;
+use crate::upstream::Upstream;
 use crate::wire::{
     Line, error_response, id_key, is_request, is_response, method, params, success, tool_error,
 };
@@ -32,7 +33,7 @@ pub enum Event {
 }
 
 /// How the session is run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// The policy in force.
     pub policy: Policy,
@@ -75,12 +76,15 @@ pub enum End {
     ServerClosed(String),
 }
 
+/// A journal several sessions append to (the records of each carry its session id).
+pub type SharedJournal = Arc<Mutex<Journal>>;
+
 /// One session between a client and a server.
 pub struct Session<W: Write> {
     settings: Settings,
-    journal: Option<Journal>,
+    journal: Option<SharedJournal>,
     events: Receiver<Event>,
-    upstream: StdioUpstream,
+    upstream: Upstream,
     downstream: W,
     pending: HashMap<String, Pending>,
     waiting: HashSet<String>,
@@ -107,18 +111,19 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
-/// The human side: stderr, one line per note, control characters escaped.
-fn note(text: &str) {
-    eprintln!("mcp-recovery proxy: {}", escape(text));
+/// The human side: stderr, one line per note, control characters escaped. A closed stderr
+/// loses the note but never stops the proxy.
+pub(crate) fn note(text: &str) {
+    let _ = writeln!(std::io::stderr(), "mcp-recovery proxy: {}", escape(text));
 }
 
 impl<W: Write> Session<W> {
     /// A session over an upstream already started; `events` carries both sides' lines.
     pub fn new(
         settings: Settings,
-        journal: Option<Journal>,
+        journal: Option<SharedJournal>,
         events: Receiver<Event>,
-        upstream: StdioUpstream,
+        upstream: Upstream,
         downstream: W,
     ) -> Session<W> {
         Session {
@@ -197,9 +202,10 @@ impl<W: Write> Session<W> {
     }
 
     fn record(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
-        if let Some(journal) = self.journal.as_mut() {
+        if let Some(journal) = &self.journal {
             let mut fields = Value::Object(fields);
             self.settings.secrets.redact_value(&mut fields);
+            let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
             journal.append(&self.settings.session, kind, self::fields(fields))?;
         }
         Ok(())
@@ -393,7 +399,7 @@ impl<W: Write> Session<W> {
                     decision.action.as_str()
                 ));
             }
-            eprint!("{table}");
+            let _ = std::io::stderr().write_all(table.as_bytes());
         }
         self.tools = Some(parsed);
     }

@@ -1,4 +1,5 @@
-//! The real server behind the proxy: a child process speaking newline-delimited JSON-RPC.
+//! The real server behind the proxy: a child process speaking newline-delimited JSON-RPC
+//! ([`StdioUpstream`]) or a Streamable HTTP endpoint ([`HttpUpstream`]).
 
 use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcp_recovery_client::Secrets;
 
+pub use crate::http_upstream::HttpUpstream;
 use crate::session::Event;
 use crate::wire::{read_bounded_line, read_lines};
 
@@ -22,6 +24,33 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Its working directory (default: the proxy's).
     pub cwd: Option<PathBuf>,
+}
+
+/// The server a session forwards to.
+#[derive(Debug)]
+pub enum Upstream {
+    /// A child process on stdio.
+    Stdio(StdioUpstream),
+    /// A Streamable HTTP endpoint.
+    Http(HttpUpstream),
+}
+
+impl Upstream {
+    /// Sends one message (its exact text).
+    pub fn send(&mut self, text: &str) -> std::io::Result<()> {
+        match self {
+            Upstream::Stdio(upstream) => upstream.send(text),
+            Upstream::Http(upstream) => upstream.send(text),
+        }
+    }
+
+    /// Ends the connection, giving the server `grace` to finish.
+    pub fn close(&mut self, grace: Duration) {
+        match self {
+            Upstream::Stdio(upstream) => upstream.close(grace),
+            Upstream::Http(upstream) => upstream.close(grace),
+        }
+    }
 }
 
 /// A server started as a child process; its stderr goes to the proxy's stderr.

@@ -114,3 +114,35 @@ pub fn order_tools(compensator: &str, output_schema: bool, idempotent: bool) -> 
 "#
     )
 }
+
+/// The records of a JSONL journal, parsed.
+pub fn journal_records(journal: &Path) -> Vec<Value> {
+    std::fs::read_to_string(journal)
+        .expect("the journal is readable")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each journal line is JSON"))
+        .collect()
+}
+
+/// The records of one kind.
+pub fn journal_kinds(journal: &Path, kind: &str) -> Vec<Value> {
+    journal_records(journal)
+        .into_iter()
+        .filter(|r| r["kind"] == kind)
+        .collect()
+}
+
+/// `audit verify JOURNAL` from `dir`: its exit code and stdout.
+pub fn audit_verify(dir: &Path, journal: &Path) -> (i32, String) {
+    let output = run_in(dir, &["audit", "verify", &journal.display().to_string()]);
+    (
+        code(&output),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// The `params` of a 2025-11-25 `initialize` request from a test client.
+pub fn initialize_params() -> Value {
+    serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}})
+}

@@ -1,0 +1,943 @@
+//! The proxy as a Streamable HTTP server (`proxy --listen`): `POST /mcp` carries client
+//! messages, `GET /mcp` opens the stream for server-initiated messages, `DELETE /mcp` ends the
+//! session.
+//!
+//! A session is one `Mcp-Session-Id`: a POST without one opens a session (its own upstream:
+//! a child process or an HTTP connection, and its own rollback scope in the journal), and every
+//! later request must carry the id the response named. Answers to a POST's requests come back
+//! on a `text/event-stream` (or a JSON body for a client that accepts only JSON), together with
+//! the server's notifications and requests sent while it is open; when no POST stream is open
+//! they go to the GET stream, or wait (bounded) for the next stream.
+//!
+//! Against DNS rebinding every request's `Origin`, when present, must be a loopback origin or
+//! one allowed explicitly, and `Host` must name a loopback host unless the listener was allowed
+//! to bind another address; anything else is answered 403. Bounded: sessions, handler threads,
+//! request body size, idle sessions, and every wait of a stream.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tiny_http::{Header as HttpHeader, Request, Response, StatusCode};
+
+use crate::session::{Event, Session, Settings, SharedJournal};
+use crate::wire::{Line, id_key, is_request, is_response, method};
+use crate::{EVENT_BUFFER, ProxyError, UpstreamSpec, new_session_id};
+
+/// The path of the MCP endpoint.
+pub const ENDPOINT: &str = "/mcp";
+
+/// The bounds of a listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Sessions open at once; a new one beyond it is refused with 503.
+    pub max_sessions: usize,
+    /// Largest request body; a larger one is refused with 413.
+    pub max_body_bytes: usize,
+    /// A session with no request and no open stream for this long is closed.
+    pub idle: Duration,
+    /// Threads answering requests (each open stream holds one); when all are busy, requests
+    /// wait for one.
+    pub threads: usize,
+    /// How long a connection may take to send a request, or to take what is written to it,
+    /// before it is dropped (so a slow or stalled peer cannot hold a thread).
+    pub io_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_sessions: 16,
+            max_body_bytes: 8 * 1024 * 1024,
+            idle: Duration::from_secs(600),
+            threads: 40,
+            io_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Where and for whom the proxy listens.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    /// The address to bind (port 0 picks a free one).
+    pub address: SocketAddr,
+    /// Allow an address other than loopback (anyone who can reach it can use the server).
+    pub allow_remote: bool,
+    /// Origins accepted besides loopback ones, as `scheme://host[:port]`.
+    pub allowed_origins: Vec<String>,
+    /// The bounds.
+    pub limits: Limits,
+}
+
+/// Messages waiting for a stream before the oldest are dropped.
+const BACKLOG: usize = 1024;
+/// Messages queued for one stream before the session's writes to it are dropped.
+const STREAM_BUFFER: usize = 256;
+/// How often an open stream sends a comment, so a client that went away is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Serves until the process ends; `ready` gets the bound address first.
+pub fn serve(
+    listener: &Listener,
+    settings: &Settings,
+    journal: Option<SharedJournal>,
+    upstream: &UpstreamSpec,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ProxyError> {
+    let refuse = |reason: String| ProxyError::Listen {
+        address: listener.address.to_string(),
+        reason,
+    };
+    if !listener.address.ip().is_loopback() && !listener.allow_remote {
+        return Err(refuse(
+            "not a loopback address; pass --allow-remote to listen on it (anyone who can reach \
+             it can then call the server's tools)"
+                .into(),
+        ));
+    }
+    let socket =
+        std::net::TcpListener::bind(listener.address).map_err(|e| refuse(e.to_string()))?;
+    let bound = socket.local_addr().map_err(|e| refuse(e.to_string()))?;
+    set_io_timeout(&socket, listener.limits.io_timeout).map_err(|e| refuse(e.to_string()))?;
+    let server =
+        tiny_http::Server::from_listener(socket, None).map_err(|e| refuse(e.to_string()))?;
+    let hub = Arc::new(Hub {
+        listener: listener.clone(),
+        settings: settings.clone(),
+        journal,
+        upstream: upstream.clone(),
+        sessions: Mutex::new(HashMap::new()),
+        opening: Mutex::new(()),
+    });
+    ready(bound);
+    let server = Arc::new(server);
+    for _ in 0..listener.limits.threads.max(1) {
+        let server = Arc::clone(&server);
+        let hub = Arc::clone(&hub);
+        std::thread::spawn(move || {
+            while let Ok(request) = server.recv() {
+                hub.handle(request);
+            }
+        });
+    }
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        hub.close_idle();
+    }
+}
+
+/// Everything the handler threads share.
+struct Hub {
+    listener: Listener,
+    settings: Settings,
+    journal: Option<SharedJournal>,
+    upstream: UpstreamSpec,
+    sessions: Mutex<HashMap<String, Arc<Downstream>>>,
+    /// Held while the sessionless session is found or opened.
+    opening: Mutex<()>,
+}
+
+/// The key of the session shared by clients without `Mcp-Session-Id` (never a real id, which
+/// is 32 hex digits).
+const SESSIONLESS: &str = "";
+
+/// One session's client side: where its messages go in and its answers come out.
+struct Downstream {
+    /// The session id in the journal (not the `Mcp-Session-Id`, which acts as a credential).
+    journal_id: String,
+    events: SyncSender<Event>,
+    routes: Mutex<Routes>,
+    last_used: Mutex<Instant>,
+    ended: AtomicBool,
+}
+
+#[derive(Default)]
+struct Routes {
+    /// Request id → the stream of the POST that carried it.
+    waiting: HashMap<String, SyncSender<String>>,
+    /// Open streams for everything else, the newest POST first, then GET.
+    streams: Vec<(u64, SyncSender<String>)>,
+    backlog: VecDeque<String>,
+    next_stream: u64,
+    get_open: bool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn note(text: &str) {
+    crate::session::note(text);
+}
+
+fn header(request: &Request, name: &'static str) -> Option<String> {
+    request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv(name))
+        .map(|h| h.value.as_str().to_owned())
+}
+
+type Body = Response<std::io::Cursor<Vec<u8>>>;
+
+/// Adds a header; names and values here are constants or hex ids, so none is ever refused.
+fn add<R: Read>(response: Response<R>, name: &str, value: &str) -> Response<R> {
+    match HttpHeader::from_bytes(name, value) {
+        Ok(header) => response.with_header(header),
+        Err(()) => response,
+    }
+}
+
+fn plain(status: u16, text: &str) -> Body {
+    let response = Response::from_string(text).with_status_code(StatusCode(status));
+    add(response, "Content-Type", "text/plain; charset=utf-8")
+}
+
+fn json_response(status: u16, body: &Value) -> Body {
+    let response = Response::from_string(body.to_string()).with_status_code(StatusCode(status));
+    add(response, "Content-Type", "application/json")
+}
+
+fn event_stream(body: Stream, session: Option<&str>) -> Response<Stream> {
+    let response = Response::new(StatusCode(200), Vec::new(), body, None, None);
+    let response = add(response, "Content-Type", "text/event-stream");
+    let response = add(response, "Cache-Control", "no-cache");
+    match session {
+        Some(id) => add(response, "Mcp-Session-Id", id),
+        None => response,
+    }
+}
+
+/// A JSON-RPC error with no id, for a request the proxy refuses as a whole.
+fn rpc_error(status: u16, code: i64, message: &str) -> Body {
+    json_response(
+        status,
+        &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
+    )
+}
+
+fn answer(request: Request, response: Response<impl Read>) {
+    // A client that went away needs no answer.
+    let _ = request.respond(response);
+}
+
+impl Hub {
+    fn handle(self: &Arc<Hub>, mut request: Request) {
+        let path = request
+            .url()
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(origin) = header(&request, "Origin")
+            && !self.origin_allowed(&origin)
+        {
+            note(&format!("refused a request from origin {origin}"));
+            return answer(request, plain(403, "origin not allowed"));
+        }
+        if let Some(host) = header(&request, "Host")
+            && !self.listener.allow_remote
+            && !is_loopback_host(&host)
+        {
+            note(&format!("refused a request for host {host}"));
+            return answer(request, plain(403, "host not allowed"));
+        }
+        if path != ENDPOINT {
+            return answer(request, plain(404, "not found; the endpoint is /mcp"));
+        }
+        let session = header(&request, "Mcp-Session-Id").filter(|id| !id.is_empty());
+        match request.method() {
+            tiny_http::Method::Post => {
+                let body = match read_body(&mut request, self.listener.limits.max_body_bytes) {
+                    Ok(body) => body,
+                    Err(response) => return answer(request, response),
+                };
+                self.post(request, session, &body);
+            }
+            tiny_http::Method::Get => self.get(request, session),
+            tiny_http::Method::Delete => self.delete(request, session),
+            _ => answer(
+                request,
+                add(
+                    plain(405, "method not allowed"),
+                    "Allow",
+                    "GET, POST, DELETE",
+                ),
+            ),
+        }
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim().trim_end_matches('/');
+        if self
+            .listener
+            .allowed_origins
+            .iter()
+            .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
+        {
+            return true;
+        }
+        let Some((scheme, rest)) = origin.split_once("://") else {
+            return false;
+        };
+        matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+            && !rest.contains('/')
+            && is_loopback_host(rest)
+    }
+
+    fn find(&self, id: &str) -> Option<Arc<Downstream>> {
+        let found = lock(&self.sessions).get(id).cloned();
+        if let Some(found) = &found {
+            *lock(&found.last_used) = Instant::now();
+        }
+        found
+    }
+
+    fn post(self: &Arc<Hub>, request: Request, session: Option<String>, body: &[u8]) {
+        let Ok(value) = serde_json::from_slice::<Value>(body) else {
+            return answer(
+                request,
+                rpc_error(400, -32700, "parse error: the body is not JSON"),
+            );
+        };
+        let messages = match value {
+            Value::Array(batch) if batch.is_empty() => {
+                return answer(request, rpc_error(400, -32600, "an empty batch"));
+            }
+            Value::Array(batch) => batch,
+            single => vec![single],
+        };
+        if messages.iter().any(|m| !m.is_object()) {
+            return answer(request, rpc_error(400, -32600, "not a JSON-RPC message"));
+        }
+        let (downstream, created) = match session {
+            Some(id) => match self.find(&id) {
+                Some(downstream) => (downstream, None),
+                None => {
+                    return answer(
+                        request,
+                        rpc_error(404, -32001, "unknown or ended session; start a new one"),
+                    );
+                }
+            },
+            None if messages.iter().any(|m| method(m) == Some("initialize")) => {
+                match self.open(None) {
+                    Ok((id, downstream)) => (downstream, Some(id)),
+                    Err(response) => return answer(request, response),
+                }
+            }
+            // 2026-07-28 has no sessions: its clients share one.
+            None => match self.sessionless() {
+                Ok(downstream) => (downstream, None),
+                Err(response) => return answer(request, response),
+            },
+        };
+        let ids: Vec<String> = messages
+            .iter()
+            .filter(|m| is_request(m))
+            .filter_map(id_key)
+            .collect();
+        let wants_stream = header(&request, "Accept")
+            .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let stream = if ids.is_empty() {
+            None
+        } else {
+            match downstream.expect(&ids, &sender, wants_stream) {
+                Ok(stream) => stream,
+                Err(response) => return answer(request, response),
+            }
+        };
+        for message in messages {
+            let text = message.to_string();
+            if downstream
+                .events
+                .try_send(Event::Client(Line::Message(message, text)))
+                .is_err()
+            {
+                downstream.forget(&ids, stream);
+                return answer(
+                    request,
+                    rpc_error(503, -32000, "the session is busy or ended"),
+                );
+            }
+        }
+        if ids.is_empty() {
+            return answer(request, Response::empty(StatusCode(202)));
+        }
+        let body = Stream {
+            downstream: Arc::clone(&downstream),
+            receiver,
+            number: stream,
+            remaining: Some(ids.into_iter().collect()),
+            patience: self.patience(),
+            last: Instant::now(),
+            buffer: Vec::new(),
+            at: 0,
+        };
+        if wants_stream {
+            return answer(request, event_stream(body, created.as_deref()));
+        }
+        let answers = body.collect();
+        let value = match <[Value; 1]>::try_from(answers) {
+            Ok([single]) => single,
+            Err(many) => Value::Array(many),
+        };
+        let response = json_response(200, &value);
+        match created {
+            Some(id) => answer(request, add(response, "Mcp-Session-Id", &id)),
+            None => answer(request, response),
+        }
+    }
+
+    /// How long a stream waits for the next message: a call, its approval and a rollback
+    /// after it are each bounded by the policy, so this is too.
+    fn patience(&self) -> Duration {
+        let policy = &self.settings.policy;
+        policy.call_timeout() * 3 + policy.approval_timeout() * 2 + Duration::from_secs(30)
+    }
+
+    fn get(self: &Arc<Hub>, request: Request, session: Option<String>) {
+        let id = session.unwrap_or_else(|| SESSIONLESS.to_owned());
+        let Some(downstream) = self.find(&id) else {
+            return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
+        };
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let number = {
+            let mut routes = lock(&downstream.routes);
+            if routes.get_open {
+                drop(routes);
+                return answer(
+                    request,
+                    plain(409, "this session's GET stream is already open"),
+                );
+            }
+            routes.get_open = true;
+            routes.add_stream(sender, false)
+        };
+        let body = Stream {
+            downstream,
+            receiver,
+            number: Some(number),
+            remaining: None,
+            patience: Duration::MAX,
+            last: Instant::now(),
+            buffer: Vec::new(),
+            at: 0,
+        };
+        answer(request, event_stream(body, None));
+    }
+
+    fn delete(&self, request: Request, session: Option<String>) {
+        let Some(id) = session else {
+            return answer(request, plain(400, "missing Mcp-Session-Id"));
+        };
+        let Some(downstream) = lock(&self.sessions).remove(&id) else {
+            return answer(request, plain(404, "unknown session"));
+        };
+        downstream.end();
+        answer(request, Response::empty(StatusCode(200)));
+    }
+
+    /// The session of the clients that send no `Mcp-Session-Id`, opened on first use.
+    fn sessionless(self: &Arc<Hub>) -> Result<Arc<Downstream>, Body> {
+        let _turn = lock(&self.opening);
+        if let Some(found) = self.find(SESSIONLESS) {
+            return Ok(found);
+        }
+        self.open(Some(SESSIONLESS.to_owned()))
+            .map(|(_, downstream)| downstream)
+    }
+
+    /// Opens a session under `key` (a fresh random id when `None`): its upstream and the
+    /// thread that runs it.
+    fn open(self: &Arc<Hub>, key: Option<String>) -> Result<(String, Arc<Downstream>), Body> {
+        let failed = |e: ProxyError| {
+            note(&e.to_string());
+            rpc_error(502, -32000, &format!("mcp-recovery proxy: {e}"))
+        };
+        let (id, journal_id) = match (key.map_or_else(new_session_id, Ok), new_session_id()) {
+            (Ok(id), Ok(journal_id)) => (id, journal_id),
+            (Err(e), _) | (_, Err(e)) => return Err(failed(e)),
+        };
+        {
+            let sessions = lock(&self.sessions);
+            if sessions.len() >= self.listener.limits.max_sessions {
+                return Err(rpc_error(
+                    503,
+                    -32000,
+                    &format!(
+                        "mcp-recovery proxy: {} sessions are open, the most allowed",
+                        sessions.len()
+                    ),
+                ));
+            }
+        }
+        let (sender, events) = sync_channel(EVENT_BUFFER);
+        let upstream = self
+            .upstream
+            .start(
+                self.settings.policy.call_timeout(),
+                &self.settings.secrets,
+                sender.clone(),
+            )
+            .map_err(failed)?;
+        let downstream = Arc::new(Downstream {
+            journal_id: journal_id.clone(),
+            events: sender,
+            routes: Mutex::new(Routes::default()),
+            last_used: Mutex::new(Instant::now()),
+            ended: AtomicBool::new(false),
+        });
+        let mut settings = self.settings.clone();
+        settings.session = journal_id.clone();
+        let writer = Writer {
+            downstream: Arc::clone(&downstream),
+            line: Vec::new(),
+        };
+        let session = Session::new(settings, self.journal.clone(), events, upstream, writer);
+        lock(&self.sessions).insert(id.clone(), Arc::clone(&downstream));
+        note(&format!("session {journal_id} opened"));
+        let hub = Arc::clone(self);
+        let key = id.clone();
+        let running = Arc::clone(&downstream);
+        std::thread::spawn(move || {
+            let end = session.run();
+            running.ended.store(true, Ordering::SeqCst);
+            running.close_streams();
+            let mut sessions = lock(&hub.sessions);
+            if sessions.get(&key).is_some_and(|d| Arc::ptr_eq(d, &running)) {
+                sessions.remove(&key);
+            }
+            drop(sessions);
+            match end {
+                Ok(end) => note(&format!("session {} ended: {end:?}", running.journal_id)),
+                Err(e) => note(&format!("session {} stopped: {e}", running.journal_id)),
+            }
+        });
+        Ok((id, downstream))
+    }
+
+    /// Closes the sessions idle for longer than the limit.
+    fn close_idle(&self) {
+        let now = Instant::now();
+        let idle = self.listener.limits.idle;
+        let mut sessions = lock(&self.sessions);
+        let stale: Vec<String> = sessions
+            .iter()
+            .filter(|(_, d)| {
+                let routes = lock(&d.routes);
+                routes.streams.is_empty()
+                    && routes.waiting.is_empty()
+                    && now.duration_since(*lock(&d.last_used)) > idle
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in stale {
+            if let Some(downstream) = sessions.remove(&id) {
+                note(&format!("session {} idle: closed", downstream.journal_id));
+                downstream.end();
+            }
+        }
+    }
+}
+
+impl Routes {
+    /// Registers a stream for messages that answer no request; hands it the backlog.
+    fn add_stream(&mut self, sender: SyncSender<String>, front: bool) -> u64 {
+        self.next_stream += 1;
+        let number = self.next_stream;
+        while let Some(text) = self.backlog.pop_front() {
+            if let Err(TrySendError::Full(text)) = sender.try_send(text) {
+                self.backlog.push_front(text);
+                break;
+            }
+        }
+        if front {
+            self.streams.insert(0, (number, sender));
+        } else {
+            self.streams.push((number, sender));
+        }
+        number
+    }
+
+    /// A message for whichever stream takes it, else the backlog (the oldest dropped).
+    fn route(&mut self, text: String) {
+        let mut text = text;
+        for (_, stream) in &self.streams {
+            match stream.try_send(text) {
+                Ok(()) => return,
+                Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => text = back,
+            }
+        }
+        if self.backlog.len() >= BACKLOG {
+            self.backlog.pop_front();
+            note("a server message with no open stream to take it was dropped");
+        }
+        self.backlog.push_back(text);
+    }
+}
+
+impl Downstream {
+    /// Registers the requests of a POST; with `stream`, the POST also takes other messages.
+    fn expect(
+        &self,
+        ids: &[String],
+        sender: &SyncSender<String>,
+        stream: bool,
+    ) -> Result<Option<u64>, Body> {
+        let mut routes = lock(&self.routes);
+        let unique: HashSet<&String> = ids.iter().collect();
+        if unique.len() < ids.len() || ids.iter().any(|id| routes.waiting.contains_key(id)) {
+            return Err(rpc_error(
+                409,
+                -32600,
+                "a request id is used twice while pending",
+            ));
+        }
+        for id in ids {
+            routes.waiting.insert(id.clone(), sender.clone());
+        }
+        Ok(stream.then(|| routes.add_stream(sender.clone(), true)))
+    }
+
+    /// Unregisters a POST's requests and its stream.
+    fn forget(&self, ids: &[String], stream: Option<u64>) {
+        let mut routes = lock(&self.routes);
+        for id in ids {
+            routes.waiting.remove(id);
+        }
+        if let Some(number) = stream {
+            routes.streams.retain(|(n, _)| *n != number);
+        }
+    }
+
+    /// Asks the session to finish (it answers what is pending, then closes its upstream).
+    fn end(&self) {
+        let _ = self.events.try_send(Event::Client(Line::Closed(None)));
+    }
+
+    /// Drops every stream's sender, so open streams end.
+    fn close_streams(&self) {
+        let mut routes = lock(&self.routes);
+        routes.waiting.clear();
+        routes.streams.clear();
+    }
+}
+
+/// The session's output: each line is routed to the stream waiting for it.
+struct Writer {
+    downstream: Arc<Downstream>,
+    line: Vec<u8>,
+}
+
+impl Write for Writer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.downstream.ended.load(Ordering::SeqCst) {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        self.line.extend_from_slice(bytes);
+        while let Some(end) = self.line.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.line.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+            self.send(text);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Writer {
+    fn send(&self, text: String) {
+        let message: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let mut routes = lock(&self.downstream.routes);
+        if is_response(&message)
+            && let Some(sender) = id_key(&message).and_then(|key| routes.waiting.remove(&key))
+        {
+            match sender.try_send(text) {
+                Ok(()) => return,
+                Err(TrySendError::Full(text) | TrySendError::Disconnected(text)) => {
+                    note(
+                        "an answer whose request's stream is closed or full went to another stream",
+                    );
+                    routes.route(text);
+                    return;
+                }
+            }
+        }
+        routes.route(text);
+    }
+}
+
+/// A response body that streams a session's messages as server-sent events.
+struct Stream {
+    downstream: Arc<Downstream>,
+    receiver: Receiver<String>,
+    /// The stream's number among the session's streams (`None`: it takes only answers).
+    number: Option<u64>,
+    /// The requests still unanswered (`None`: a GET stream, open until the session ends).
+    remaining: Option<HashSet<String>>,
+    /// Longest wait for the next message.
+    patience: Duration,
+    /// When the last message came (or the stream opened).
+    last: Instant,
+    buffer: Vec<u8>,
+    at: usize,
+}
+
+impl Stream {
+    /// The next message, or `None` when the stream is over.
+    fn next_message(&mut self) -> Option<Result<String, ()>> {
+        if self.remaining.as_ref().is_some_and(HashSet::is_empty) {
+            return None;
+        }
+        let waited = self.last.elapsed();
+        if waited >= self.patience {
+            return None;
+        }
+        match self
+            .receiver
+            .recv_timeout((self.patience - waited).min(KEEP_ALIVE))
+        {
+            Ok(text) => {
+                self.last = Instant::now();
+                if let Some(remaining) = self.remaining.as_mut()
+                    && let Ok(message) = serde_json::from_str::<Value>(&text)
+                    && is_response(&message)
+                    && let Some(key) = id_key(&message)
+                {
+                    remaining.remove(&key);
+                }
+                Some(Ok(text))
+            }
+            Err(RecvTimeoutError::Timeout) => Some(Err(())),
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for every answer (for a client that accepts only JSON).
+    fn collect(mut self) -> Vec<Value> {
+        let mut answers = Vec::new();
+        while let Some(next) = self.next_message() {
+            if let Ok(text) = next
+                && let Ok(value) = serde_json::from_str(&text)
+            {
+                answers.push(value);
+            }
+        }
+        answers
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at >= self.buffer.len() {
+            self.buffer.clear();
+            self.at = 0;
+            match self.next_message() {
+                None => return Ok(0),
+                Some(Ok(text)) => {
+                    self.buffer.extend_from_slice(b"event: message\ndata: ");
+                    self.buffer.extend_from_slice(text.as_bytes());
+                    self.buffer.extend_from_slice(b"\n\n");
+                }
+                Some(Err(())) => self.buffer.extend_from_slice(b": keep-alive\n\n"),
+            }
+        }
+        let n = out.len().min(self.buffer.len() - self.at);
+        out[..n].copy_from_slice(&self.buffer[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let mut routes = lock(&self.downstream.routes);
+        if let Some(number) = self.number {
+            routes.streams.retain(|(n, _)| *n != number);
+        }
+        if self.remaining.is_none() {
+            routes.get_open = false;
+        }
+        if let Some(remaining) = &self.remaining {
+            for key in remaining {
+                routes.waiting.remove(key);
+            }
+        }
+        // What reached this stream after its last answer goes to another.
+        while let Ok(text) = self.receiver.try_recv() {
+            routes.route(text);
+        }
+    }
+}
+
+/// Gives every accepted connection read and write timeouts: set on the listening socket, they
+/// are inherited by the sockets `accept` returns (tiny_http sets none of its own).
+#[cfg(unix)]
+fn set_io_timeout(socket: &std::net::TcpListener, timeout: Duration) -> std::io::Result<()> {
+    use rustix::net::sockopt::{Timeout, set_socket_timeout};
+    set_socket_timeout(socket, Timeout::Recv, Some(timeout))?;
+    set_socket_timeout(socket, Timeout::Send, Some(timeout))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn set_io_timeout(_socket: &std::net::TcpListener, _timeout: Duration) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Reads a request body of at most `cap` bytes.
+fn read_body(request: &mut Request, cap: usize) -> Result<Vec<u8>, Body> {
+    let too_large = || {
+        plain(
+            413,
+            &format!("the request body is larger than {} bytes", cap),
+        )
+    };
+    if request.body_length().is_some_and(|length| length > cap) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    request
+        .as_reader()
+        .take(cap as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| plain(400, &format!("reading the request body failed: {e}")))?;
+    if body.len() > cap {
+        return Err(too_large());
+    }
+    Ok(body)
+}
+
+/// `localhost`, `127.0.0.1`, `[::1]` and the like, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split_once(']').map_or("", |(inside, _)| inside)
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                name
+            } else {
+                host
+            }
+        })
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader};
+    use std::net::TcpStream;
+
+    use super::*;
+    use crate::{Approver, Launch, Overlays, Policy};
+
+    /// A listener in front of a command that is never started (no session is opened).
+    fn listening(limits: Limits) -> SocketAddr {
+        let listener = Listener {
+            address: "127.0.0.1:0".parse().unwrap(),
+            allow_remote: false,
+            allowed_origins: Vec::new(),
+            limits,
+        };
+        let settings = Settings {
+            policy: Policy::default(),
+            approver: Approver::Command("exit 1".into()),
+            session: String::new(),
+            upstream: String::new(),
+            overlays: Overlays::default(),
+            secrets: Default::default(),
+        };
+        let upstream = UpstreamSpec::Stdio(Launch {
+            program: "/nonexistent".into(),
+            ..Launch::default()
+        });
+        let (sender, bound) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = serve(&listener, &settings, None, &upstream, |address| {
+                let _ = sender.send(address);
+            });
+        });
+        bound.recv_timeout(Duration::from_secs(30)).unwrap()
+    }
+
+    #[test]
+    fn a_stalled_request_is_dropped_after_the_io_timeout() {
+        let address = listening(Limits {
+            io_timeout: Duration::from_millis(300),
+            ..Limits::default()
+        });
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        // Half a request head, then nothing: the proxy gives up on it.
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .unwrap();
+        let started = Instant::now();
+        let mut answer = String::new();
+        let read = BufReader::new(stream).read_line(&mut answer);
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(
+            read.is_ok_and(|n| n == 0) || answer.contains("408"),
+            "{answer:?}"
+        );
+    }
+
+    #[test]
+    fn a_session_that_cannot_start_is_an_error_answer() {
+        let address = listening(Limits::default());
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+        assert!(answer.contains("cannot start the server"), "{answer}");
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for host in [
+            "localhost",
+            "LOCALHOST:3000",
+            "127.0.0.1",
+            "127.3.4.5:80",
+            "[::1]",
+            "[::1]:9",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.test",
+            "127.0.0.1.evil.test",
+            "localhost.evil.test:80",
+            "10.0.0.1",
+            "[::2]",
+            "",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+}
