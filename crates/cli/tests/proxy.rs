@@ -751,7 +751,8 @@ fn a_configured_server_behind_the_proxy_and_its_secrets() {
     let config = json!({"mcpServers": {
         "demo": {"command": "sh", "args": ["-c", script, "${input:token}", BIN],
                  "env": {"DEMO_KEY": "${env:PROXY_TEST_KEY}"}, "cwd": "${workspaceFolder}/work"},
-        "remote": {"url": "http://127.0.0.1:9/mcp"},
+        "remote": {"url": "http://127.0.0.1:9/mcp",
+                   "headers": {"Authorization": "Bearer ${input:token}"}},
     }});
     std::fs::create_dir(dir.path().join("work")).unwrap();
     std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
@@ -793,25 +794,44 @@ fn a_configured_server_behind_the_proxy_and_its_secrets() {
     assert_eq!(code(&dry), 0);
     assert!(String::from_utf8_lossy(&dry.stdout).contains("(compensation already recorded)"));
 
+    // A `url` entry is reached over Streamable HTTP; nothing listens there, so the client
+    // gets an error answer, and the header's value never shows.
     let mut command = bin_in(dir.path());
-    command.args(["proxy", "--config", "mcp.json", "--server", "remote"]);
-    let remote = command.output().unwrap();
-    assert_eq!(code(&remote), 2);
+    command
+        .args([
+            "proxy", "--config", "mcp.json", "--server", "remote", "--input", &input,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n")
+        .unwrap();
+    let remote = child.wait_with_output().unwrap();
+    assert_eq!(code(&remote), 0);
+    let answer: Value = serde_json::from_slice(&remote.stdout).unwrap();
     assert!(
-        String::from_utf8_lossy(&remote.stderr).contains("this entry has a `url`"),
-        "{}",
-        String::from_utf8_lossy(&remote.stderr)
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cannot reach the server")),
+        "{answer}"
     );
 
     let stderr = proxy_stderr(dir.path());
     assert!(stderr.contains("starting with *** and ***"), "{stderr}");
     let everything = format!(
-        "{stderr}{}{}{}{}{}",
+        "{stderr}{}{}{}{}{}{}{}",
         std::fs::read_to_string(&journal).unwrap(),
         String::from_utf8_lossy(&real.stdout),
         String::from_utf8_lossy(&real.stderr),
         String::from_utf8_lossy(&dry.stdout),
         String::from_utf8_lossy(&dry.stderr),
+        String::from_utf8_lossy(&remote.stdout),
+        String::from_utf8_lossy(&remote.stderr),
     );
     assert!(everything.contains("sh -c"), "{everything}");
     assert!(
