@@ -6,7 +6,10 @@
 //! must report no error, and the fetched tools must have the same names and `annotations` as the
 //! capture. Then all of them, written into a Cursor-style `mcp.json`, are linted in one run of
 //! `mcp-recovery lint --config mcp.json --all-servers --verbose`, which must lint every server
-//! without an error and name the protocol revision each one spoke. Every external command runs
+//! without an error and name the protocol revision each one spoke. The overlay of
+//! `spec/examples/server-memory.overlay.json` is applied to the live server-memory and to its
+//! capture: it must lint clean, a misspelt tool in it must be R008, and `plan` with it must
+//! compensate `create_relations` with `delete_relations`. Every external command runs
 //! under a time limit, and every step that cannot run fails
 //! the check with a message naming the step: this check must never pass by skipping work.
 
@@ -99,6 +102,12 @@ pub fn check(root: &Path) -> Result<(), String> {
     }
     let outcome = timed("client config with every server", || {
         check_client_config(&binary, &servers, &tmp.path)
+    });
+    if let Err(message) = outcome {
+        failures.push(message);
+    }
+    let outcome = timed("an overlay for server-memory, live and saved", || {
+        check_overlay(&binary, root, &servers, &captures, &tmp.path)
     });
     if let Err(message) = outcome {
         failures.push(message);
@@ -395,6 +404,108 @@ fn check_server(binary: &Path, server: &LiveServer, capture_path: &Path) -> Resu
     } else {
         Err(format!("{label}:\n  {}", problems.join("\n  ")))
     }
+}
+
+/// Applies the server-memory overlay of `spec/examples/` to the live server and to its capture.
+fn check_overlay(
+    binary: &Path,
+    root: &Path,
+    servers: &[LiveServer],
+    captures: &Path,
+    tmp: &Path,
+) -> Result<(), String> {
+    let label = "overlay for server-memory";
+    let server = servers
+        .iter()
+        .find(|s| s.name == "server-memory")
+        .ok_or_else(|| format!("{label}: server-memory is not among the live servers"))?;
+    let overlay = root.join("spec/examples/server-memory.overlay.json");
+    let text = std::fs::read_to_string(&overlay)
+        .map_err(|e| format!("{label}: cannot read {}: {e}", overlay.display()))?;
+    let misspelt = tmp.join("misspelt.overlay.json");
+    let wrong = text.replace("\"delete_observations\"", "\"delete_observationz\"");
+    if wrong == text {
+        return Err(format!(
+            "{label}: {} names no delete_observations",
+            overlay.display()
+        ));
+    }
+    std::fs::write(&misspelt, wrong)
+        .map_err(|e| format!("{label}: cannot write {}: {e}", misspelt.display()))?;
+
+    let lint = |overlay: &Path, target: &[String]| -> Result<(Output, Value), String> {
+        let mut command = Command::new(binary);
+        command
+            .args(["lint", "--format", "json", "--overlay"])
+            .arg(overlay)
+            .args(target);
+        let output = run(command, SERVER_TIMEOUT, &format!("{label}: lint"))?;
+        let report = serde_json::from_str(&output.stdout)
+            .map_err(|e| output.failure(&format!("{label}: lint printed no JSON report ({e})")))?;
+        Ok((output, report))
+    };
+    let mut live = vec!["--stdio".to_owned(), "--".to_owned()];
+    live.extend(server.command.iter().cloned());
+    let saved = vec![path_arg(&captures.join(server.capture))];
+    for (what, target) in [("live", &live), ("saved", &saved)] {
+        let (output, report) = lint(&overlay, target)?;
+        if !output.status.success() || report["summary"]["errors"] != 0 {
+            return Err(output.failure(&format!("{label}: the {what} list with the overlay")));
+        }
+        let (output, report) = lint(&misspelt, target)?;
+        let unknown = report["diagnostics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|d| d["code"] == "R008" && d["tool"] == "delete_observationz");
+        if output.status.code() != Some(1) || !unknown {
+            return Err(output.failure(&format!(
+                "{label}: the {what} list with a misspelt overlay tool must be R008"
+            )));
+        }
+    }
+
+    let mut fetch = Command::new(binary);
+    fetch.arg("fetch").args(&live);
+    let fetched = run(fetch, SERVER_TIMEOUT, &format!("{label}: fetch"))?;
+    if !fetched.status.success() {
+        return Err(fetched.failure(&format!("{label}: fetch")));
+    }
+    let tools = tmp.join("server-memory.tools.json");
+    let trace = tmp.join("server-memory.trace.jsonl");
+    let relations = serde_json::json!([{"from": "a", "to": "b", "relationType": "knows"}]);
+    let call = serde_json::json!({
+        "name": "create_relations",
+        "arguments": {"relations": relations},
+        "result": {"content": [{"type": "text", "text": "created"}],
+                   "structuredContent": {"relations": relations}},
+    });
+    std::fs::write(&tools, &fetched.stdout)
+        .and_then(|()| std::fs::write(&trace, format!("{call}\n")))
+        .map_err(|e| format!("{label}: cannot write the plan's inputs: {e}"))?;
+    let mut plan = Command::new(binary);
+    plan.args(["plan", "--format", "json", "--tools"])
+        .arg(&tools)
+        .arg("--trace")
+        .arg(&trace)
+        .arg("--overlay")
+        .arg(&overlay);
+    let planned = run(plan, SERVER_TIMEOUT, &format!("{label}: plan"))?;
+    let steps: Value = serde_json::from_str(&planned.stdout)
+        .map_err(|e| planned.failure(&format!("{label}: plan printed no JSON ({e})")))?;
+    let step = &steps["steps"][0];
+    if step["status"] != "compensate"
+        || step["call"]["name"] != "delete_relations"
+        || step["call"]["arguments"]["relations"] != relations
+    {
+        return Err(planned.failure(&format!(
+            "{label}: plan must compensate create_relations with delete_relations, got {step}"
+        )));
+    }
+    println!(
+        "    overlay: live and saved lists lint clean, R008 on a misspelt tool, plan compensates"
+    );
+    Ok(())
 }
 
 /// Writes every server into a Cursor-style `mcp.json` (`mcpServers`, `command` and `args`) and
