@@ -80,6 +80,8 @@ fn without_the_demo_feature_there_is_no_demo() {
     );
 }
 
+// The snapshot is of the default build, for the reason `lint_help` gives.
+#[cfg(feature = "demo")]
 #[test]
 fn proxy_help() {
     assert_cmd_snapshot!(bin().args(["proxy", "--help"]));

@@ -2,6 +2,8 @@
 //! proxy, the binary's hidden `demo-server --http` (or a scripted server) behind it; rollback
 //! over HTTP both ways, one rollback scope per `Mcp-Session-Id`, the Origin and Host rules,
 //! the limits, hostile HTTP servers and 2026-07-28 peers.
+// The demo server runs in process here: without the `demo` feature there is none.
+#![cfg(feature = "demo")]
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
