@@ -5,10 +5,6 @@
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../crates/cli/src/position.rs"]
-mod position;
-
-#[allow(dead_code)]
 #[path = "../../crates/cli/src/config.rs"]
 mod config;
 
