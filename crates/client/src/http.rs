@@ -138,25 +138,11 @@ impl HttpTransport {
         method: &str,
     ) -> Result<Body, ClientError> {
         let status = response.status().as_u16();
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-        };
+        let header = |name: &str| header_value(&response, name);
         if let Some(session) = header("mcp-session-id") {
             self.session_id = Some(session);
         }
-        let content_type = header("content-type")
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        let content_type = media_type(&response);
         let location = header("location");
         let body = response.into_body();
         if status == 400 && content_type == "application/json" {
@@ -414,4 +400,21 @@ fn too_large(method: &str, what: &str, limit: u64) -> ClientError {
         limit,
         stderr: StderrTail::default(),
     }
+}
+
+/// The value of a response header, when it is present and visible ASCII.
+pub fn header_value<B>(response: &Response<B>, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The media type of a response's `Content-Type`, lowercase and without parameters (empty when
+/// there is none).
+pub fn media_type<B>(response: &Response<B>) -> String {
+    header_value(response, "content-type")
+        .and_then(|v| v.split(';').next().map(|t| t.trim().to_ascii_lowercase()))
+        .unwrap_or_default()
 }

@@ -66,6 +66,7 @@ use serde_json::{Map, Value, json};
 
 pub use error::ClientError;
 pub use header::Header;
+pub use http::{header_value, media_type};
 pub use protocol::{HANDSHAKE_VERSIONS, LATEST_VERSION, Negotiation, SUPPORTED_VERSIONS};
 pub use secrets::{MIN_SECRET_CHARS, REDACTED, Secrets};
 pub use sse::{Event as StreamEvent, EventReader};

@@ -296,19 +296,10 @@ impl Shared {
         method: &str,
     ) -> Outcome {
         let status = response.status().as_u16();
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        if let Some(session) = header("mcp-session-id") {
+        if let Some(session) = mcp_recovery_client::header_value(&response, "mcp-session-id") {
             self.lock().session_id = Some(session);
         }
-        let content_type = header("content-type")
-            .and_then(|v| v.split(';').next().map(|t| t.trim().to_ascii_lowercase()))
-            .unwrap_or_default();
+        let content_type = mcp_recovery_client::media_type(&response);
         let body = response.into_body();
         let mut answered = id.is_none();
         let outcome = match content_type.as_str() {
