@@ -64,13 +64,8 @@ struct LiveServer {
 /// Runs the whole check; the error names the step that failed.
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let captures = root.join("../shared/data/real-servers");
-    if !captures.is_dir() {
-        return Err(format!(
-            "step `shared data`: {} not found: this check needs ../shared/data beside the repository",
-            captures.display()
-        ));
-    }
+    let captures = crate::shared::data_dir(root, "real-servers", "this check")
+        .map_err(|e| format!("step `shared data`: {e}"))?;
 
     let binary = timed("build mcp-recovery", || {
         build_binary(root, "mcp-recovery", "mcp-recovery")

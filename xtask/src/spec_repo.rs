@@ -227,13 +227,7 @@ const BINDING_PROBES: &[&str] = &[
 /// Runs the whole check; the error names what failed.
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let data = root.join("../shared/data");
-    if !data.is_dir() {
-        return Err(format!(
-            "shared data not found at {}: step 4 needs ../shared/data (the official MCP schema) beside the repository",
-            data.display()
-        ));
-    }
+    let data = crate::shared::data_dir(root, "", "step 4 (the official MCP schema)")?;
     let tmp = TempDir::create("mcp-recovery-spec-repo")?;
     println!("temporary directory: {}", tmp.path.display());
     let npm = tmp.path.join("npm");
