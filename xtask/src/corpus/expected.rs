@@ -133,7 +133,8 @@ pub(super) fn actual_numbers(census: &mcp_recovery_census::Census) -> Value {
         "signatures": signatures,
         "multi_tool_emitting": census.servers_spread.multi_tool_emitting,
         "more_than_one_signature": census.servers_spread.more_than_one_signature.count,
-        "median_dominant_share": census.servers_spread.median_dominant_share,
+        // The generator counts multi-tool servers only (`Expected::add_server`).
+        "median_dominant_share": census.servers_spread.median_dominant_share_multi_tool,
         "destructive_set": census.destructive.set.count,
         "destructive_set_where_applicable": census.destructive.set_where_applicable.count,
         "destructive_true_where_applicable": census.destructive.true_where_applicable.count,
