@@ -345,7 +345,9 @@ mod tests {
     /// Without the shared folder the checks fail with a message, never pass silently.
     #[test]
     fn missing_shared_data_fails_loudly() {
-        let root = std::env::temp_dir().join(format!("xtask-shared-{}/repo", std::process::id()));
+        // `../shared` of a fresh directory does not exist.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
         let message = check(&root).unwrap_err();
         assert!(message.contains("shared data not found"), "{message}");
     }

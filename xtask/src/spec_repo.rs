@@ -28,7 +28,7 @@ use jsonschema::Validator;
 use serde_json::{Map, Value, json};
 
 use crate::codegen::{TYPESCRIPT_DIR, TYPESCRIPT_MODULE};
-use crate::live::{Output, TempDir, npm_install, probe, run, timed};
+use crate::live::{Output, npm_install, probe, run, temp_dir, timed};
 use crate::read_json;
 use crate::shared::{
     compile, definition_validator, examples_validate, merge_in_force, official_schema_with,
@@ -228,9 +228,10 @@ const BINDING_PROBES: &[&str] = &[
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
     let data = crate::shared::data_dir(root, "", "step 4 (the official MCP schema)")?;
-    let tmp = TempDir::create("mcp-recovery-spec-repo")?;
-    println!("temporary directory: {}", tmp.path.display());
-    let npm = tmp.path.join("npm");
+    let tmp_dir = temp_dir("mcp-recovery-spec-repo")?;
+    let tmp = tmp_dir.path();
+    println!("temporary directory: {}", tmp.display());
+    let npm = tmp.join("npm");
     timed("npm install", || {
         probe("node", "step `npm install`")?;
         npm_install(&npm, NPM_PACKAGES)
@@ -258,7 +259,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     println!("    {}", outcome.summary);
     failures.extend(outcome.failures);
 
-    let checkout = tmp.path.join("checkout");
+    let checkout = tmp.join("checkout");
     let patched = timed("`mcp-recovery schema --spec-repo` on a checkout", || {
         spec_repo_flow(root, &tools, &checkout, &generated)
     });
@@ -268,7 +269,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     }
 
     let official = timed("examples against the official 2026-07-28 schema", || {
-        official_examples(root, &data, &tools, &tmp.path, &generated)
+        official_examples(root, &data, &tools, tmp, &generated)
     });
     match official {
         Ok(more) => failures.extend(more),
