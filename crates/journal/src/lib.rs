@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use time::rfc3339_now;
+use time::rfc3339_now;
 pub use verify::{Broken, ReadError, Verification, Verifier, verify, verify_reader};
 
 /// The `prev` of the first record.
@@ -50,6 +50,7 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 
 /// What a record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Kind {
     /// A downstream connection began (upstream, policy summary, classification).
     SessionStart,
@@ -112,6 +113,7 @@ impl Kind {
 
 /// Why the journal cannot be opened or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum JournalError {
     /// Reading, writing or syncing the file failed.
     #[error("journal {path}: {source}")]
@@ -262,7 +264,7 @@ impl Journal {
 
 /// The `hash` a record must carry: sha256 over the canonical form of the record without `hash`
 /// (RFC 8785, each number written as the JSON text it was read as; see `spec/journal.md`).
-pub fn record_hash(record: &Map<String, Value>) -> String {
+pub(crate) fn record_hash(record: &Map<String, Value>) -> String {
     let mut canonical = Vec::new();
     if record.contains_key("hash") {
         let mut without = record.clone();
