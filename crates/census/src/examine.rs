@@ -293,7 +293,7 @@ pub(crate) fn examine_document(document: &Value) -> Result<(Tally, ServerSummary
 /// Examines the bytes of one file: parse once, count, and lint the parsed value.
 pub(crate) fn examine_bytes(path: String, bytes: &[u8], linter: Option<&Linter>) -> FileCensus {
     let size = bytes.len() as u64;
-    match serde_json::from_slice::<Value>(bytes) {
+    match mcp_recovery_model::json::from_slice(bytes) {
         Ok(document) => FileCensus {
             path,
             bytes: size,

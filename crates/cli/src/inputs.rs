@@ -109,7 +109,7 @@ pub struct WalkError {
 pub fn read_json(path: &Path) -> Result<Value, Failure> {
     let input = Input::named(path);
     let bytes = input.read()?;
-    serde_json::from_slice(&bytes)
+    mcp_recovery_model::json::from_slice(&bytes)
         .map_err(|e| Failure::Usage(format!("{}: not valid JSON: {e}", input.display())))
 }
 

@@ -10,7 +10,7 @@ use common::{bin, root};
 use serde_json::{Value, json};
 
 fn json_stdout(output: &std::process::Output) -> Value {
-    serde_json::from_slice(&output.stdout)
+    mcp_recovery_model::json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
 }
 
@@ -30,9 +30,10 @@ fn plan_matches_the_conformance_suite() {
             .unwrap();
         assert!(output.status.success(), "{}", case.display());
         let actual = json_stdout(&output);
-        let expected: Value =
-            serde_json::from_str(&fs::read_to_string(case.join("expected-plan.json")).unwrap())
-                .unwrap();
+        let expected: Value = mcp_recovery_model::json::from_str(
+            &fs::read_to_string(case.join("expected-plan.json")).unwrap(),
+        )
+        .unwrap();
         let steps = |v: &Value| -> Vec<Value> {
             v["steps"]
                 .as_array()

@@ -149,7 +149,7 @@ impl HttpTransport {
             // 2026-07-28 servers refuse a version or mismatched headers with 400 and a JSON-RPC
             // error (UnsupportedProtocolVersionError, HeaderMismatchError): read it as the answer.
             let bytes = self.read_capped(body, method)?;
-            let is_rpc_error = serde_json::from_slice::<Value>(&bytes)
+            let is_rpc_error = mcp_recovery_model::json::from_slice(&bytes)
                 .is_ok_and(|v| v.get("error").is_some_and(Value::is_object));
             if is_rpc_error {
                 return Ok(Body::Json(bytes));
@@ -260,7 +260,7 @@ impl HttpTransport {
         id: &Value,
         method: &str,
     ) -> Result<Value, ClientError> {
-        let message: Value = serde_json::from_slice(bytes).map_err(|_| {
+        let message: Value = mcp_recovery_model::json::from_slice(bytes).map_err(|_| {
             let quoted = excerpt_bytes(bytes, EXCERPT_CHARS);
             protocol(method, format!("the response body is not JSON: `{quoted}`"))
         })?;
@@ -323,7 +323,7 @@ impl HttpTransport {
             if data.trim().is_empty() {
                 continue;
             }
-            let message: Value = serde_json::from_str(&data).map_err(|_| {
+            let message: Value = mcp_recovery_model::json::from_str(&data).map_err(|_| {
                 let quoted = excerpt(&data, EXCERPT_CHARS);
                 protocol(method, format!("an event's data is not JSON: `{quoted}`"))
             })?;

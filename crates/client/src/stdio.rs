@@ -246,7 +246,7 @@ impl StdioTransport {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let message: Value = match serde_json::from_slice(&line) {
+            let message: Value = match mcp_recovery_model::json::from_slice(&line) {
                 Ok(message) => message,
                 Err(_) => {
                     let detail = format!(

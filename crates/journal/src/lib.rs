@@ -1,5 +1,6 @@
 //! The audit journal of `mcp-recovery proxy`: append-only JSON Lines, one record per line, each
-//! committing to the one before it with sha256 over its RFC 8785 canonical form.
+//! committing to the one before it with sha256 over its canonical form (RFC 8785, numbers as
+//! written).
 //!
 //! A record is a JSON object with at least
 //!
@@ -8,7 +9,7 @@
 //! * `session` — the downstream connection the record belongs to;
 //! * `kind` — what happened (see [`Kind`]);
 //! * `prev` — the previous record's `hash` (64 zeros on the first line);
-//! * `hash` — lowercase hex sha256 of the canonical form (RFC 8785) of the record without `hash`.
+//! * `hash` — lowercase hex sha256 of the canonical form of the record without `hash`.
 //!
 //! Call outcome records also carry `name`, `arguments` and `result` (the `CallToolResult`, or
 //! `null` when the outcome is unknown), so a journal reads as a `plan` trace. Lines are written
@@ -30,6 +31,7 @@
 //! assert_eq!(report.records, 1);
 //! ```
 
+mod canonical;
 mod time;
 mod verify;
 
@@ -143,14 +145,6 @@ pub enum JournalError {
         /// The first fault.
         broken: Broken,
     },
-    /// A record could not be put in canonical form.
-    #[error("journal {path}: cannot canonicalize a record: {message}")]
-    Canonical {
-        /// The file.
-        path: String,
-        /// The serializer's message.
-        message: String,
-    },
 }
 
 /// An open journal, positioned after its last record.
@@ -247,13 +241,10 @@ impl Journal {
         record.insert("kind".into(), Value::from(kind.as_str()));
         record.insert("prev".into(), Value::from(self.head.clone()));
         record.remove("hash");
-        let canonical_error = |e: serde_json::Error| JournalError::Canonical {
-            path: self.path.display().to_string(),
-            message: e.to_string(),
-        };
-        let hash = record_hash(&record).map_err(canonical_error)?;
+        let hash = record_hash(&record);
         record.insert("hash".into(), Value::from(hash.clone()));
-        let mut line = serde_json_canonicalizer::to_vec(&record).map_err(canonical_error)?;
+        let mut line = Vec::new();
+        canonical::write_object(&record, &mut line);
         line.push(b'\n');
         let io_error = |source| JournalError::Io {
             path: self.path.display().to_string(),
@@ -271,16 +262,18 @@ impl Journal {
     }
 }
 
-/// The `hash` a record must carry: sha256 over the RFC 8785 form of the record without `hash`.
-pub(crate) fn record_hash(record: &Map<String, Value>) -> Result<String, serde_json::Error> {
-    let canonical = if record.contains_key("hash") {
+/// The `hash` a record must carry: sha256 over the canonical form of the record without `hash`
+/// (RFC 8785, each number written as the JSON text it was read as; see `spec/journal.md`).
+pub(crate) fn record_hash(record: &Map<String, Value>) -> String {
+    let mut canonical = Vec::new();
+    if record.contains_key("hash") {
         let mut without = record.clone();
         without.remove("hash");
-        serde_json_canonicalizer::to_vec(&without)?
+        canonical::write_object(&without, &mut canonical);
     } else {
-        serde_json_canonicalizer::to_vec(record)?
-    };
-    Ok(hex(&Sha256::digest(&canonical)))
+        canonical::write_object(record, &mut canonical);
+    }
+    hex(&Sha256::digest(&canonical))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -301,7 +294,7 @@ pub fn read_records(text: &str) -> Result<Vec<Map<String, Value>>, Broken> {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(line) {
+        match mcp_recovery_model::json::from_str(line) {
             Ok(Value::Object(record)) => records.push(record),
             Ok(_) => return Err(Broken::new(index + 1, "the line is not a JSON object")),
             Err(e) => return Err(Broken::new(index + 1, format!("the line is not JSON: {e}"))),

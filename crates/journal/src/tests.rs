@@ -258,3 +258,23 @@ fn reserved_members_are_set_by_the_journal() {
     assert_eq!(Kind::parse("call.outcome"), Some(Kind::CallOutcome));
     assert_eq!(Kind::parse("nope"), None);
 }
+
+#[test]
+fn the_canonical_form_is_rfc_8785_for_numbers_in_ecmascript_form_and_exact_otherwise() {
+    let ecmascript = mcp_recovery_model::json::from_str(
+        r#"{"b":[1,0.5,1e+21,1e-7,-3,null,true],"a":"\u0001\u001f\"\\/\u007f\u2028é","€":{"z":{},"y":[]},"\ud83d\ude00":2,"ｱ":3}"#,
+    )
+    .unwrap();
+    let mut ours = Vec::new();
+    crate::canonical::write(&ecmascript, &mut ours);
+    assert_eq!(ours, serde_json_canonicalizer::to_vec(&ecmascript).unwrap());
+    let exact =
+        mcp_recovery_model::json::from_str(r#"{"n":[1E2,1.50,-0,1e400,123456789012345678901234]}"#)
+            .unwrap();
+    let mut ours = Vec::new();
+    crate::canonical::write(&exact, &mut ours);
+    assert_eq!(
+        String::from_utf8(ours).unwrap(),
+        r#"{"n":[1E2,1.50,-0,1e400,123456789012345678901234]}"#
+    );
+}

@@ -214,7 +214,7 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<String, String> {
     if line.trim().is_empty() {
         return Err("a blank line inside the journal".into());
     }
-    let record = match serde_json::from_str::<Value>(line) {
+    let record = match mcp_recovery_model::json::from_str(line) {
         Ok(Value::Object(record)) => record,
         Ok(_) => return Err("the line is not a JSON object".into()),
         Err(e) => return Err(format!("the line is not JSON ({e})")),
@@ -248,7 +248,7 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<String, String> {
         }
         Some(_) => {}
     }
-    let expected = record_hash(&record).map_err(|e| format!("cannot canonicalize: {e}"))?;
+    let expected = record_hash(&record);
     if hash != expected {
         return Err(format!(
             "the record does not match its hash (it was edited): hash says {}, content gives {expected}",

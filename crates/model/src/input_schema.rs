@@ -2,8 +2,12 @@
 //! budget every consumer gives `pattern` evaluation.
 
 use jsonschema::error::ValidationErrorKind;
-use jsonschema::{PatternCache, PatternOptions, ValidationError, ValidationOptions, Validator};
+use jsonschema::{
+    PatternCache, PatternOptions, ReferencingError, ValidationError, ValidationOptions, Validator,
+};
 use serde_json::Value;
+
+use crate::escape_token;
 
 /// Backtracking steps one `pattern` match may take (the backtracking engine counts them).
 pub const BACKTRACK_LIMIT: usize = 10_000;
@@ -54,7 +58,9 @@ impl PatternBudget {
 
     /// [`compile_input_schema`] under this budget.
     pub fn compile_input_schema(&self, schema: &Value) -> Result<Validator, String> {
-        self.options().build(schema).map_err(|e| e.to_string())
+        self.options()
+            .build(schema)
+            .map_err(|error| why_not_compiled(schema, &error))
     }
 
     /// Takes one validation against a schema with a pattern: `false` once the budget is spent.
@@ -71,6 +77,98 @@ impl PatternBudget {
     pub fn spent(&self) -> usize {
         self.spent
     }
+}
+
+/// Why `schema` cannot be compiled, in words naming the keyword and its JSON Pointer inside the
+/// schema.
+fn why_not_compiled(schema: &Value, error: &ValidationError<'_>) -> String {
+    let ValidationErrorKind::Referencing(reference) = error.kind() else {
+        let at = error.schema_path().as_str();
+        let at = if at.is_empty() { "the root" } else { at };
+        return format!("the keyword at {at} is malformed: {error}");
+    };
+    let reference_at = |target: &str| {
+        first_member(schema, &|key, value| {
+            matches!(key, "$ref" | "$dynamicRef")
+                && value.as_str().is_some_and(|v| {
+                    let v = v.split('#').next().unwrap_or_default();
+                    target == v || (!v.is_empty() && target.ends_with(v))
+                })
+        })
+        .or_else(|| {
+            first_member(schema, &|key, value| {
+                matches!(key, "$ref" | "$dynamicRef")
+                    && value.as_str().is_some_and(|v| !v.starts_with('#'))
+            })
+        })
+        .unwrap_or_else(|| "/$ref".to_owned())
+    };
+    match reference {
+        ReferencingError::Unretrievable { uri, .. } => {
+            let target = uri.split('#').next().unwrap_or_default();
+            if schema
+                .get("$schema")
+                .and_then(Value::as_str)
+                .map(|s| s.trim_end_matches('#'))
+                == Some(target.trim_end_matches('#'))
+            {
+                format!(
+                    "`$schema` at /$schema names '{uri}', a dialect the validator does not know \
+                     (known: draft 4, 6, 7, 2019-09 and 2020-12)"
+                )
+            } else {
+                format!(
+                    "`$ref` at {} refers to '{uri}', outside this schema; references are never fetched",
+                    reference_at(target)
+                )
+            }
+        }
+        ReferencingError::UnknownSpecification { specification } => format!(
+            "`$schema` at /$schema names '{specification}', a dialect the validator does not \
+             know (known: draft 4, 6, 7, 2019-09 and 2020-12)"
+        ),
+        ReferencingError::PointerToNowhere { pointer } => format!(
+            "`$ref` at {} points to '#{pointer}', which is not in this schema",
+            reference_at("")
+        ),
+        ReferencingError::NoSuchAnchor { anchor } | ReferencingError::InvalidAnchor { anchor } => {
+            format!(
+                "`$ref` at {} names the anchor '{anchor}', which this schema does not define",
+                reference_at("")
+            )
+        }
+        other => format!("a `$ref` of this schema cannot be resolved: {other}"),
+    }
+}
+
+/// The JSON Pointer of the first member (depth first, in document order) for which `test`
+/// holds.
+fn first_member(schema: &Value, test: &dyn Fn(&str, &Value) -> bool) -> Option<String> {
+    let mut stack = vec![(String::new(), schema)];
+    while let Some((at, node)) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if test(key, value) {
+                        return Some(format!("{at}/{}", escape_token(key)));
+                    }
+                }
+                let children = map
+                    .iter()
+                    .map(|(key, value)| (format!("{at}/{}", escape_token(key)), value));
+                stack.extend(children.rev());
+            }
+            Value::Array(items) => {
+                let children = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("{at}/{i}"), v));
+                stack.extend(children.rev());
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether `error` only says the engine gave up on a pattern, which says nothing about the
@@ -157,6 +255,32 @@ mod tests {
         ] {
             let error = compile_input_schema(&schema).err();
             assert!(error.is_some(), "{schema}");
+        }
+    }
+
+    #[test]
+    fn unusable_schemas_are_explained_in_our_words_with_the_pointer() {
+        for (schema, says) in [
+            (
+                json!({"type": "object", "properties": {"a/b": {"$ref": "https://example.invalid/a.json"}}}),
+                "`$ref` at /properties/a~1b/$ref refers to 'https://example.invalid/a.json'",
+            ),
+            (
+                json!({"allOf": [{"$ref": "other.json#/x"}]}),
+                "`$ref` at /allOf/0/$ref refers to",
+            ),
+            (
+                json!({"$schema": "https://example.invalid/dialect", "type": "object"}),
+                "`$schema` at /$schema names 'https://example.invalid/dialect'",
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}),
+                "`$ref` at /properties/a/$ref points to",
+            ),
+        ] {
+            let why = compile_input_schema(&schema).err().unwrap_or_default();
+            assert!(why.contains(says), "{schema}: {why}");
+            assert!(!why.contains("feature"), "{why}");
         }
     }
 

@@ -35,6 +35,7 @@ mod convert;
 mod document;
 mod expression;
 mod input_schema;
+pub mod json;
 mod jsonpath;
 mod overlay;
 mod pointer;

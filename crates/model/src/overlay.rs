@@ -240,7 +240,7 @@ impl Overlay {
     pub fn parse(text: &str, format: OverlayFormat) -> Result<Self, OverlayError> {
         let (document, spans) = match format {
             OverlayFormat::Json => {
-                let value: Value = serde_json::from_str(text).map_err(|e| {
+                let value: Value = crate::json::from_str(text).map_err(|e| {
                     invalid(
                         "",
                         format!(

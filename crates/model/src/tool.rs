@@ -388,6 +388,28 @@ fn output_schema<'de, D: serde::Deserializer<'de>>(
 }
 
 impl Tool {
+    /// Reads a tool from its JSON. Deserializing a typed view through serde re-reads each number
+    /// and respells it (`1E2` becomes `1e+2`, `-0` becomes `0`), so the SEP-3172 parameters,
+    /// whose constants reach a compensating call, are taken from `raw` as written.
+    ///
+    /// # Errors
+    ///
+    /// When `raw` is not a tool this model can read.
+    pub fn from_json(raw: &Value) -> Result<Self, serde_json::Error> {
+        let mut tool = Self::deserialize(raw)?;
+        if let Some(operation) = tool
+            .annotations
+            .as_mut()
+            .and_then(|a| a.recovery.as_mut())
+            .and_then(|r| r.compensating_operation.as_mut())
+            && let Some(Value::Object(parameters)) =
+                raw.pointer("/annotations/recovery/compensatingOperation/parameters")
+        {
+            operation.parameters = parameters.clone();
+        }
+        Ok(tool)
+    }
+
     /// The SEP-3172 carrier, if declared.
     pub fn sep_recovery(&self) -> Option<&Recovery> {
         self.annotations.as_ref()?.recovery.as_ref()

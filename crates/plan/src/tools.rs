@@ -1,7 +1,6 @@
 //! Reading the tool list a plan is built against.
 
 use mcp_recovery_model::{LocateError, Tool, locate_tools};
-use serde::Deserialize;
 use serde_json::Value;
 
 /// A document that does not yield a tool list at all (its shape is wrong; a malformed tool is
@@ -59,7 +58,7 @@ pub fn load_tools(document: &Value) -> Result<ToolList, LoadError> {
     let location = locate_tools(document)?;
     let mut list = ToolList::default();
     for (index, raw) in location.tools.iter().enumerate() {
-        match Tool::deserialize(raw) {
+        match Tool::from_json(raw) {
             Ok(tool) => list.tools.push(tool),
             Err(e) => list.unusable.push(UnusableTool {
                 pointer: location.tool_pointer(index),

@@ -205,7 +205,7 @@ pub fn parse_session_calls(
 pub fn trace_sessions(text: &str) -> Vec<String> {
     let mut sessions: Vec<String> = Vec::new();
     for line in text.lines() {
-        if let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line)
+        if let Ok(Value::Object(record)) = mcp_recovery_model::json::from_str(line)
             && let Some(Value::String(session)) = record.get("session")
             && !sessions.contains(session)
         {
@@ -276,7 +276,7 @@ fn parse_lines(text: &str, session: Option<&str>) -> Result<Vec<(Value, TracedCa
             line: index + 1,
             error,
         };
-        let value: Value = serde_json::from_str(line).map_err(|e| {
+        let value: Value = mcp_recovery_model::json::from_str(line).map_err(|e| {
             fail(TraceLineError::InvalidJson {
                 message: e.to_string(),
             })

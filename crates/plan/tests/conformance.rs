@@ -46,7 +46,9 @@ fn check_plan_case(dir: &Path) -> Result<(), String> {
     let trace_text = fs::read_to_string(dir.join("trace.jsonl")).map_err(|e| e.to_string())?;
     let trace = parse_trace(&trace_text).map_err(|e| e.to_string())?;
     let plan = build_plan(&tools, &trace);
-    let actual = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+    // Written out and read back as the cli does: `to_value` would respell exponents.
+    let written = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
+    let actual = mcp_recovery_model::json::from_str(&written).map_err(|e| e.to_string())?;
     let expected = read_json(&dir.join("expected-plan.json"));
     let (Some(expected_steps), Some(actual_steps)) =
         (expected["steps"].as_array(), actual["steps"].as_array())

@@ -227,7 +227,7 @@ impl Shared {
     }
 
     fn post(self: &Arc<Shared>, text: &str) {
-        let message: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let message: Value = mcp_recovery_model::json::from_str(text).unwrap_or(Value::Null);
         let request_id = is_request(&message)
             .then(|| message.get("id").cloned())
             .flatten();
@@ -372,7 +372,7 @@ impl Shared {
         method: &str,
         answered: &mut bool,
     ) -> Outcome {
-        let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+        let Ok(value) = mcp_recovery_model::json::from_slice(bytes) else {
             return Outcome::Failed(format!(
                 "the body is not JSON: `{}`",
                 excerpt_bytes(bytes, EXCERPT_CHARS)
@@ -414,7 +414,7 @@ impl Shared {
             if data.trim().is_empty() {
                 continue;
             }
-            let Ok(message) = serde_json::from_str::<Value>(&data) else {
+            let Ok(message) = mcp_recovery_model::json::from_str(&data) else {
                 return Outcome::Failed(format!("an event is not JSON: {}", quote(&data)));
             };
             if let Err(reason) = self.take(message, data, id, method, answered) {
@@ -465,7 +465,7 @@ impl Shared {
             if self.lock().closed {
                 return;
             }
-            match serde_json::from_str::<Value>(&data) {
+            match mcp_recovery_model::json::from_str(&data) {
                 Ok(message) if message.is_object() => {
                     if !self.deliver(message, data) {
                         return;

@@ -299,7 +299,7 @@ impl Hub {
     }
 
     fn post(self: &Arc<Hub>, request: Request, session: Option<String>, body: &[u8]) {
-        let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        let Ok(value) = mcp_recovery_model::json::from_slice(body) else {
             return answer(
                 request,
                 rpc_error(400, -32700, "parse error: the body is not JSON"),
@@ -657,7 +657,7 @@ impl Write for Writer {
 
 impl Writer {
     fn send(&self, text: String) {
-        let message: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
         let mut routes = lock(&self.downstream.routes);
         if is_response(&message)
             && let Some(sender) = id_key(&message).and_then(|key| routes.waiting.remove(&key))
@@ -710,7 +710,7 @@ impl Stream {
             Ok(text) => {
                 self.last = Instant::now();
                 if let Some(remaining) = self.remaining.as_mut()
-                    && let Ok(message) = serde_json::from_str::<Value>(&text)
+                    && let Ok(message) = mcp_recovery_model::json::from_str(&text)
                     && is_response(&message)
                     && let Some(key) = id_key(&message)
                 {
@@ -728,7 +728,7 @@ impl Stream {
         let mut answers = Vec::new();
         while let Some(next) = self.next_message() {
             if let Ok(text) = next
-                && let Ok(value) = serde_json::from_str(&text)
+                && let Ok(value) = mcp_recovery_model::json::from_str(&text)
             {
                 answers.push(value);
             }

@@ -87,7 +87,7 @@ fn parse_line(bytes: &[u8]) -> Line {
     if text.trim().is_empty() {
         return Line::Garbage(String::new());
     }
-    match serde_json::from_str::<Value>(text) {
+    match mcp_recovery_model::json::from_str(text) {
         Ok(value) => Line::Message(value, text.to_owned()),
         Err(e) => Line::Garbage(format!("a line that is not JSON was dropped ({e})")),
     }

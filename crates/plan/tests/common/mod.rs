@@ -25,5 +25,5 @@ pub fn cases(kind: &str) -> Vec<PathBuf> {
 /// A JSON file of the suite; panics naming the file when it is missing or malformed.
 pub fn read_json(path: &Path) -> Value {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    mcp_recovery_model::json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
