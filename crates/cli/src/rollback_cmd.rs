@@ -138,6 +138,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         &prior,
         json!({"command": "rollback"}),
         timeout,
+        None,
     )
     .map_err(|e| Failure::Usage(e.to_string()))?;
     runner.stop();

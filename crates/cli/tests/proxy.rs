@@ -284,6 +284,47 @@ fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
     }
 }
 
+/// A window of one effectful call: read-only calls never take its place; with a journal the
+/// older calls are read back from it, without one the rollback says what it leaves undone.
+#[test]
+fn calls_past_the_rollback_window_are_read_back_or_reported() {
+    for with_journal in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.jsonl");
+        let log = dir.path().join("calls.jsonl");
+        let server = demo(&log, &[]);
+        let mut flags = vec!["--on-failure", "rollback", "--rollback-window", "1"];
+        if with_journal {
+            flags.extend(["--journal", journal.to_str().unwrap()]);
+        }
+        let mut proxy = Proxy::start(dir.path(), &flags, &strs(&server));
+        let (start, end) = failing_workflow(&mut proxy);
+        assert_eq!(proxy.finish(), 0);
+        let stderr = proxy_stderr(dir.path());
+        // The get_state calls after the charge did not push it out of the window.
+        assert_eq!(calls_at_server(&log, "refund_payment"), 1, "{stderr}");
+        if with_journal {
+            assert_eq!(end, start, "{stderr}");
+            assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+            assert!(!stderr.contains("beyond the rollback window"), "{stderr}");
+            assert_eq!(verify(dir.path(), &journal).0, 0);
+        } else {
+            assert_ne!(end, start);
+            assert_eq!(calls_at_server(&log, "release_inventory"), 0);
+            assert!(
+                stderr.contains(
+                    "1 earlier effectful call (call 2) is beyond the rollback window of 1 and the proxy runs without a journal: not compensated"
+                ),
+                "{stderr}"
+            );
+            assert!(
+                stderr.contains("1 compensated, 0 failed, 1 skipped"),
+                "{stderr}"
+            );
+        }
+    }
+}
+
 #[test]
 fn denials_and_approvals_by_command() {
     let dir = tempfile::tempdir().unwrap();

@@ -859,6 +859,7 @@ mod tests {
             upstream: String::new(),
             overlays: Overlays::default(),
             secrets: Default::default(),
+            rollback_window: crate::DEFAULT_ROLLBACK_WINDOW,
         };
         let upstream = UpstreamSpec::Stdio(Launch {
             program: "/nonexistent".into(),
