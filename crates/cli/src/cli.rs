@@ -158,6 +158,10 @@ pub struct DemoServerArgs {
     /// With --http: answer as text/event-stream instead of JSON.
     #[arg(long, requires = "http")]
     pub sse: bool,
+    /// The protocol revisions spoken: 2025-11-25 (initialize), 2026-07-28 (per-request
+    /// versions and server/discover, no initialize) or both.
+    #[arg(long, value_name = "R", default_value = "2025-11-25", value_parser = str::parse::<mcp_recovery_demo_server::Revisions>)]
+    pub revisions: mcp_recovery_demo_server::Revisions,
 }
 
 /// Parses `--slow TOOL=MS`.

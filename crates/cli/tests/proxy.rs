@@ -325,6 +325,114 @@ fn calls_past_the_rollback_window_are_read_back_or_reported() {
     }
 }
 
+/// `_meta` of a 2026-07-28 request.
+fn per_request_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}})
+}
+
+impl Proxy {
+    /// A 2026-07-28 request: the version and capabilities in `params._meta`.
+    fn request_2026(&mut self, method: &str, mut params: Value) -> Value {
+        params["_meta"] = per_request_meta();
+        self.request(method, params)
+    }
+
+    fn call_2026(&mut self, name: &str, arguments: Value) -> Value {
+        self.request_2026("tools/call", json!({"name": name, "arguments": arguments}))["result"]
+            .clone()
+    }
+}
+
+/// A 2026-07-28 client and a 2026-07-28 server (no `initialize`): discovery passes through,
+/// the proxy's own tools/list and compensating calls carry the client's version, and the
+/// failed workflow is rolled back. The same with a server that speaks both revisions.
+#[test]
+fn a_2026_07_28_client_and_server_behind_the_proxy() {
+    for revisions in ["2026-07-28", "both"] {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.jsonl");
+        let log = dir.path().join("calls.jsonl");
+        let server = demo(&log, &["--revisions", revisions]);
+        let mut proxy = Proxy::start(
+            dir.path(),
+            &[
+                "--journal",
+                journal.to_str().unwrap(),
+                "--on-failure",
+                "rollback",
+            ],
+            &strs(&server),
+        );
+        let found = proxy.request_2026("server/discover", json!({}));
+        assert_eq!(
+            found["result"]["supportedVersions"][0], "2026-07-28",
+            "{found}"
+        );
+        let start = proxy.call_2026("get_state", json!({}));
+        // Results reach the client as the server wrote them.
+        assert_eq!(start["resultType"], "complete", "{start}");
+        let reserved = proxy.call_2026(
+            "reserve_inventory",
+            json!({"sku": "sku-widget", "quantity": 2}),
+        );
+        proxy.call_2026(
+            "charge_payment",
+            json!({"customerId": "c", "amount": 5, "currency": "EUR"}),
+        );
+        let failed = proxy.call_2026(
+            "create_shipment",
+            json!({"reservationId": reserved["structuredContent"]["reservationId"],
+                "address": "a", "simulateFailure": true}),
+        );
+        assert_eq!(failed["isError"], true, "{failed}");
+        let end = proxy.call_2026("get_state", json!({}));
+        assert_eq!(end["structuredContent"], start["structuredContent"]);
+        assert_eq!(proxy.finish(), 0);
+        let stderr = proxy_stderr(dir.path());
+        assert!(
+            stderr.contains("reserve_inventory                compensable"),
+            "{stderr}"
+        );
+        assert_eq!(calls_at_server(&log, "refund_payment"), 1, "{stderr}");
+        assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+        assert_eq!(verify(dir.path(), &journal).0, 0);
+    }
+}
+
+/// The proxy does not translate between revisions: what one side cannot speak, the other
+/// side's own error says, unchanged, and the client may fall back.
+#[test]
+fn mixed_revisions_pass_through_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    // A 2025-11-25 client and a 2026-07-28-only server: the server's refusal of `initialize`.
+    let server = demo(&log, &["--revisions", "2026-07-28"]);
+    let mut proxy = Proxy::start(dir.path(), &[], &strs(&server));
+    let refused = proxy.request("initialize", common::initialize_params());
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("speaks MCP 2026-07-28 only"),
+        "{refused}"
+    );
+    assert_eq!(proxy.finish(), 0);
+
+    // A 2026-07-28 client and an older server: discovery fails, the client falls back to
+    // `initialize`, and the proxy's own requests stop carrying the 2026-07-28 version.
+    let server = demo(&log, &["--revisions", "2025-11-25"]);
+    let mut proxy = Proxy::start(dir.path(), &["--on-failure", "rollback"], &strs(&server));
+    let found = proxy.request_2026("server/discover", json!({}));
+    assert_eq!(found["error"]["code"], -32601, "{found}");
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(end, start);
+    assert_eq!(proxy.finish(), 0);
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+}
+
 #[test]
 fn denials_and_approvals_by_command() {
     let dir = tempfile::tempdir().unwrap();

@@ -268,13 +268,18 @@ impl<W: Write> Session<W> {
                 return Ok(());
             }
         };
-        if let Some(meta) = message.pointer("/params/_meta").and_then(Value::as_object)
-            && meta.contains_key("io.modelcontextprotocol/protocolVersion")
-        {
-            // A 2026-07-28 client: its requests carry the version; ours copy it.
-            let mut template = meta.clone();
-            template.remove("progressToken");
-            self.request_meta = Some(template);
+        if is_request(&message) {
+            // A 2026-07-28 client's requests carry the version, and the proxy's own copy the
+            // latest one; a client that falls back to `initialize` stops carrying it.
+            self.request_meta = message
+                .pointer("/params/_meta")
+                .and_then(Value::as_object)
+                .filter(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"))
+                .map(|meta| {
+                    let mut template = meta.clone();
+                    template.remove("progressToken");
+                    template
+                });
         }
         if is_request(&message) && method(&message) == Some("tools/call") {
             return self.on_call(&message, &text);
