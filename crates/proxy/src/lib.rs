@@ -14,6 +14,8 @@
 
 mod approval;
 mod classify;
+#[cfg(unix)]
+mod gate;
 mod http_upstream;
 mod listen;
 mod overlays;
