@@ -21,7 +21,7 @@ use crate::overlay_cmd::LoadedOverlay;
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
     /// Append every call, approval and compensation to this hash-chained journal.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: Option<PathBuf>,
     /// The policy file (TOML; schema in spec/schema/policy.schema.json).
     #[command(flatten)]
