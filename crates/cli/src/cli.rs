@@ -122,7 +122,7 @@ pub enum Command {
     #[cfg(feature = "demo")]
     Demo(crate::demo::DemoArgs),
     /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
-    /// tool calls (`proxy [OPTIONS] -- CMD ARGS...`).
+    /// tool calls.
     Proxy(crate::proxy_cmd::ProxyArgs),
     /// Audit a proxy journal.
     Audit(crate::audit_cmd::AuditArgs),
@@ -168,9 +168,9 @@ pub struct DemoServerArgs {
 /// cannot be, and an empty path names nothing, so both are refused.
 pub fn written_path(text: &str) -> Result<PathBuf, String> {
     match text {
-        "-" => Err(
-            "`-` names standard input or output, which this path cannot be: name a file".into(),
-        ),
+        "-" => {
+            Err("`-` names standard input or output, which this path cannot be: name a file".into())
+        }
         "" => Err("the path is empty".into()),
         _ => Ok(PathBuf::from(text)),
     }
