@@ -200,6 +200,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     let overlays = read_overlays(&args.overlays)?
         .into_iter()
         .map(|o| NamedOverlay {
+            positions: mcp_recovery_validator::overlay_positions(&o.overlay, &o.text),
             shown: o.shown,
             overlay: o.overlay,
         })

@@ -813,10 +813,11 @@ fn an_overlay_gives_an_undeclared_server_its_rollback() {
 
     let stderr = proxy_stderr(dir.path());
     let shown = overlay.display().to_string();
-    let unknown =
-        format!("overlay {shown} at /tools/no_such_tool: the server has no tool 'no_such_tool'");
+    let unknown = format!(
+        "overlay {shown}:13:8 at /tools/no_such_tool: the server has no tool 'no_such_tool'"
+    );
     let conflict = format!(
-        "overlay {shown} at /tools/get_state/annotations/readOnlyHint: the server declares \
+        "overlay {shown}:11:1 at /tools/get_state/annotations/readOnlyHint: the server declares \
          annotations/readOnlyHint of tool 'get_state' differently; that declaration is used"
     );
     // Said once, though the list was read twice (by the proxy and by the client).
@@ -829,6 +830,33 @@ fn an_overlay_gives_an_undeclared_server_its_rollback() {
             .any(|l| l.contains("get_state") && l.contains("read-only")),
         "{stderr}"
     );
+
+    // An overlay for another server is not used, as lint and rollback refuse it.
+    let other = dir.path().join("other.overlay.json");
+    std::fs::write(
+        &other,
+        "{\n  \"server\": \"someone-else\",\n  \"tools\": {\"charge_payment\": {\"annotations\": {\"title\": \"x\"}}}\n}\n",
+    )
+    .unwrap();
+    let other_log = dir.path().join("other.jsonl");
+    let server = demo(&other_log, &["--undeclared"]);
+    let flags = [
+        "--on-failure",
+        "rollback",
+        "--overlay",
+        other.to_str().unwrap(),
+    ];
+    let mut proxy = Proxy::start(dir.path(), &flags, &strs(&server));
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(proxy.finish(), 0);
+    assert_ne!(start, end);
+    let stderr = proxy_stderr(dir.path());
+    let refused = format!(
+        "overlay {}:2:3: it is for server 'someone-else', but the server names itself \
+         'mcp-recovery-demo-server'; the overlay is not used",
+        other.display()
+    );
+    assert_eq!(stderr.matches(&refused).count(), 1, "{stderr}");
 }
 
 /// `rollback --overlay` plans from the merged list too, and resumes from the journal of a

@@ -108,6 +108,8 @@ pub struct Session<W: Write> {
     tools: Option<Vec<Tool>>,
     classes: HashMap<String, Classification>,
     request_meta: Option<Map<String, Value>>,
+    /// The upstream's `serverInfo.name`, once it has said it.
+    server_name: Option<String>,
     /// What a rollback needs of the calls completed since the last one: effectful calls only,
     /// each with only the parts of its result the planner reads, at most `rollback_window`.
     completed: VecDeque<(Value, TracedCall)>,
@@ -157,6 +159,7 @@ impl<W: Write> Session<W> {
             tools: None,
             classes: HashMap::new(),
             request_meta: None,
+            server_name: None,
             completed: VecDeque::new(),
             evicted: Evicted::default(),
             calls: 0,
@@ -340,6 +343,7 @@ impl<W: Write> Session<W> {
             }
         };
         if is_response(&message) {
+            self.observe_server_name(&message);
             let key = id_key(&message).unwrap_or_default();
             if self.waiting.contains(&key) {
                 let reply = match (message.get("result"), message.get("error")) {
@@ -380,6 +384,25 @@ impl<W: Write> Session<W> {
         Ok(())
     }
 
+    /// The name the server gives itself: in its `initialize` result, or (2026-07-28) in any
+    /// result's `_meta`.
+    fn observe_server_name(&mut self, message: &Value) {
+        let name = message
+            .pointer("/result/serverInfo/name")
+            .or_else(|| {
+                message
+                    .pointer("/result/_meta")
+                    .and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo"))
+                    .and_then(|info| info.get("name"))
+            })
+            .and_then(Value::as_str);
+        if let Some(name) = name
+            && self.server_name.as_deref() != Some(name)
+        {
+            self.server_name = Some(name.to_owned());
+        }
+    }
+
     fn observe_tools(&mut self, message: &Value) {
         let complete = message
             .pointer("/result/nextCursor")
@@ -394,7 +417,10 @@ impl<W: Write> Session<W> {
         let tools = if self.settings.overlays.is_empty() {
             tools
         } else {
-            merged = self.settings.overlays.merge(tools);
+            merged = self
+                .settings
+                .overlays
+                .merge(tools, self.server_name.as_deref());
             &merged
         };
         let parsed: Vec<Tool> = tools
