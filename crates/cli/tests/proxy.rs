@@ -26,6 +26,8 @@ struct Proxy {
     next_id: u64,
     /// Methods of the server's requests and notifications seen while waiting.
     seen: Vec<String>,
+    /// Speak 2026-07-28: no `initialize`, the version in every request's `_meta`.
+    per_request: bool,
 }
 
 impl Proxy {
@@ -66,6 +68,7 @@ impl Proxy {
             lines,
             next_id: 0,
             seen: Vec::new(),
+            per_request: false,
         }
     }
 
@@ -76,7 +79,10 @@ impl Proxy {
     }
 
     /// Sends a request and returns the response with its id (within `limit`).
-    fn request_within(&mut self, method: &str, params: Value, limit: Duration) -> Value {
+    fn request_within(&mut self, method: &str, mut params: Value, limit: Duration) -> Value {
+        if self.per_request {
+            params["_meta"] = per_request_meta();
+        }
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -110,6 +116,14 @@ impl Proxy {
     }
 
     fn initialize(&mut self) {
+        if self.per_request {
+            let found = self.request("server/discover", json!({}));
+            assert_eq!(
+                found["result"]["supportedVersions"][0], "2026-07-28",
+                "{found}"
+            );
+            return;
+        }
         let answer = self.request("initialize", common::initialize_params());
         assert!(answer["result"]["protocolVersion"].is_string(), "{answer}");
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -191,23 +205,26 @@ fn tools_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// A proxy with a journal that rolls back on failure, in front of the demo server started with
+/// `extra`; also the journal and the server's call log.
+fn rolling_back(dir: &Path, extra: &[&str]) -> (Proxy, PathBuf, PathBuf) {
+    let journal = dir.join("journal.jsonl");
+    let log = dir.join("calls.jsonl");
+    let server = demo(&log, extra);
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--on-failure",
+        "rollback",
+    ];
+    (Proxy::start(dir, &flags, &strs(&server)), journal, log)
+}
+
 /// Reserve and charge, then a failing shipment: the proxy rolls back before answering.
 #[test]
 fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("journal.jsonl");
-    let log = dir.path().join("calls.jsonl");
-    let server = demo(&log, &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &[
-            "--journal",
-            journal.to_str().unwrap(),
-            "--on-failure",
-            "rollback",
-        ],
-        &strs(&server),
-    );
+    let (mut proxy, journal, log) = rolling_back(dir.path(), &[]);
     let (start, end) = failing_workflow(&mut proxy);
     assert_eq!(end, start);
     let listed = proxy.request("tools/list", json!({}));
@@ -332,19 +349,6 @@ fn per_request_meta() -> Value {
         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}})
 }
 
-impl Proxy {
-    /// A 2026-07-28 request: the version and capabilities in `params._meta`.
-    fn request_2026(&mut self, method: &str, mut params: Value) -> Value {
-        params["_meta"] = per_request_meta();
-        self.request(method, params)
-    }
-
-    fn call_2026(&mut self, name: &str, arguments: Value) -> Value {
-        self.request_2026("tools/call", json!({"name": name, "arguments": arguments}))["result"]
-            .clone()
-    }
-}
-
 /// A 2026-07-28 client and a 2026-07-28 server (no `initialize`): discovery passes through,
 /// the proxy's own tools/list and compensating calls carry the client's version, and the
 /// failed workflow is rolled back. The same with a server that speaks both revisions.
@@ -352,43 +356,13 @@ impl Proxy {
 fn a_2026_07_28_client_and_server_behind_the_proxy() {
     for revisions in ["2026-07-28", "both"] {
         let dir = tempfile::tempdir().unwrap();
-        let journal = dir.path().join("journal.jsonl");
-        let log = dir.path().join("calls.jsonl");
-        let server = demo(&log, &["--revisions", revisions]);
-        let mut proxy = Proxy::start(
-            dir.path(),
-            &[
-                "--journal",
-                journal.to_str().unwrap(),
-                "--on-failure",
-                "rollback",
-            ],
-            &strs(&server),
-        );
-        let found = proxy.request_2026("server/discover", json!({}));
-        assert_eq!(
-            found["result"]["supportedVersions"][0], "2026-07-28",
-            "{found}"
-        );
-        let start = proxy.call_2026("get_state", json!({}));
+        let (mut proxy, journal, log) = rolling_back(dir.path(), &["--revisions", revisions]);
+        proxy.per_request = true;
+        let (start, end) = failing_workflow(&mut proxy);
+        assert_eq!(end, start);
         // Results reach the client as the server wrote them.
-        assert_eq!(start["resultType"], "complete", "{start}");
-        let reserved = proxy.call_2026(
-            "reserve_inventory",
-            json!({"sku": "sku-widget", "quantity": 2}),
-        );
-        proxy.call_2026(
-            "charge_payment",
-            json!({"customerId": "c", "amount": 5, "currency": "EUR"}),
-        );
-        let failed = proxy.call_2026(
-            "create_shipment",
-            json!({"reservationId": reserved["structuredContent"]["reservationId"],
-                "address": "a", "simulateFailure": true}),
-        );
-        assert_eq!(failed["isError"], true, "{failed}");
-        let end = proxy.call_2026("get_state", json!({}));
-        assert_eq!(end["structuredContent"], start["structuredContent"]);
+        let state = proxy.call("get_state", json!({}));
+        assert_eq!(state["resultType"], "complete", "{state}");
         assert_eq!(proxy.finish(), 0);
         let stderr = proxy_stderr(dir.path());
         assert!(
@@ -425,7 +399,9 @@ fn mixed_revisions_pass_through_unchanged() {
     // `initialize`, and the proxy's own requests stop carrying the 2026-07-28 version.
     let server = demo(&log, &["--revisions", "2025-11-25"]);
     let mut proxy = Proxy::start(dir.path(), &["--on-failure", "rollback"], &strs(&server));
-    let found = proxy.request_2026("server/discover", json!({}));
+    proxy.per_request = true;
+    let found = proxy.request("server/discover", json!({}));
+    proxy.per_request = false;
     assert_eq!(found["error"]["code"], -32601, "{found}");
     let (start, end) = failing_workflow(&mut proxy);
     assert_eq!(end, start);
@@ -1291,6 +1267,7 @@ fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
         lines,
         next_id: 0,
         seen: Vec::new(),
+        per_request: false,
     };
     let mut to_proxy = Some(to_proxy);
     let mut send = |message: Value| {

@@ -888,16 +888,22 @@ mod tests {
         bound.recv_timeout(Duration::from_secs(30)).unwrap()
     }
 
+    /// A connection to `address` whose reads give up after 30 s.
+    fn connect(address: SocketAddr) -> TcpStream {
+        let stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        stream
+    }
+
     #[test]
     fn a_stalled_request_is_dropped_after_the_io_timeout() {
         let address = listening(Limits {
             io_timeout: Duration::from_millis(300),
             ..Limits::default()
         });
-        let mut stream = TcpStream::connect(address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
+        let mut stream = connect(address);
         // Half a request head, then nothing: the proxy gives up on it.
         stream
             .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -921,13 +927,6 @@ mod tests {
             max_connections: 2,
             ..Limits::default()
         });
-        let open = |limit: u64| {
-            let stream = TcpStream::connect(address).unwrap();
-            stream
-                .set_read_timeout(Some(Duration::from_secs(limit)))
-                .unwrap();
-            stream
-        };
         let ask = |mut stream: TcpStream| {
             let request = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
             stream.write_all(request.as_bytes()).unwrap();
@@ -938,7 +937,7 @@ mod tests {
         // Two connections held open, each proven admitted by an answer on it.
         let mut held = Vec::new();
         for _ in 0..2 {
-            let mut stream = open(30);
+            let mut stream = connect(address);
             stream
                 .write_all(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 .unwrap();
@@ -949,7 +948,7 @@ mod tests {
             assert!(line.starts_with("HTTP/1.1 404"), "{line}");
             held.push(stream);
         }
-        let refused = ask(open(30));
+        let refused = ask(connect(address));
         assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
         assert!(refused.contains("Retry-After: 1"), "{refused}");
         assert!(refused.contains("2 connections are open"), "{refused}");
@@ -957,7 +956,7 @@ mod tests {
         // The freed place is taken again once the relay has seen the close.
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let answer = ask(open(30));
+            let answer = ask(connect(address));
             if answer.starts_with("HTTP/1.1 404") {
                 break;
             }
@@ -977,10 +976,7 @@ mod tests {
             io_timeout: Duration::from_millis(300),
             ..Limits::default()
         });
-        let mut stream = TcpStream::connect(address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
+        let mut stream = connect(address);
         stream
             .write_all(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
@@ -995,10 +991,7 @@ mod tests {
     #[test]
     fn a_session_that_cannot_start_is_an_error_answer() {
         let address = listening(Limits::default());
-        let mut stream = TcpStream::connect(address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
+        let mut stream = connect(address);
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let request = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
