@@ -2,6 +2,8 @@
 //!
 //! Each task lives in its own module; this file only dispatches.
 
+#[cfg(test)]
+mod architecture;
 mod bench;
 mod codegen;
 mod corpus;

@@ -5,7 +5,7 @@
 use divan::{Bencher, black_box};
 use mcp_recovery_census::{CensusBuilder, CensusOptions};
 use mcp_recovery_model::{Binding, JsonPath, JsonPointer, RuntimeExpression};
-use mcp_recovery_validator::resolve::resolve;
+use mcp_recovery_schema_reason::resolve;
 use mcp_recovery_validator::{LintOptions, Linter};
 use serde_json::{Value, json};
 

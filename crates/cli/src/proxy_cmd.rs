@@ -251,8 +251,6 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         Err(ProxyError::Spawn { command, source }) => Err(Failure::Usage(format!(
             "cannot start the server {command}: {source}"
         ))),
-        Err(e @ (ProxyError::Journal(_) | ProxyError::Listen { .. } | ProxyError::Random(_))) => {
-            Err(Failure::Usage(e.to_string()))
-        }
+        Err(e) => Err(Failure::Usage(e.to_string())),
     }
 }

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use time::rfc3339_now;
+use time::rfc3339_now;
 pub use verify::{Broken, ReadError, Verification, Verifier, verify, verify_reader};
 
 /// The `prev` of the first record.
@@ -48,6 +48,7 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 
 /// What a record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Kind {
     /// A downstream connection began (upstream, policy summary, classification).
     SessionStart,
@@ -110,6 +111,7 @@ impl Kind {
 
 /// Why the journal cannot be opened or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum JournalError {
     /// Reading, writing or syncing the file failed.
     #[error("journal {path}: {source}")]
@@ -270,7 +272,7 @@ impl Journal {
 }
 
 /// The `hash` a record must carry: sha256 over the RFC 8785 form of the record without `hash`.
-pub fn record_hash(record: &Map<String, Value>) -> Result<String, serde_json::Error> {
+pub(crate) fn record_hash(record: &Map<String, Value>) -> Result<String, serde_json::Error> {
     let canonical = if record.contains_key("hash") {
         let mut without = record.clone();
         without.remove("hash");

@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn rfc3339_now() -> String {
+pub(crate) fn rfc3339_now() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

@@ -117,7 +117,7 @@ fn digits_and_point(text: &str) -> Option<(Vec<u8>, i128)> {
 }
 
 /// True when the JSON text of a number has no fractional part (`3`, `3.0`, `3e0`, `1e400`).
-pub fn number_is_integer(text: &str) -> bool {
+pub(crate) fn number_is_integer(text: &str) -> bool {
     digits_and_point(text).is_some_and(|(digits, point)| {
         let first_fractional = point.clamp(0, digits.len() as i128) as usize;
         digits[first_fractional..].iter().all(|&d| d == b'0')
@@ -125,7 +125,7 @@ pub fn number_is_integer(text: &str) -> bool {
 }
 
 /// True when the JSON text of a number is zero (`0`, `-0.0`, `0e5`).
-pub fn number_is_zero(text: &str) -> bool {
+pub(crate) fn number_is_zero(text: &str) -> bool {
     digits_and_point(text).is_some_and(|(digits, _)| digits.iter().all(|&d| d == b'0'))
 }
 

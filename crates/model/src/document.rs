@@ -190,7 +190,7 @@ pub fn locate_tools(document: &Value) -> Result<ToolsLocation<'_>, LocateError> 
 }
 
 /// The tools array of a document, mutable (same shapes as [`locate_tools`]).
-pub fn locate_tools_mut(document: &mut Value) -> Result<&mut Vec<Value>, LocateError> {
+pub(crate) fn locate_tools_mut(document: &mut Value) -> Result<&mut Vec<Value>, LocateError> {
     let pointer = locate_tools(document)?.pointer();
     match document.pointer_mut(pointer) {
         Some(Value::Array(tools)) => Ok(tools),

@@ -42,14 +42,13 @@ mod recovery;
 mod tool;
 
 pub use binding::{
-    Binding, BindingError, Template, TemplatePart, json_type_name, number_is_integer,
-    number_is_zero, template_pattern,
+    Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern,
 };
 pub use convert::{
     Conversion, ConversionNote, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
     convert_tool,
 };
-pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools, locate_tools_mut};
+pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools};
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use input_schema::{
     BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget, any_member, compile_input_schema, gave_up,

@@ -119,6 +119,7 @@ impl TracedCall {
 
 /// What is wrong with one trace line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TraceLineError {
     /// The line is not JSON.
     #[error("not JSON: {message}")]

@@ -46,6 +46,7 @@ use mcp_recovery_journal::{Journal, JournalError};
 
 /// Why the proxy stopped with an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProxyError {
     /// The server could not be started.
     #[error("cannot start the server {command}: {source}")]

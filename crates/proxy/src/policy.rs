@@ -115,6 +115,7 @@ pub struct PolicyFile {
 
 /// A policy that cannot be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The file cannot be read.
     #[error("cannot read policy {path}: {source}")]

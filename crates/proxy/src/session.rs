@@ -25,6 +25,7 @@ use crate::wire::{
 
 /// Something that happened on either side.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event {
     /// A line from the client.
     Client(Line),

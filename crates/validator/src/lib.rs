@@ -20,7 +20,6 @@ mod load;
 mod ordered;
 mod overlaid;
 pub mod read;
-pub mod resolve;
 mod rules;
 mod schema_stage;
 mod span;
@@ -28,6 +27,10 @@ pub mod walk;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
+
+/// Static schema reasoning (the `mcp-recovery-schema-reason` crate), under the name the rules
+/// use for it.
+use mcp_recovery_schema_reason as resolve;
 
 pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{

@@ -31,6 +31,7 @@ impl Default for ReadPolicy {
 
 /// Why an input was not read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// The operating system said no.
     #[error("{0}")]

@@ -1,0 +1,144 @@
+//! The crate map of `docs/architecture.md` against the dependency graph `cargo metadata` reports
+//! (a test: `cargo test -p xtask crate_map`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Prefix of every published crate's name; the map names crates without it.
+const PREFIX: &str = "mcp-recovery-";
+
+/// A crate's workspace dependencies: name → whether it is optional.
+type Deps = BTreeMap<String, bool>;
+
+/// The normal (not dev, not build) workspace dependencies of every workspace package.
+pub fn metadata_graph(root: &Path) -> Result<BTreeMap<String, Deps>, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .current_dir(root)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let packages = metadata["packages"]
+        .as_array()
+        .ok_or("cargo metadata: no `packages` array")?;
+    let mut graph = BTreeMap::new();
+    for package in packages {
+        let name = package["name"]
+            .as_str()
+            .ok_or("cargo metadata: a package without a name")?;
+        let mut deps = Deps::new();
+        for dep in package["dependencies"].as_array().into_iter().flatten() {
+            if dep.get("path").is_some() && dep["kind"].is_null() {
+                let dep_name = dep["name"]
+                    .as_str()
+                    .ok_or("cargo metadata: a nameless dependency")?;
+                deps.insert(dep_name.to_owned(), dep["optional"] == true);
+            }
+        }
+        graph.insert(name.to_owned(), deps);
+    }
+    Ok(graph)
+}
+
+/// The crate map table of `docs/architecture.md`: every row `| `crate` … | dep, dep (optional: …) |`.
+pub fn documented_graph(text: &str) -> Result<BTreeMap<String, Deps>, String> {
+    let start = text
+        .find("| crate | depends on (workspace crates) |")
+        .ok_or("docs/architecture.md has no crate map table")?;
+    let mut graph = BTreeMap::new();
+    for line in text[start..].lines().skip(2) {
+        let Some(row) = line.strip_prefix('|') else {
+            break;
+        };
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let [name, deps, ..] = cells.as_slice() else {
+            return Err(format!(
+                "docs/architecture.md: a crate map row without two cells: {line}"
+            ));
+        };
+        let name = name.split('`').nth(1).ok_or_else(|| {
+            format!("docs/architecture.md: a crate map row names no `crate`: {line}")
+        })?;
+        let mut parsed = Deps::new();
+        if *deps != "—" {
+            for item in deps.split(", ") {
+                let (short, optional) = match item.split_once(" (") {
+                    Some((short, note)) => (short, note.starts_with("optional")),
+                    None => (item, false),
+                };
+                parsed.insert(format!("{PREFIX}{short}"), optional);
+            }
+        }
+        if graph.insert(name.to_owned(), parsed).is_some() {
+            return Err(format!("docs/architecture.md: `{name}` has two rows"));
+        }
+    }
+    Ok(graph)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crate_map_matches_cargo_metadata() {
+        let root = crate::repo_root();
+        let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+        let documented = documented_graph(&text).unwrap();
+        let actual = metadata_graph(&root).unwrap();
+        assert_eq!(
+            documented, actual,
+            "docs/architecture.md's crate map (left) differs from cargo metadata (right)"
+        );
+        // Dependencies point up the table: each crate's are listed before it.
+        let order: Vec<&String> = {
+            let start = text.find("| crate | depends on").unwrap();
+            let names: Vec<String> = text[start..]
+                .lines()
+                .skip(2)
+                .map_while(|l| l.strip_prefix('|'))
+                .filter_map(|row| row.split('`').nth(1).map(str::to_owned))
+                .collect();
+            names
+                .iter()
+                .map(|n| documented.get_key_value(n).unwrap().0)
+                .collect()
+        };
+        for (position, name) in order.iter().enumerate() {
+            for dep in documented[*name].keys() {
+                let at = order.iter().position(|n| *n == dep).unwrap();
+                assert!(at < position, "{name} depends on {dep}, listed after it");
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_reader_sees_what_is_written() {
+        let text = "| crate | depends on (workspace crates) |\n|---|---|\n\
+                    | `mcp-recovery-a` | — |\n| `mcp-recovery` (cli) | a, b (optional: x) |\n\nafter\n";
+        let graph = documented_graph(text).unwrap();
+        assert_eq!(graph["mcp-recovery-a"], Deps::new());
+        assert_eq!(
+            graph["mcp-recovery"],
+            Deps::from([
+                ("mcp-recovery-a".to_owned(), false),
+                ("mcp-recovery-b".to_owned(), true)
+            ])
+        );
+        assert!(documented_graph("no table").is_err());
+    }
+}
