@@ -164,7 +164,8 @@ mod tests {
 
     #[test]
     fn check_mode_reports_stale_and_stray_files_without_writing() {
-        let dir = std::env::temp_dir().join(format!("xtask-codegen-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let schema_dir = dir.join("spec/schema");
         std::fs::create_dir_all(&schema_dir).unwrap();
         std::fs::write(schema_dir.join("tool.schema.json"), "{}\n").unwrap();
@@ -172,7 +173,7 @@ mod tests {
         let tool_examples = dir.join(TYPESCRIPT_DIR).join("examples/Tool");
         std::fs::create_dir_all(&tool_examples).unwrap();
         std::fs::write(tool_examples.join("old.json"), "{}\n").unwrap();
-        let message = generate(&dir, true).unwrap_err();
+        let message = generate(dir, true).unwrap_err();
         assert!(
             message.contains("spec/schema/tool.schema.json"),
             "{message}"
@@ -198,8 +199,7 @@ mod tests {
 
         std::fs::remove_file(schema_dir.join("old.schema.json")).unwrap();
         std::fs::remove_file(tool_examples.join("old.json")).unwrap();
-        generate(&dir, false).unwrap();
-        generate(&dir, true).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
+        generate(dir, false).unwrap();
+        generate(dir, true).unwrap();
     }
 }

@@ -64,25 +64,21 @@ struct LiveServer {
 /// Runs the whole check; the error names the step that failed.
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let captures = root.join("../shared/data/real-servers");
-    if !captures.is_dir() {
-        return Err(format!(
-            "step `shared data`: {} not found: this check needs ../shared/data beside the repository",
-            captures.display()
-        ));
-    }
+    let captures = crate::shared::data_dir(root, "real-servers", "this check")
+        .map_err(|e| format!("step `shared data`: {e}"))?;
 
     let binary = timed("build mcp-recovery", || {
         build_binary(root, "mcp-recovery", "mcp-recovery")
     })?;
-    let tmp = TempDir::create("mcp-recovery-live")?;
-    println!("temporary directory: {}", tmp.path.display());
+    let tmp_dir = temp_dir("mcp-recovery-live")?;
+    let tmp = tmp_dir.path();
+    println!("temporary directory: {}", tmp.display());
 
-    let npm_prefix = tmp.path.join("npm");
+    let npm_prefix = tmp.join("npm");
     timed("npm install", || npm_install(&npm_prefix, NPM_PACKAGES))?;
-    let python = timed("pip install", || pip_install(&tmp.path))?;
+    let python = timed("pip install", || pip_install(tmp))?;
 
-    let allowed = tmp.path.join("allowed");
+    let allowed = tmp.join("allowed");
     std::fs::create_dir(&allowed).map_err(|e| {
         format!(
             "step `setup`: cannot create {} for the filesystem server: {e}",
@@ -101,13 +97,13 @@ pub fn check(root: &Path) -> Result<(), String> {
         }
     }
     let outcome = timed("client config with every server", || {
-        check_client_config(&binary, &servers, &tmp.path)
+        check_client_config(&binary, &servers, tmp)
     });
     if let Err(message) = outcome {
         failures.push(message);
     }
     let outcome = timed("an overlay for server-memory, live and saved", || {
-        check_overlay(&binary, root, &servers, &captures, &tmp.path)
+        check_overlay(&binary, root, &servers, &captures, tmp)
     });
     if let Err(message) = outcome {
         failures.push(message);
@@ -641,36 +637,18 @@ fn shown(value: Option<&Value>) -> String {
     value.map_or_else(|| "absent".to_owned(), Value::to_string)
 }
 
-/// A directory under the system temporary directory, removed when dropped.
-pub struct TempDir {
-    /// The directory.
-    pub path: PathBuf,
-}
-
-impl TempDir {
-    /// A new directory whose name starts with `prefix`.
-    pub fn create(prefix: &str) -> Result<Self, String> {
-        // The process id plus the start time make the name unique among concurrent runs.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&path).map_err(|e| {
+/// A new directory under the system temporary directory whose name starts with `prefix`,
+/// removed when the returned value is dropped.
+pub fn temp_dir(prefix: &str) -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}-"))
+        .tempdir()
+        .map_err(|e| {
             format!(
-                "step `setup`: cannot create temporary directory {}: {e}",
-                path.display()
+                "step `setup`: cannot create a temporary directory in {}: {e}",
+                std::env::temp_dir().display()
             )
-        })?;
-        Ok(Self { path })
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if let Err(e) = std::fs::remove_dir_all(&self.path) {
-            eprintln!("warning: could not remove {}: {e}", self.path.display());
-        }
-    }
+        })
 }
 
 /// What a finished command printed.

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::live::{Output, TempDir, probe, run, run_in, timed};
+use crate::live::{Output, probe, run, run_in, temp_dir, timed};
 
 /// Python tools the check installs, pinned.
 const PYTHON_TOOLS: &[&str] = &[
@@ -67,9 +67,10 @@ pub fn check(root: &Path) -> Result<(), String> {
         Ok(())
     })?;
     workspace_version(root)?;
-    let tmp = TempDir::create("mcp-recovery-packages")?;
-    println!("temporary directory: {}", tmp.path.display());
-    let tools = tmp.path.join("tools");
+    let tmp_dir = temp_dir("mcp-recovery-packages")?;
+    let tmp = tmp_dir.path();
+    println!("temporary directory: {}", tmp.display());
+    let tools = tmp.join("tools");
     timed("python tools from PyPI", || {
         venv(&tools)?;
         let mut pip = Command::new(tools.join("bin/pip"));
@@ -77,7 +78,7 @@ pub fn check(root: &Path) -> Result<(), String> {
             .args(PYTHON_TOOLS);
         expect_success(run(pip, INSTALL_TIMEOUT, "pip install")?, "pip install")
     })?;
-    let dist = tmp.path.join("dist");
+    let dist = tmp.join("dist");
     // The one release build: maturin compiles into the workspace's target directory, and the
     // binary it leaves there is what npm, pre-commit and the reports use.
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -87,20 +88,20 @@ pub fn check(root: &Path) -> Result<(), String> {
     })?;
     let binary = target.join("release/mcp-recovery");
     let venv_bin = timed("wheel installs into a fresh venv and runs", || {
-        install_wheel(root, &tmp.path, &wheel)
+        install_wheel(root, tmp, &wheel)
     })?;
     timed("npm packages packed, installed, run with npx", || {
-        npm(root, &tmp.path, &binary)
+        npm(root, tmp, &binary)
     })?;
     timed("pre-commit try-repo, the system hook", || {
-        pre_commit(root, &tmp.path, &tools, &venv_bin)
+        pre_commit(root, tmp, &tools, &venv_bin)
     })?;
     timed("JUnit report against the JUnit XSD and junitparser", || {
-        junit(root, &tmp.path, &tools, &binary)
+        junit(root, tmp, &tools, &binary)
     })?;
     timed(
         "workflows (actionlint) and action.yml (check-jsonschema)",
-        || workflows(root, &tmp.path, &tools),
+        || workflows(root, tmp, &tools),
     )?;
     timed("cargo publish --dry-run of every crate", || publish(root))?;
     Ok(())
@@ -562,7 +563,8 @@ mod tests {
     fn version_comes_from_the_workspace_manifest() {
         let version = workspace_version(&crate::repo_root()).unwrap();
         assert!(version.split('.').count() == 3, "{version}");
-        let missing = std::env::temp_dir().join("no-such-workspace-dir");
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("no-such-workspace-dir");
         assert!(workspace_version(&missing).is_err());
     }
 }

@@ -157,10 +157,11 @@ fn measure(
 /// Builds the optimized CLI and runs every mode; prints a Markdown table.
 pub fn run(root: &Path) -> Result<(), String> {
     let cli = build_binary_with(root, "mcp-recovery", "mcp-recovery", true)?;
-    let tmp = crate::live::TempDir::create("mcp-recovery-proxy-bench")?;
+    let tmp_dir = crate::live::temp_dir("mcp-recovery-proxy-bench")?;
+    let tmp = tmp_dir.path();
     let cli_text = cli.display().to_string();
     let server = [cli_text.clone(), "demo-server".to_owned()];
-    let journal = |name: &str| tmp.path.join(name).display().to_string();
+    let journal = |name: &str| tmp.join(name).display().to_string();
     let proxied = |flags: &[String]| {
         let mut args = vec!["proxy".to_owned()];
         args.extend(flags.iter().cloned());

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::live::{INSTALL_TIMEOUT, TempDir, build_binary, npm_install, probe, run, timed};
+use crate::live::{INSTALL_TIMEOUT, build_binary, npm_install, probe, run, temp_dir, timed};
 
 /// The TypeScript SDK, pinned.
 const NPM_SDK: (&str, &str) = ("@modelcontextprotocol/sdk", "1.32.2");
@@ -34,21 +34,22 @@ pub fn check(root: &Path) -> Result<(), String> {
     let server = timed("build mcp-recovery-demo-server", || {
         build_binary(root, "mcp-recovery-demo-server", "mcp-recovery-demo-server")
     })?;
-    let tmp = TempDir::create("mcp-recovery-proxy")?;
-    println!("temporary directory: {}", tmp.path.display());
-    let verifier = tmp.path.join("verify_journal.py");
+    let tmp_dir = temp_dir("mcp-recovery-proxy")?;
+    let tmp = tmp_dir.path();
+    println!("temporary directory: {}", tmp.display());
+    let verifier = tmp.join("verify_journal.py");
     timed("extract the verifier of spec/journal.md", || {
         extract_verifier(root, &verifier)
     })?;
-    let npm = tmp.path.join("npm");
+    let npm = tmp.join("npm");
     timed("npm install", || npm_install(&npm, &[NPM_SDK, EVERYTHING]))?;
-    let python = timed("pip install", || pip_install(&tmp.path))?;
+    let python = timed("pip install", || pip_install(tmp))?;
 
     let clients = root.join("xtask/proxy-clients");
     let script = npm.join("workflow.mjs");
     std::fs::copy(clients.join("workflow.mjs"), &script)
         .map_err(|e| format!("step `setup`: cannot copy workflow.mjs: {e}"))?;
-    let tools = tmp.path.join("tools.json");
+    let tools = tmp.join("tools.json");
     timed("fetch the demo tools", || {
         fetch_tools(&cli, &server, &tools)
     })?;
@@ -83,14 +84,14 @@ pub fn check(root: &Path) -> Result<(), String> {
         ),
     ];
     for (name, mut command, script, tag) in runs {
-        let journal = tmp.path.join(format!("journal-{tag}.jsonl"));
+        let journal = tmp.join(format!("journal-{tag}.jsonl"));
         timed(&format!("{name} through the proxy"), || {
             command
                 .arg(&script)
                 .arg(&cli)
                 .arg(&server)
                 .arg(&journal)
-                .current_dir(script.parent().unwrap_or(&tmp.path));
+                .current_dir(script.parent().unwrap_or(tmp));
             let output = run(command, CLIENT_TIMEOUT, name)?;
             if !output.status.success() {
                 return Err(output.failure(&format!("step `{name} through the proxy`")));

@@ -16,15 +16,26 @@ const MCP_SCHEMA: &str = "mcp-schema/2026-07-28.schema.json";
 /// Official examples, one folder per `$defs` name.
 const MCP_EXAMPLES: &str = "mcp-schema/examples-2026-07-28";
 
+/// `../shared/data/<sub>` beside the repository (`sub` may be empty), or an error saying that
+/// `needed_by` needs it.
+pub fn data_dir(root: &Path, sub: &str, needed_by: &str) -> Result<PathBuf, String> {
+    let mut dir = root.join("../shared/data");
+    if !sub.is_empty() {
+        dir.push(sub);
+    }
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "shared data not found at {}: {needed_by} needs ../shared/data beside the repository",
+            dir.display()
+        ))
+    }
+}
+
 /// Runs every shared-data check and reports all failures together.
 pub fn check(root: &Path) -> Result<(), String> {
-    let data = root.join("../shared/data");
-    if !data.is_dir() {
-        return Err(format!(
-            "shared data not found at {}: these checks need ../shared/data beside the repository",
-            data.display()
-        ));
-    }
+    let data = data_dir(root, "", "check-shared")?;
     let mut failures = Vec::new();
     let tool_schema = read_json(&root.join("spec/schema/tool.schema.json"))?;
     let tool_validator = compile(&tool_schema, "spec/schema/tool.schema.json")?;
@@ -334,7 +345,9 @@ mod tests {
     /// Without the shared folder the checks fail with a message, never pass silently.
     #[test]
     fn missing_shared_data_fails_loudly() {
-        let root = std::env::temp_dir().join(format!("xtask-shared-{}/repo", std::process::id()));
+        // `../shared` of a fresh directory does not exist.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
         let message = check(&root).unwrap_err();
         assert!(message.contains("shared data not found"), "{message}");
     }

@@ -28,7 +28,7 @@ use jsonschema::Validator;
 use serde_json::{Map, Value, json};
 
 use crate::codegen::{TYPESCRIPT_DIR, TYPESCRIPT_MODULE};
-use crate::live::{Output, TempDir, npm_install, probe, run, timed};
+use crate::live::{Output, npm_install, probe, run, temp_dir, timed};
 use crate::read_json;
 use crate::shared::{
     compile, definition_validator, examples_validate, merge_in_force, official_schema_with,
@@ -227,16 +227,11 @@ const BINDING_PROBES: &[&str] = &[
 /// Runs the whole check; the error names what failed.
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let data = root.join("../shared/data");
-    if !data.is_dir() {
-        return Err(format!(
-            "shared data not found at {}: step 4 needs ../shared/data (the official MCP schema) beside the repository",
-            data.display()
-        ));
-    }
-    let tmp = TempDir::create("mcp-recovery-spec-repo")?;
-    println!("temporary directory: {}", tmp.path.display());
-    let npm = tmp.path.join("npm");
+    let data = crate::shared::data_dir(root, "", "step 4 (the official MCP schema)")?;
+    let tmp_dir = temp_dir("mcp-recovery-spec-repo")?;
+    let tmp = tmp_dir.path();
+    println!("temporary directory: {}", tmp.display());
+    let npm = tmp.join("npm");
     timed("npm install", || {
         probe("node", "step `npm install`")?;
         npm_install(&npm, NPM_PACKAGES)
@@ -264,7 +259,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     println!("    {}", outcome.summary);
     failures.extend(outcome.failures);
 
-    let checkout = tmp.path.join("checkout");
+    let checkout = tmp.join("checkout");
     let patched = timed("`mcp-recovery schema --spec-repo` on a checkout", || {
         spec_repo_flow(root, &tools, &checkout, &generated)
     });
@@ -274,7 +269,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     }
 
     let official = timed("examples against the official 2026-07-28 schema", || {
-        official_examples(root, &data, &tools, &tmp.path, &generated)
+        official_examples(root, &data, &tools, tmp, &generated)
     });
     match official {
         Ok(more) => failures.extend(more),

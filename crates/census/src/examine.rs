@@ -298,7 +298,7 @@ pub(crate) fn examine_bytes(path: String, bytes: &[u8], linter: Option<&Linter>)
             path,
             bytes: size,
             outcome: examine_document(&document),
-            lint: linter.map(|l| lint_counts(&l.lint_value(&document))),
+            lint: linter.map(|l| lint_counts(&l.lint_value_unordered(&document))),
         },
         Err(error) => FileCensus {
             path,

@@ -186,9 +186,10 @@ impl Linter {
     /// bare array of tools). Diagnostics carry spans into `source`.
     pub fn lint_source(&self, source: &[u8]) -> Report {
         let (tools, findings) = match load::parse(source) {
-            Ok(document) => {
+            Ok(parsed) => {
+                let document = parsed.document;
                 let (tools, mut findings) = self.check(&document);
-                if self.enabled(Rule::DuplicateKey) {
+                if parsed.repeats_a_name && self.enabled(Rule::DuplicateKey) {
                     duplicate_keys(source, &document, &mut findings);
                 }
                 (tools, findings)
@@ -209,6 +210,13 @@ impl Linter {
             serde_json::to_vec(document).ok()
         };
         self.finish(tools, findings, text.as_deref(), false)
+    }
+
+    /// [`Self::lint_value`] for a caller that only counts: the same diagnostics, without the
+    /// text rebuilt to order them, so in the order of code, pointer and message.
+    pub fn lint_value_unordered(&self, document: &Value) -> Report {
+        let (tools, findings) = self.check(document);
+        self.finish(tools, findings, None, false)
     }
 
     fn enabled(&self, rule: Rule) -> bool {

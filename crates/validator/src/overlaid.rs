@@ -29,8 +29,8 @@ impl Linter {
         overlay_text: &str,
     ) -> OverlaidReport {
         match load::parse(source) {
-            Ok(document) => {
-                let (tools, own, declared) = self.check_overlaid(&document, overlay);
+            Ok(parsed) => {
+                let (tools, own, declared) = self.check_overlaid(&parsed.document, overlay);
                 OverlaidReport {
                     document: self.finish(tools, own, Some(source), true),
                     overlay: self.finish_overlay(tools, declared, overlay, overlay_text),

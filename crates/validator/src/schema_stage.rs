@@ -1,11 +1,13 @@
 //! Stage 3: each tool against the generated tool schema (R003).
 
 use std::cmp::Reverse;
+use std::sync::OnceLock;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::{Draft, ValidationError, Validator};
+use jsonschema::paths::Location;
+use jsonschema::{Draft, Keyword, ValidationError, Validator};
 use mcp_recovery_model::json_type_name;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::finding::{excerpt, show};
 use crate::rules::schema_violation;
@@ -36,6 +38,7 @@ impl SchemaStage {
         let schema = mcp_recovery_schema::tool_schema();
         let validator = jsonschema::options()
             .with_draft(Draft::Draft202012)
+            .with_keyword("pattern", lazy_pattern)
             .build(&schema)
             .map_err(|e| excerpt(&e.to_string(), 200));
         Self { validator }
@@ -62,6 +65,59 @@ impl SchemaStage {
         out.dedup();
         out
     }
+}
+
+/// `pattern` with its regular expression compiled on the first string it checks. The tool
+/// schema's patterns (runtime expressions, JSONPath) are long: compiling them eagerly was most of
+/// the cost of building the schema stage, and most documents hold no value they apply to. The
+/// pattern is translated from ECMA-262 syntax as jsonschema translates it, and checked when the
+/// schema is compiled.
+struct LazyPattern {
+    translated: String,
+    regex: OnceLock<Option<regex::Regex>>,
+}
+
+impl LazyPattern {
+    fn matches(&self, text: &str) -> bool {
+        self.regex
+            .get_or_init(|| regex::Regex::new(&self.translated).ok())
+            .as_ref()
+            // A pattern the engine cannot build matches nothing: the value is reported, never
+            // passed unchecked.
+            .is_some_and(|regex| regex.is_match(text))
+    }
+}
+
+impl<'i> Keyword<'i> for LazyPattern {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if Keyword::is_valid(self, instance) {
+            Ok(())
+        } else {
+            Err(ValidationError::custom("does not match the pattern"))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        instance.as_str().is_none_or(|text| self.matches(text))
+    }
+}
+
+fn lazy_pattern<'a>(
+    _: &'a Map<String, Value>,
+    value: &'a Value,
+    _: Location,
+) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
+    let translated = value
+        .as_str()
+        .filter(|pattern| jsonschema_regex::is_valid_ecma_regex(pattern))
+        .and_then(|pattern| jsonschema_regex::to_rust_regex(pattern).ok())
+        .ok_or_else(|| {
+            ValidationError::custom(format!("{} is not a regular expression", show(value)))
+        })?;
+    Ok(Box::new(LazyPattern {
+        translated: translated.into_owned(),
+        regex: OnceLock::new(),
+    }))
 }
 
 fn depth(error: &ValidationError<'_>) -> usize {
@@ -112,7 +168,7 @@ fn collect(error: &ValidationError<'_>, out: &mut Vec<Violation>) {
                 show(instance)
             )
         }
-        ValidationErrorKind::Pattern { .. } => {
+        ValidationErrorKind::Custom { keyword, .. } if keyword == "pattern" => {
             format!("{} does not have the required format", show(instance))
         }
         ValidationErrorKind::FalseSchema => format!("{} is not allowed here", show(instance)),
@@ -205,6 +261,54 @@ mod tests {
     #[test]
     fn the_tool_schema_compiles() {
         assert_eq!(SchemaStage::new().unavailable(), None);
+    }
+
+    /// Every pattern of the tool schema builds, so none is found broken on first use.
+    #[test]
+    fn every_pattern_of_the_tool_schema_compiles() {
+        fn patterns<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+            match value {
+                Value::Object(map) => {
+                    for (key, value) in map {
+                        match (key.as_str(), value) {
+                            ("pattern", Value::String(pattern)) => out.push(pattern),
+                            _ => patterns(value, out),
+                        }
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|item| patterns(item, out)),
+                _ => {}
+            }
+        }
+        let schema = mcp_recovery_schema::tool_schema();
+        let mut found = Vec::new();
+        patterns(&schema, &mut found);
+        assert!(found.len() >= 3, "{found:?}");
+        for pattern in found {
+            let translated = jsonschema_regex::to_rust_regex(pattern).unwrap();
+            assert!(regex::Regex::new(&translated).is_ok(), "{pattern}");
+        }
+    }
+
+    #[test]
+    fn a_pattern_is_checked_on_first_use() {
+        let stage = SchemaStage::new();
+        let tool = |expression: &str| {
+            json!({
+                "name": "t",
+                "inputSchema": {"type": "object"},
+                "annotations": {"recovery": {"strategy": "compensation", "compensatingOperation": {
+                    "operationId": "u", "parameters": {"id": expression}}}}
+            })
+        };
+        assert_eq!(stage.check(&tool("$response.body#/id")), []);
+        let v = stage.check(&tool("$response.bogus"));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].path.ends_with("/parameters/id"), "{v:?}");
+        assert_eq!(
+            v[0].message,
+            "\"$response.bogus\" does not have the required format"
+        );
     }
 
     #[test]

@@ -360,12 +360,16 @@ fn skip_blank(source: &[u8], mut pos: usize) -> usize {
 /// One past the closing quote of the string starting at `start`.
 fn string_end(source: &[u8], start: usize) -> usize {
     let mut i = start + 1;
-    while let Some(&b) = source.get(i) {
-        match b {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
+    // Strings are most of a document's bytes: jump to the next quote or backslash.
+    while let Some(found) = source
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        i += found;
+        if source[i] == b'"' {
+            return i + 1;
         }
+        i += 2;
     }
     source.len()
 }
@@ -487,13 +491,7 @@ impl<'a> LineIndex<'a> {
             checkpoints.push(code_points);
             code_points += bytes.iter().filter(|&&b| starts_code_point(b)).count();
             let base = block * BLOCK;
-            starts.extend(
-                bytes
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &b)| b == b'\n')
-                    .map(|(i, _)| base + i + 1),
-            );
+            starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| base + i + 1));
         }
         checkpoints.push(code_points);
         Self {
