@@ -1,9 +1,10 @@
 //! `cargo xtask bench` (or `cargo xtask bench proxy` alone): what `mcp-recovery proxy` adds to
-//! a call. One client (this process) sends `tools/call get_state` to the demo server one call at
-//! a time, directly and through the proxy without a journal, with a journal synced to disk
-//! before each forward and each answer, and with `--no-fsync`. Reports p50/p99 latency per call,
-//! the latency the proxy adds, calls per second, and the proxy's resident memory after the first
-//! calls and after the last.
+//! a call. One client (this process) sends `tools/call` to the demo server one call at a time,
+//! directly and through the proxy without a journal, with a journal synced to disk before each
+//! forward and each answer, and with `--no-fsync`; read-only calls (`get_state`) and effectful
+//! ones (`charge_payment`, each kept for a rollback within the proxy's window). Reports p50/p99
+//! latency per call, the latency the proxy adds, calls per second, and the proxy's resident
+//! memory before the first call, after 1,000 calls and after the last.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -17,8 +18,8 @@ use crate::live::build_binary_with;
 /// Calls per mode (the journal-and-fsync mode makes fewer: each call waits for two syncs).
 const CALLS: usize = 10_000;
 const FSYNC_CALLS: usize = 2_000;
-/// Calls before the first memory reading (startup and the first tools/list are behind us).
-const WARMUP: usize = 100;
+/// Calls after which the second memory reading is taken.
+const FIRST_READING: usize = 1_000;
 
 /// One client connection over a child's stdio.
 struct Peer {
@@ -109,8 +110,8 @@ struct Run {
     calls: usize,
     latencies: Vec<Duration>,
     wall: Duration,
-    first_rss_kib: u64,
-    last_rss_kib: u64,
+    /// Resident memory before the first call, after [`FIRST_READING`] calls, after the last.
+    rss_kib: [u64; 3],
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -126,22 +127,22 @@ fn measure(
     program: &Path,
     args: &[String],
     calls: usize,
+    call: &Value,
 ) -> Result<Run, String> {
     let mut peer = Peer::start(program, args)?;
-    let call = json!({"name": "get_state", "arguments": {}});
-    for _ in 0..WARMUP {
-        peer.request("tools/call", call.clone())?;
-    }
-    let first_rss_kib = peer.rss_kib();
+    let mut rss_kib = [peer.rss_kib(), 0, 0];
     let mut latencies = Vec::with_capacity(calls);
     let started = Instant::now();
-    for _ in 0..calls {
+    for done in 1..=calls {
         let sent = Instant::now();
         peer.request("tools/call", call.clone())?;
         latencies.push(sent.elapsed());
+        if done == FIRST_READING {
+            rss_kib[1] = peer.rss_kib();
+        }
     }
     let wall = started.elapsed();
-    let last_rss_kib = peer.rss_kib();
+    rss_kib[2] = peer.rss_kib();
     peer.finish();
     latencies.sort();
     Ok(Run {
@@ -149,8 +150,7 @@ fn measure(
         calls,
         latencies,
         wall,
-        first_rss_kib,
-        last_rss_kib,
+        rss_kib,
     })
 }
 
@@ -169,36 +169,53 @@ pub fn run(root: &Path) -> Result<(), String> {
         args.extend(server.iter().cloned());
         args
     };
-    let modes: Vec<(&'static str, Vec<String>, usize)> = vec![
-        ("direct", vec!["demo-server".to_owned()], CALLS),
-        ("proxy, no journal", proxied(&[]), CALLS),
+    let read = json!({"name": "get_state", "arguments": {}});
+    let effect = json!({"name": "charge_payment",
+        "arguments": {"customerId": "bench", "amount": 1, "currency": "EUR"}});
+    let no_fsync = |name: &str| {
+        proxied(&[
+            "--journal".to_owned(),
+            journal(name),
+            "--no-fsync".to_owned(),
+        ])
+    };
+    let modes: Vec<(&'static str, Vec<String>, usize, &Value)> = vec![
+        ("direct", vec!["demo-server".to_owned()], CALLS, &read),
+        ("proxy, no journal", proxied(&[]), CALLS, &read),
         (
             "proxy, journal + fsync",
             proxied(&["--journal".to_owned(), journal("fsync.jsonl")]),
             FSYNC_CALLS,
+            &read,
         ),
         (
             "proxy, journal --no-fsync",
-            proxied(&[
-                "--journal".to_owned(),
-                journal("nofsync.jsonl"),
-                "--no-fsync".to_owned(),
-            ]),
+            no_fsync("nofsync.jsonl"),
             CALLS,
+            &read,
+        ),
+        ("effectful, proxy, no journal", proxied(&[]), CALLS, &effect),
+        (
+            "effectful, proxy, journal --no-fsync",
+            no_fsync("effects.jsonl"),
+            CALLS,
+            &effect,
         ),
     ];
     let mut runs = Vec::new();
-    for (mode, args, calls) in modes {
-        runs.push(measure(mode, &cli, &args, calls)?);
+    for (mode, args, calls, call) in modes {
+        runs.push(measure(mode, &cli, &args, calls, call)?);
     }
     let direct_p50 = percentile(&runs[0].latencies, 0.5);
     let direct_p99 = percentile(&runs[0].latencies, 0.99);
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("\nproxy: sequential tools/call get_state against the demo server ({cli_text})\n");
     println!(
-        "| mode | calls | p50 ms | p99 ms | added p50 ms | added p99 ms | calls/s | RSS after {WARMUP} calls MB | RSS at the end MB |"
+        "\nproxy: sequential tools/call (get_state; effectful: charge_payment) against the demo server ({cli_text})\n"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| mode | calls | p50 ms | p99 ms | added p50 ms | added p99 ms | calls/s | RSS at 0 MB | RSS at {FIRST_READING} MB | RSS at the end MB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for run in &runs {
         let p50 = percentile(&run.latencies, 0.5);
         let p99 = percentile(&run.latencies, 0.99);
@@ -210,7 +227,7 @@ pub fn run(root: &Path) -> Result<(), String> {
             }
         };
         println!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {} | {} |",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {} | {} | {} |",
             run.mode,
             run.calls,
             ms(p50),
@@ -218,8 +235,9 @@ pub fn run(root: &Path) -> Result<(), String> {
             ms(p50) - ms(direct_p50),
             ms(p99) - ms(direct_p99),
             run.calls as f64 / run.wall.as_secs_f64(),
-            rss(run.first_rss_kib),
-            rss(run.last_rss_kib),
+            rss(run.rss_kib[0]),
+            rss(run.rss_kib[1]),
+            rss(run.rss_kib[2]),
         );
     }
     Ok(())

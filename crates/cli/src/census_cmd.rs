@@ -26,7 +26,7 @@ pub struct CensusArgs {
     #[arg(long, value_enum, default_value_t = CensusFormat::Table)]
     pub format: CensusFormat,
     /// Also draw the hint-signature distribution as an SVG bar chart into this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub svg: Option<PathBuf>,
     /// How many hint signatures to list by name.
     #[arg(long, value_name = "N", default_value_t = 10)]

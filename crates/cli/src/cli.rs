@@ -122,7 +122,7 @@ pub enum Command {
     #[cfg(feature = "demo")]
     Demo(crate::demo::DemoArgs),
     /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
-    /// tool calls (`proxy [OPTIONS] -- CMD ARGS...`).
+    /// tool calls.
     Proxy(crate::proxy_cmd::ProxyArgs),
     /// Audit a proxy journal.
     Audit(crate::audit_cmd::AuditArgs),
@@ -139,7 +139,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct DemoServerArgs {
     /// Append each tools/call (name, arguments) to this file as a JSON line.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = written_path)]
     pub call_log: Option<PathBuf>,
     /// Wait MS milliseconds before answering calls to TOOL (`TOOL=MS`, repeatable).
     #[arg(long, value_name = "TOOL=MS", value_parser = parse_slow)]
@@ -158,6 +158,22 @@ pub struct DemoServerArgs {
     /// With --http: answer as text/event-stream instead of JSON.
     #[arg(long, requires = "http")]
     pub sse: bool,
+    /// The protocol revisions spoken: 2025-11-25 (initialize), 2026-07-28 (per-request
+    /// versions and server/discover, no initialize) or both.
+    #[arg(long, value_name = "R", default_value = "2025-11-25", value_parser = str::parse::<mcp_recovery_demo_server::Revisions>)]
+    pub revisions: mcp_recovery_demo_server::Revisions,
+}
+
+/// A path the command writes or appends to: `-` would name standard input or output, which
+/// cannot be, and an empty path names nothing, so both are refused.
+pub fn written_path(text: &str) -> Result<PathBuf, String> {
+    match text {
+        "-" => {
+            Err("`-` names standard input or output, which this path cannot be: name a file".into())
+        }
+        "" => Err("the path is empty".into()),
+        _ => Ok(PathBuf::from(text)),
+    }
 }
 
 /// Parses `--slow TOOL=MS`.
@@ -210,12 +226,9 @@ impl std::str::FromStr for OutputFile {
                 .collect();
             format!("unknown format '{format}' (one of: {})", names.join(", "))
         })?;
-        if path.is_empty() {
-            return Err(format!("no path in '{text}'"));
-        }
         Ok(Self {
             format,
-            path: PathBuf::from(path),
+            path: written_path(path)?,
         })
     }
 }
@@ -274,7 +287,7 @@ pub struct ServerArgs {
 
     /// Also write the fetched tools/list, pretty-printed as linted, to FILE (a directory, one
     /// NAME.json per server, with several servers).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = written_path)]
     pub save: Option<PathBuf>,
 
     /// Say on stderr which protocol revision each server spoke.
@@ -310,7 +323,7 @@ pub struct ConfigServerArgs {
     pub total_timeout: u64,
 
     /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json.
-    #[arg(long, value_name = "DIR", requires = "live")]
+    #[arg(long, value_name = "DIR", requires = "live", value_parser = written_path)]
     pub save: Option<PathBuf>,
 
     /// Say on stderr which protocol revision each server spoke.
@@ -371,7 +384,7 @@ pub struct LintArgs {
     pub baseline: Option<PathBuf>,
 
     /// Write every finding of this run to a baseline file (and do not fail on them).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = written_path)]
     pub write_baseline: Option<PathBuf>,
     /// The rule set to run when no rule is selected: `recommended` (the default) or `strict`.
     /// Replaces `extends` from the config file.
@@ -424,14 +437,14 @@ pub struct ExplainArgs {
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Write every schema into this directory (created if missing) instead of printing one.
-    #[arg(long, value_name = "DIR", conflicts_with = "name")]
+    #[arg(long, value_name = "DIR", conflicts_with = "name", value_parser = written_path)]
     pub out: Option<PathBuf>,
 
     /// Add `ToolAnnotations.recovery` and its declarations to `schema/<VERSION>/schema.ts` of this
     /// checkout of the MCP specification repository, and the examples to
     /// `schema/<VERSION>/examples/Tool/`. Nothing else is touched; symbolic links are never
     /// followed; running it again changes only what the generator changed.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "name"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "name"], value_parser = written_path)]
     pub spec_repo: Option<PathBuf>,
 
     /// The protocol version directory under `schema/` for `--spec-repo`: `draft` (where schema

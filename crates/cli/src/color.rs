@@ -35,6 +35,33 @@ pub const WARN: Style = AnsiColor::Yellow.on_default();
 
 static STDOUT_COLOR: OnceLock<bool> = OnceLock::new();
 
+/// The `--color` of a command line, read before it is parsed (so that clap's own help and
+/// errors follow it): the last `--color WHEN` or `--color=WHEN` before `--`; an invalid value
+/// is left to the parser to report.
+pub fn requested(args: impl IntoIterator<Item = OsString>) -> Option<ColorWhen> {
+    let mut args = args.into_iter().skip(1);
+    let mut found = None;
+    while let Some(arg) = args.next() {
+        let value = match arg.to_str() {
+            Some("--") => break,
+            Some("--color") => args.next(),
+            Some(text) => match text.strip_prefix("--color=") {
+                Some(value) => Some(OsString::from(value)),
+                None => continue,
+            },
+            None => continue,
+        };
+        if let Some(when) = value
+            .as_ref()
+            .and_then(|v| v.to_str())
+            .and_then(|v| ColorWhen::from_str(v, true).ok())
+        {
+            found = Some(when);
+        }
+    }
+    found
+}
+
 /// Decides whether stdout gets colour, for the rest of the run.
 pub fn init(when: ColorWhen) {
     use std::io::IsTerminal;
@@ -92,6 +119,29 @@ pub fn paint(color: bool, style: Style, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_requested_colour_is_read_before_parsing() {
+        let read = |args: &[&str]| requested(args.iter().map(OsString::from));
+        assert_eq!(
+            read(&["bin", "--color", "always", "lint"]),
+            Some(ColorWhen::Always)
+        );
+        assert_eq!(
+            read(&["bin", "lint", "--color=never"]),
+            Some(ColorWhen::Never)
+        );
+        assert_eq!(
+            read(&["bin", "--color=never", "--color", "always"]),
+            Some(ColorWhen::Always)
+        );
+        assert_eq!(read(&["bin", "--color", "sometimes"]), None);
+        assert_eq!(
+            read(&["bin", "proxy", "--", "server", "--color", "always"]),
+            None
+        );
+        assert_eq!(read(&["bin", "--color"]), None);
+    }
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |name| {

@@ -21,7 +21,7 @@ pub struct ConvertArgs {
     #[arg(value_name = "FILE")]
     pub input: PathBuf,
     /// Write the converted document here instead of stdout.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, short, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub output: Option<PathBuf>,
     /// Apply this overlay (JSON or TOML) first, so its declarations are converted and written
     /// into the document.

@@ -390,6 +390,7 @@ pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
     let mut config = mcp_recovery_demo_server::Config {
         call_log: args.call_log.clone(),
         slow: args.slow.clone(),
+        revisions: args.revisions,
         ..mcp_recovery_demo_server::Config::default()
     };
     if args.undeclared {

@@ -36,15 +36,26 @@ mod suggest_cmd;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command};
 use crate::errors::Failure;
 use crate::render::pretty;
 
+/// The command line, with clap's own help, usage and errors coloured as `--color` says.
+fn parse() -> Cli {
+    let choice = match color::requested(std::env::args_os()) {
+        Some(color::ColorWhen::Always) => clap::ColorChoice::Always,
+        Some(color::ColorWhen::Never) => clap::ColorChoice::Never,
+        _ => clap::ColorChoice::Auto,
+    };
+    let matches = Cli::command().color(choice).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
+}
+
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors (and 0 for --help/--version), as the contract wants.
-    let cli = Cli::parse();
+    let cli = parse();
     cli.check_server_args();
     errors::exit_2_on_panic();
     color::init(cli.color);

@@ -8,8 +8,8 @@ use clap::Args;
 use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::{Journal, JournalError};
 use mcp_recovery_proxy::{
-    Approver, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile, ProxyError,
-    Settings, UpstreamSpec, new_session_id, run_on_stdio,
+    Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays, Policy,
+    PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
 };
 
 use crate::Failure;
@@ -21,7 +21,7 @@ use crate::overlay_cmd::LoadedOverlay;
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
     /// Append every call, approval and compensation to this hash-chained journal.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: Option<PathBuf>,
     /// The policy file (TOML; schema in spec/schema/policy.schema.json).
     #[command(flatten)]
@@ -35,6 +35,11 @@ pub struct ProxyArgs {
     /// is passed on unchanged.
     #[arg(long = "overlay", value_name = "FILE")]
     pub overlays: Vec<PathBuf>,
+    /// Keep this many of a session's latest effectful calls in memory for a rollback; older
+    /// ones are read back from --journal, and without one a rollback reports them as not
+    /// compensated.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROLLBACK_WINDOW)]
+    pub rollback_window: usize,
     /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server to start.
     #[arg(
         long,
@@ -195,6 +200,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     let overlays = read_overlays(&args.overlays)?
         .into_iter()
         .map(|o| NamedOverlay {
+            positions: mcp_recovery_validator::overlay_positions(&o.overlay, &o.text),
             shown: o.shown,
             overlay: o.overlay,
         })
@@ -226,6 +232,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         upstream: secrets.redact(&upstream.describe()).into_owned(),
         overlays: Overlays::new(overlays),
         secrets,
+        rollback_window: args.rollback_window,
     };
     if let Some(address) = args.transport.listen {
         return Err(args

@@ -35,6 +35,11 @@ pub struct TransportArgs {
     #[arg(long, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub max_sessions: u16,
+    /// Most connections open at once with --listen; one more is answered 503 with
+    /// Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub max_connections: u16,
 }
 
 impl TransportArgs {
@@ -69,6 +74,7 @@ impl TransportArgs {
             allowed_origins: self.allow_origin.clone(),
             limits: Limits {
                 max_sessions: usize::from(self.max_sessions),
+                max_connections: usize::from(self.max_connections),
                 ..Limits::default()
             },
         };

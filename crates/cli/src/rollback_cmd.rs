@@ -26,7 +26,7 @@ use crate::proxy_cmd::{PolicyArgs, one_server, open_journal, read_overlays};
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// The journal of the session to roll back (compensations are appended to it).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: PathBuf,
     /// The session to roll back (default: the journal's last session).
     #[arg(long, value_name = "ID")]
@@ -138,6 +138,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         &prior,
         json!({"command": "rollback"}),
         timeout,
+        None,
     )
     .map_err(|e| Failure::Usage(e.to_string()))?;
     runner.stop();

@@ -25,7 +25,7 @@ pub struct SuggestArgs {
     #[arg(value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
     pub input: Option<PathBuf>,
     /// Write the overlay here instead of stdout (TOML for `*.toml`, JSON otherwise).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub out: Option<PathBuf>,
     /// Overlay format on stdout.
     #[arg(long, value_enum, value_name = "FORMAT")]

@@ -80,7 +80,7 @@ fn bad_output_files_fail_before_linting() {
             "xml=out.xml",
             "unknown format 'xml' (one of: human, json, sarif",
         ),
-        ("markdown=", "no path in 'markdown='"),
+        ("markdown=", "the path is empty"),
         ("out.md", "expected FORMAT=PATH"),
     ] {
         let output = bin()

@@ -135,3 +135,42 @@ fn an_unknown_choice_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+/// clap's own help and usage errors follow `--color` too.
+#[test]
+fn help_and_usage_errors_follow_the_flag() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let output = plain()
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code(), text.contains('\u{1b}'))
+    };
+    assert_eq!(run(&["--color", "always", "--help"], &[]), (Some(0), true));
+    assert_eq!(
+        run(&["proxy", "--help", "--color=always"], &[]),
+        (Some(0), true)
+    );
+    assert_eq!(
+        run(&["--color", "never", "--help"], &[("CLICOLOR_FORCE", "1")]),
+        (Some(0), false)
+    );
+    assert_eq!(run(&["--help"], &[]), (Some(0), false));
+    assert_eq!(
+        run(&["lint", "--bogus", "--color", "always"], &[]),
+        (Some(2), true)
+    );
+    assert_eq!(
+        run(
+            &["lint", "--bogus", "--color", "never"],
+            &[("CLICOLOR_FORCE", "1")]
+        ),
+        (Some(2), false)
+    );
+}

@@ -554,3 +554,40 @@ fn census_honours_the_input_cap_with_the_lint_error() {
         .unwrap_or_default();
     assert!(reason.contains("not a regular file but a FIFO"), "{census}");
 }
+
+/// Every path a command writes or appends to refuses `-` (and an empty path) as a usage error
+/// naming the flag, and creates no file named `-`.
+#[test]
+fn written_paths_refuse_standard_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tools.json"), r#"{"tools": []}"#).unwrap();
+    let cases: [&[&str]; 11] = [
+        &["proxy", "--journal", "@", "--", "true"],
+        &["rollback", "--journal", "@", "--stdio", "--", "true"],
+        &["census", "tools.json", "--svg", "@"],
+        &["lint", "tools.json", "--write-baseline", "@"],
+        &["lint", "tools.json", "--output-file", "json=@"],
+        &["fetch", "--save", "@", "--stdio", "--", "true"],
+        &["schema", "--out", "@"],
+        &["convert", "tools.json", "--output", "@"],
+        &["suggest", "tools.json", "--out", "@"],
+        &["schema", "--spec-repo", "@"],
+        &["demo-server", "--call-log", "@"],
+    ];
+    for case in cases {
+        for value in ["-", ""] {
+            let args: Vec<String> = case.iter().map(|a| a.replace('@', value)).collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let output = run_in(dir.path(), &args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(code(&output), 2, "{args:?}: {stderr}");
+            let expected = if value == "-" {
+                "`-` names standard input or output, which this path cannot be"
+            } else {
+                "the path is empty"
+            };
+            assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        }
+    }
+    assert!(!dir.path().join("-").exists());
+}

@@ -26,6 +26,8 @@ struct Proxy {
     next_id: u64,
     /// Methods of the server's requests and notifications seen while waiting.
     seen: Vec<String>,
+    /// Speak 2026-07-28: no `initialize`, the version in every request's `_meta`.
+    per_request: bool,
 }
 
 impl Proxy {
@@ -66,6 +68,7 @@ impl Proxy {
             lines,
             next_id: 0,
             seen: Vec::new(),
+            per_request: false,
         }
     }
 
@@ -76,7 +79,10 @@ impl Proxy {
     }
 
     /// Sends a request and returns the response with its id (within `limit`).
-    fn request_within(&mut self, method: &str, params: Value, limit: Duration) -> Value {
+    fn request_within(&mut self, method: &str, mut params: Value, limit: Duration) -> Value {
+        if self.per_request {
+            params["_meta"] = per_request_meta();
+        }
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -110,6 +116,14 @@ impl Proxy {
     }
 
     fn initialize(&mut self) {
+        if self.per_request {
+            let found = self.request("server/discover", json!({}));
+            assert_eq!(
+                found["result"]["supportedVersions"][0], "2026-07-28",
+                "{found}"
+            );
+            return;
+        }
         let answer = self.request("initialize", common::initialize_params());
         assert!(answer["result"]["protocolVersion"].is_string(), "{answer}");
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -191,23 +205,26 @@ fn tools_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// A proxy with a journal that rolls back on failure, in front of the demo server started with
+/// `extra`; also the journal and the server's call log.
+fn rolling_back(dir: &Path, extra: &[&str]) -> (Proxy, PathBuf, PathBuf) {
+    let journal = dir.join("journal.jsonl");
+    let log = dir.join("calls.jsonl");
+    let server = demo(&log, extra);
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--on-failure",
+        "rollback",
+    ];
+    (Proxy::start(dir, &flags, &strs(&server)), journal, log)
+}
+
 /// Reserve and charge, then a failing shipment: the proxy rolls back before answering.
 #[test]
 fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("journal.jsonl");
-    let log = dir.path().join("calls.jsonl");
-    let server = demo(&log, &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &[
-            "--journal",
-            journal.to_str().unwrap(),
-            "--on-failure",
-            "rollback",
-        ],
-        &strs(&server),
-    );
+    let (mut proxy, journal, log) = rolling_back(dir.path(), &[]);
     let (start, end) = failing_workflow(&mut proxy);
     assert_eq!(end, start);
     let listed = proxy.request("tools/list", json!({}));
@@ -282,6 +299,114 @@ fn a_failed_workflow_is_rolled_back_and_the_journal_verifies() {
         let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(plan["steps"].as_array().unwrap().len(), steps);
     }
+}
+
+/// A window of one effectful call: read-only calls never take its place; with a journal the
+/// older calls are read back from it, without one the rollback says what it leaves undone.
+#[test]
+fn calls_past_the_rollback_window_are_read_back_or_reported() {
+    for with_journal in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.jsonl");
+        let log = dir.path().join("calls.jsonl");
+        let server = demo(&log, &[]);
+        let mut flags = vec!["--on-failure", "rollback", "--rollback-window", "1"];
+        if with_journal {
+            flags.extend(["--journal", journal.to_str().unwrap()]);
+        }
+        let mut proxy = Proxy::start(dir.path(), &flags, &strs(&server));
+        let (start, end) = failing_workflow(&mut proxy);
+        assert_eq!(proxy.finish(), 0);
+        let stderr = proxy_stderr(dir.path());
+        // The get_state calls after the charge did not push it out of the window.
+        assert_eq!(calls_at_server(&log, "refund_payment"), 1, "{stderr}");
+        if with_journal {
+            assert_eq!(end, start, "{stderr}");
+            assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+            assert!(!stderr.contains("beyond the rollback window"), "{stderr}");
+            assert_eq!(verify(dir.path(), &journal).0, 0);
+        } else {
+            assert_ne!(end, start);
+            assert_eq!(calls_at_server(&log, "release_inventory"), 0);
+            assert!(
+                stderr.contains(
+                    "1 earlier effectful call (call 2) is beyond the rollback window of 1 and the proxy runs without a journal: not compensated"
+                ),
+                "{stderr}"
+            );
+            assert!(
+                stderr.contains("1 compensated, 0 failed, 1 skipped"),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// `_meta` of a 2026-07-28 request.
+fn per_request_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}})
+}
+
+/// A 2026-07-28 client and a 2026-07-28 server (no `initialize`): discovery passes through,
+/// the proxy's own tools/list and compensating calls carry the client's version, and the
+/// failed workflow is rolled back. The same with a server that speaks both revisions.
+#[test]
+fn a_2026_07_28_client_and_server_behind_the_proxy() {
+    for revisions in ["2026-07-28", "both"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut proxy, journal, log) = rolling_back(dir.path(), &["--revisions", revisions]);
+        proxy.per_request = true;
+        let (start, end) = failing_workflow(&mut proxy);
+        assert_eq!(end, start);
+        // Results reach the client as the server wrote them.
+        let state = proxy.call("get_state", json!({}));
+        assert_eq!(state["resultType"], "complete", "{state}");
+        assert_eq!(proxy.finish(), 0);
+        let stderr = proxy_stderr(dir.path());
+        assert!(
+            stderr.contains("reserve_inventory                compensable"),
+            "{stderr}"
+        );
+        assert_eq!(calls_at_server(&log, "refund_payment"), 1, "{stderr}");
+        assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+        assert_eq!(verify(dir.path(), &journal).0, 0);
+    }
+}
+
+/// The proxy does not translate between revisions: what one side cannot speak, the other
+/// side's own error says, unchanged, and the client may fall back.
+#[test]
+fn mixed_revisions_pass_through_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    // A 2025-11-25 client and a 2026-07-28-only server: the server's refusal of `initialize`.
+    let server = demo(&log, &["--revisions", "2026-07-28"]);
+    let mut proxy = Proxy::start(dir.path(), &[], &strs(&server));
+    let refused = proxy.request("initialize", common::initialize_params());
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("speaks MCP 2026-07-28 only"),
+        "{refused}"
+    );
+    assert_eq!(proxy.finish(), 0);
+
+    // A 2026-07-28 client and an older server: discovery fails, the client falls back to
+    // `initialize`, and the proxy's own requests stop carrying the 2026-07-28 version.
+    let server = demo(&log, &["--revisions", "2025-11-25"]);
+    let mut proxy = Proxy::start(dir.path(), &["--on-failure", "rollback"], &strs(&server));
+    proxy.per_request = true;
+    let found = proxy.request("server/discover", json!({}));
+    proxy.per_request = false;
+    assert_eq!(found["error"]["code"], -32601, "{found}");
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(end, start);
+    assert_eq!(proxy.finish(), 0);
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
 }
 
 #[test]
@@ -664,10 +789,11 @@ fn an_overlay_gives_an_undeclared_server_its_rollback() {
 
     let stderr = proxy_stderr(dir.path());
     let shown = overlay.display().to_string();
-    let unknown =
-        format!("overlay {shown} at /tools/no_such_tool: the server has no tool 'no_such_tool'");
+    let unknown = format!(
+        "overlay {shown}:13:8 at /tools/no_such_tool: the server has no tool 'no_such_tool'"
+    );
     let conflict = format!(
-        "overlay {shown} at /tools/get_state/annotations/readOnlyHint: the server declares \
+        "overlay {shown}:11:1 at /tools/get_state/annotations/readOnlyHint: the server declares \
          annotations/readOnlyHint of tool 'get_state' differently; that declaration is used"
     );
     // Said once, though the list was read twice (by the proxy and by the client).
@@ -680,6 +806,33 @@ fn an_overlay_gives_an_undeclared_server_its_rollback() {
             .any(|l| l.contains("get_state") && l.contains("read-only")),
         "{stderr}"
     );
+
+    // An overlay for another server is not used, as lint and rollback refuse it.
+    let other = dir.path().join("other.overlay.json");
+    std::fs::write(
+        &other,
+        "{\n  \"server\": \"someone-else\",\n  \"tools\": {\"charge_payment\": {\"annotations\": {\"title\": \"x\"}}}\n}\n",
+    )
+    .unwrap();
+    let other_log = dir.path().join("other.jsonl");
+    let server = demo(&other_log, &["--undeclared"]);
+    let flags = [
+        "--on-failure",
+        "rollback",
+        "--overlay",
+        other.to_str().unwrap(),
+    ];
+    let mut proxy = Proxy::start(dir.path(), &flags, &strs(&server));
+    let (start, end) = failing_workflow(&mut proxy);
+    assert_eq!(proxy.finish(), 0);
+    assert_ne!(start, end);
+    let stderr = proxy_stderr(dir.path());
+    let refused = format!(
+        "overlay {}:2:3: it is for server 'someone-else', but the server names itself \
+         'mcp-recovery-demo-server'; the overlay is not used",
+        other.display()
+    );
+    assert_eq!(stderr.matches(&refused).count(), 1, "{stderr}");
 }
 
 /// `rollback --overlay` plans from the merged list too, and resumes from the journal of a
@@ -1114,6 +1267,7 @@ fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
         lines,
         next_id: 0,
         seen: Vec::new(),
+        per_request: false,
     };
     let mut to_proxy = Some(to_proxy);
     let mut send = |message: Value| {

@@ -19,5 +19,5 @@ pub mod stdio;
 mod tools;
 
 pub use checkout::Checkout;
-pub use server::{Config, Server};
+pub use server::{Config, Revisions, Server};
 pub use tools::tools;

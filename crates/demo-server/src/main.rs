@@ -22,6 +22,8 @@ options:
   --page-size N             tools per tools/list page (default: all on one page)
   --tools-file PATH         announce the tools of this JSON file ({\"tools\": [...]} or [...])
   --protocol-version V      answer initialize with V whatever the client asks
+  --revisions R             2025-11-25 (default: initialize), 2026-07-28 (per-request
+                            versions and server/discover, no initialize) or both
   --call-log PATH           append each tools/call (name, arguments) to PATH as a JSON line
   --slow TOOL=MS            wait MS milliseconds before answering calls to TOOL (repeatable)
   --hostile MODE            stdio only: misbehave on tools/list (hang, crash, garbage,
@@ -64,6 +66,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, St
             "--protocol-version" => {
                 args.config.protocol_version = Some(value("--protocol-version")?)
             }
+            "--revisions" => args.config.revisions = value("--revisions")?.parse()?,
             "--hostile" => args.hostile = Some(value("--hostile")?.parse()?),
             "--call-log" => args.config.call_log = Some(value("--call-log")?.into()),
             "--slow" => {

@@ -1,5 +1,13 @@
 //! The MCP protocol, by hand with `serde_json`: lifecycle, `ping`, paginated `tools/list` and
 //! `tools/call`. Transport-free: [`Server::handle`] takes one message and returns the answer.
+//!
+//! Two revisions are spoken. Up to 2025-11-25 a session opens with `initialize`. In 2026-07-28
+//! there is no `initialize`: every request names its version in
+//! `params._meta["io.modelcontextprotocol/protocolVersion"]` (with the client's capabilities in
+//! `io.modelcontextprotocol/clientCapabilities`), `server/discover` advertises the versions and
+//! capabilities, and every result carries `resultType` and the server's identity in `_meta`.
+//! With [`Revisions::Both`] a request is answered in the revision it is written in; the default
+//! is the older revisions alone.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -7,8 +15,32 @@ use serde_json::{Map, Value, json};
 
 use crate::checkout::Checkout;
 
-/// Protocol versions the server speaks, newest first.
+/// Protocol versions the server negotiates with `initialize`, newest first.
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The revision without `initialize`, whose requests carry their version.
+pub const PER_REQUEST_VERSION: &str = "2026-07-28";
+
+/// Where a 2026-07-28 request names its protocol version.
+pub const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+/// Where a 2026-07-28 request declares the client's capabilities.
+pub const CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+/// Where a 2026-07-28 result names the server.
+pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Which revisions the server speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Revisions {
+    /// Both: `initialize` for the older ones, per-request versions for 2026-07-28.
+    Both,
+    /// Only up to 2025-11-25 (the default): `server/discover` is an unknown method and
+    /// per-request versions are ignored, as an older server does.
+    #[default]
+    UpTo2025,
+    /// Only 2026-07-28: `initialize` is an unknown method and a request without a version is
+    /// refused.
+    Only2026,
+}
 
 /// How the server is set up.
 #[derive(Debug, Clone)]
@@ -24,6 +56,23 @@ pub struct Config {
     pub call_log: Option<std::path::PathBuf>,
     /// Tools that wait this many milliseconds before answering (to test calls in flight).
     pub slow: Vec<(String, u64)>,
+    /// The protocol revisions spoken.
+    pub revisions: Revisions,
+}
+
+impl std::str::FromStr for Revisions {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Revisions, String> {
+        match text {
+            "both" => Ok(Revisions::Both),
+            "2025-11-25" => Ok(Revisions::UpTo2025),
+            "2026-07-28" => Ok(Revisions::Only2026),
+            other => Err(format!(
+                "{other:?} is not a revision: both, 2025-11-25 or 2026-07-28"
+            )),
+        }
+    }
 }
 
 impl Default for Config {
@@ -41,6 +90,7 @@ impl Default for Config {
             protocol_version: None,
             call_log: None,
             slow: Vec::new(),
+            revisions: Revisions::UpTo2025,
         }
     }
 }
@@ -91,18 +141,116 @@ impl Server {
             Some(Value::Object(params)) => params.clone(),
             Some(_) => return Some(error(id, -32602, "`params` must be an object")),
         };
-        Some(match method {
-            "initialize" => success(id, self.initialize(&params)),
-            "ping" => success(id, json!({})),
-            "tools/list" => match self.list_tools(&params) {
+        let requested = match params.get("_meta").and_then(|m| m.get(VERSION_META)) {
+            _ if self.config.revisions == Revisions::UpTo2025 => None,
+            None => None,
+            Some(Value::String(version)) => Some(version.as_str()),
+            Some(_) => {
+                return Some(error(
+                    id,
+                    -32602,
+                    &format!("_meta[\"{VERSION_META}\"] must be a string"),
+                ));
+            }
+        };
+        match requested {
+            Some(version) => Some(self.handle_per_request(id, method, &params, version)),
+            None if self.config.revisions == Revisions::Only2026 && method != "server/discover" => {
+                Some(error(
+                    id,
+                    -32602,
+                    &format!(
+                        "this server speaks MCP {PER_REQUEST_VERSION} only: every request names its version in params._meta[\"{VERSION_META}\"]"
+                    ),
+                ))
+            }
+            None if method == "server/discover" && self.config.revisions != Revisions::UpTo2025 => {
+                Some(success(id, self.discover()))
+            }
+            None => Some(self.handle_method(id, method, &params)),
+        }
+    }
+
+    /// The methods both revisions share (and `initialize`, `ping` of the older ones).
+    fn handle_method(&self, id: &Value, method: &str, params: &Map<String, Value>) -> Value {
+        match method {
+            "initialize" if self.config.revisions != Revisions::Only2026 => {
+                success(id, self.initialize(params))
+            }
+            "ping" if self.config.revisions != Revisions::Only2026 => success(id, json!({})),
+            "tools/list" => match self.list_tools(params) {
                 Ok(result) => success(id, result),
                 Err(message) => error(id, -32602, &message),
             },
-            "tools/call" => match self.call_tool(&params) {
+            "tools/call" => match self.call_tool(params) {
                 Ok(result) => success(id, result),
                 Err(message) => error(id, -32602, &message),
             },
             other => error(id, -32601, &format!("method not found: {other}")),
+        }
+    }
+
+    /// A 2026-07-28 request: its version checked, its capabilities required, its result marked.
+    fn handle_per_request(
+        &self,
+        id: &Value,
+        method: &str,
+        params: &Map<String, Value>,
+        version: &str,
+    ) -> Value {
+        if version != PER_REQUEST_VERSION {
+            return json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32022,
+                "message": format!("unsupported protocol version {version:?}"),
+                "data": {"requested": version, "supported": [PER_REQUEST_VERSION]}
+            }});
+        }
+        if method == "server/discover" {
+            return success(id, self.discover());
+        }
+        let capabilities = params.get("_meta").and_then(|m| m.get(CAPABILITIES_META));
+        if !capabilities.is_some_and(Value::is_object) {
+            return error(
+                id,
+                -32602,
+                &format!("params._meta[\"{CAPABILITIES_META}\"] must be an object"),
+            );
+        }
+        if matches!(method, "initialize" | "ping") {
+            // Neither exists in 2026-07-28.
+            return error(id, -32601, &format!("method not found: {method}"));
+        }
+        let mut answer = self.handle_method(id, method, params);
+        if let Some(Value::Object(result)) = answer.get_mut("result") {
+            result.insert("resultType".into(), json!("complete"));
+            let meta = result
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                meta.insert(SERVER_INFO_META.into(), server_info());
+            }
+            if method == "tools/list" {
+                result.insert("cacheScope".into(), json!("public"));
+                result.insert("ttlMs".into(), json!(0));
+            }
+        }
+        answer
+    }
+
+    /// The `server/discover` result.
+    fn discover(&self) -> Value {
+        let mut versions = vec![PER_REQUEST_VERSION];
+        if self.config.revisions == Revisions::Both {
+            versions.extend(SUPPORTED_VERSIONS);
+        }
+        json!({
+            "supportedVersions": versions,
+            "capabilities": {"tools": {"listChanged": false}},
+            "instructions": INSTRUCTIONS,
+            "resultType": "complete",
+            "cacheScope": "public",
+            "ttlMs": 0,
+            "_meta": {SERVER_INFO_META: server_info()}
         })
     }
 
@@ -119,13 +267,8 @@ impl Server {
         json!({
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": false}},
-            "serverInfo": {
-                "name": "mcp-recovery-demo-server",
-                "title": "Checkout demo with recovery metadata",
-                "version": env!("CARGO_PKG_VERSION")
-            },
-            "instructions": "Checkout workflow: reserve_inventory, charge_payment, create_shipment. \
-                             Each state-changing tool declares how to undo it."
+            "serverInfo": server_info(),
+            "instructions": INSTRUCTIONS
         })
     }
 
@@ -183,6 +326,17 @@ impl Server {
     }
 }
 
+const INSTRUCTIONS: &str = "Checkout workflow: reserve_inventory, charge_payment, create_shipment. \
+                            Each state-changing tool declares how to undo it.";
+
+fn server_info() -> Value {
+    json!({
+        "name": "mcp-recovery-demo-server",
+        "title": "Checkout demo with recovery metadata",
+        "version": env!("CARGO_PKG_VERSION")
+    })
+}
+
 fn success(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
@@ -198,6 +352,7 @@ mod tests {
     fn server(page_size: usize) -> Server {
         Server::new(Config {
             page_size,
+            revisions: Revisions::Both,
             ..Config::default()
         })
     }
@@ -212,6 +367,78 @@ mod tests {
         };
         assert_eq!(ask("2025-06-18"), "2025-06-18");
         assert_eq!(ask("1999-01-01"), SUPPORTED_VERSIONS[0]);
+    }
+
+    fn per_request(s: &Server, method: &str, version: &str) -> Value {
+        s.handle(
+            &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"_meta": {
+            VERSION_META: version, CAPABILITIES_META: {}}}}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn speaks_2026_07_28_per_request() {
+        let s = server(0);
+        let found = per_request(&s, "server/discover", PER_REQUEST_VERSION);
+        assert_eq!(found["result"]["supportedVersions"][0], PER_REQUEST_VERSION);
+        assert_eq!(found["result"]["resultType"], "complete");
+        let listed = per_request(&s, "tools/list", PER_REQUEST_VERSION);
+        assert_eq!(listed["result"]["resultType"], "complete");
+        assert_eq!(listed["result"]["cacheScope"], "public");
+        assert_eq!(listed["result"]["ttlMs"], 0);
+        assert_eq!(
+            listed["result"]["_meta"][SERVER_INFO_META]["name"],
+            "mcp-recovery-demo-server"
+        );
+        let old = per_request(&s, "tools/list", "2025-11-25");
+        assert_eq!(old["error"]["code"], -32022);
+        assert_eq!(old["error"]["data"]["requested"], "2025-11-25");
+        assert_eq!(
+            per_request(&s, "initialize", PER_REQUEST_VERSION)["error"]["code"],
+            -32601
+        );
+        assert_eq!(
+            per_request(&s, "ping", PER_REQUEST_VERSION)["error"]["code"],
+            -32601
+        );
+        let no_capabilities = s
+            .handle(&json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list",
+                "params": {"_meta": {VERSION_META: PER_REQUEST_VERSION}}}))
+            .unwrap();
+        assert_eq!(no_capabilities["error"]["code"], -32602);
+        // Without a version, the same server is an older one.
+        let plain = s
+            .handle(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+            .unwrap();
+        assert!(plain["result"].get("resultType").is_none(), "{plain}");
+    }
+
+    #[test]
+    fn one_revision_only() {
+        let only_new = Server::new(Config {
+            revisions: Revisions::Only2026,
+            ..Config::default()
+        });
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                          "params": {"protocolVersion": "2025-11-25", "capabilities": {}}});
+        assert_eq!(only_new.handle(&init).unwrap()["error"]["code"], -32602);
+        assert_eq!(
+            per_request(&only_new, "server/discover", PER_REQUEST_VERSION)["result"]["supportedVersions"],
+            json!([PER_REQUEST_VERSION])
+        );
+        let only_old = Server::new(Config {
+            revisions: Revisions::UpTo2025,
+            ..Config::default()
+        });
+        assert_eq!(
+            per_request(&only_old, "server/discover", PER_REQUEST_VERSION)["error"]["code"],
+            -32601
+        );
+        let listed = per_request(&only_old, "tools/list", PER_REQUEST_VERSION);
+        assert!(listed["result"].get("resultType").is_none(), "{listed}");
+        assert_eq!("both".parse::<Revisions>(), Ok(Revisions::Both));
+        assert!("2024".parse::<Revisions>().is_err());
     }
 
     #[test]

@@ -2,8 +2,6 @@
 
 use std::io::{self, BufRead, Write};
 use std::str::FromStr;
-use std::thread;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -70,9 +68,16 @@ pub fn serve(
         let is_list = message.get("method").and_then(Value::as_str) == Some("tools/list");
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         match hostile {
-            Some(Hostile::Hang) if is_list => loop {
-                thread::sleep(Duration::from_secs(3600));
-            },
+            Some(Hostile::Hang) if is_list => {
+                // Never answers again, but leaves once the client is gone (a killed client
+                // leaves no server behind).
+                for line in lines.by_ref() {
+                    if line.is_err() {
+                        break;
+                    }
+                }
+                return Ok(());
+            }
             Some(Hostile::Crash) if is_list => {
                 eprintln!("loading catalog from /var/lib/shop/catalog.db");
                 eprintln!("fatal: catalog database is locked");

@@ -14,6 +14,8 @@
 
 mod approval;
 mod classify;
+#[cfg(unix)]
+mod gate;
 mod http_upstream;
 mod listen;
 mod overlays;
@@ -36,7 +38,7 @@ pub use policy::{
     glob_match,
 };
 pub use rollback::{Effects, Prior, Reply, Report, prior_compensations, rollback};
-pub use session::{End, Event, Session, Settings, SharedJournal};
+pub use session::{DEFAULT_ROLLBACK_WINDOW, End, Event, Session, Settings, SharedJournal};
 pub use upstream::{HttpUpstream, Launch, StdioUpstream, Upstream};
 
 use mcp_recovery_client::{Header, Secrets, Target};

@@ -11,8 +11,9 @@
 //!
 //! Against DNS rebinding every request's `Origin`, when present, must be a loopback origin or
 //! one allowed explicitly, and `Host` must name a loopback host unless the listener was allowed
-//! to bind another address; anything else is answered 403. Bounded: sessions, handler threads,
-//! request body size, idle sessions, and every wait of a stream.
+//! to bind another address; anything else is answered 403. Bounded: connections (beyond the cap
+//! a connection is answered 503 with `Retry-After`), sessions, handler threads, request body
+//! size, idle sessions and connections, and every wait of a stream.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
@@ -45,8 +46,11 @@ pub struct Limits {
     /// wait for one.
     pub threads: usize,
     /// How long a connection may take to send a request, or to take what is written to it,
-    /// before it is dropped (so a slow or stalled peer cannot hold a thread).
+    /// before it is dropped (so a slow or stalled peer cannot hold a thread); also how long a
+    /// connection may stay idle between requests.
     pub io_timeout: Duration,
+    /// Connections open at once; one beyond it is answered 503 with `Retry-After` and closed.
+    pub max_connections: usize,
 }
 
 impl Default for Limits {
@@ -57,6 +61,7 @@ impl Default for Limits {
             idle: Duration::from_secs(600),
             threads: 40,
             io_timeout: Duration::from_secs(30),
+            max_connections: 64,
         }
     }
 }
@@ -103,9 +108,7 @@ pub fn serve(
     let socket =
         std::net::TcpListener::bind(listener.address).map_err(|e| refuse(e.to_string()))?;
     let bound = socket.local_addr().map_err(|e| refuse(e.to_string()))?;
-    set_io_timeout(&socket, listener.limits.io_timeout).map_err(|e| refuse(e.to_string()))?;
-    let server =
-        tiny_http::Server::from_listener(socket, None).map_err(|e| refuse(e.to_string()))?;
+    let server = http_server(socket, listener.limits).map_err(|e| refuse(e.to_string()))?;
     let hub = Arc::new(Hub {
         listener: listener.clone(),
         settings: settings.clone(),
@@ -780,19 +783,30 @@ impl Drop for Stream {
     }
 }
 
-/// Gives every accepted connection read and write timeouts: set on the listening socket, they
-/// are inherited by the sockets `accept` returns (tiny_http sets none of its own).
+/// The HTTP server behind the connection gate ([`crate::gate`]), which accepts from `public`.
 #[cfg(unix)]
-fn set_io_timeout(socket: &std::net::TcpListener, timeout: Duration) -> std::io::Result<()> {
-    use rustix::net::sockopt::{Timeout, set_socket_timeout};
-    set_socket_timeout(socket, Timeout::Recv, Some(timeout))?;
-    set_socket_timeout(socket, Timeout::Send, Some(timeout))?;
-    Ok(())
+fn http_server(
+    public: std::net::TcpListener,
+    limits: Limits,
+) -> std::io::Result<tiny_http::Server> {
+    let dir = crate::gate::SocketDir::new()?;
+    let path = dir.socket();
+    let internal = std::os::unix::net::UnixListener::bind(&path)?;
+    let server = tiny_http::Server::from_listener(internal, None).map_err(std::io::Error::other)?;
+    std::thread::spawn(move || {
+        crate::gate::run(&public, &path, limits);
+        drop(dir);
+    });
+    Ok(server)
 }
 
+/// Without Unix sockets the HTTP server accepts from `public` itself, with no connection cap.
 #[cfg(not(unix))]
-fn set_io_timeout(_socket: &std::net::TcpListener, _timeout: Duration) -> std::io::Result<()> {
-    Ok(())
+fn http_server(
+    public: std::net::TcpListener,
+    _limits: Limits,
+) -> std::io::Result<tiny_http::Server> {
+    tiny_http::Server::from_listener(public, None).map_err(std::io::Error::other)
 }
 
 /// Reads a request body of at most `cap` bytes.
@@ -859,6 +873,7 @@ mod tests {
             upstream: String::new(),
             overlays: Overlays::default(),
             secrets: Default::default(),
+            rollback_window: crate::DEFAULT_ROLLBACK_WINDOW,
         };
         let upstream = UpstreamSpec::Stdio(Launch {
             program: "/nonexistent".into(),
@@ -873,16 +888,22 @@ mod tests {
         bound.recv_timeout(Duration::from_secs(30)).unwrap()
     }
 
+    /// A connection to `address` whose reads give up after 30 s.
+    fn connect(address: SocketAddr) -> TcpStream {
+        let stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        stream
+    }
+
     #[test]
     fn a_stalled_request_is_dropped_after_the_io_timeout() {
         let address = listening(Limits {
             io_timeout: Duration::from_millis(300),
             ..Limits::default()
         });
-        let mut stream = TcpStream::connect(address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
+        let mut stream = connect(address);
         // Half a request head, then nothing: the proxy gives up on it.
         stream
             .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -897,13 +918,80 @@ mod tests {
         );
     }
 
+    /// Connections beyond the cap get 503 with Retry-After at once; a closed one frees its
+    /// place.
+    #[cfg(unix)]
+    #[test]
+    fn connections_beyond_the_cap_are_answered_503() {
+        let address = listening(Limits {
+            max_connections: 2,
+            ..Limits::default()
+        });
+        let ask = |mut stream: TcpStream| {
+            let request = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut answer = String::new();
+            let _ = BufReader::new(stream).read_to_string(&mut answer);
+            answer
+        };
+        // Two connections held open, each proven admitted by an answer on it.
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut stream = connect(address);
+            stream
+                .write_all(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                .unwrap();
+            let mut line = String::new();
+            BufReader::new(stream.try_clone().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            assert!(line.starts_with("HTTP/1.1 404"), "{line}");
+            held.push(stream);
+        }
+        let refused = ask(connect(address));
+        assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+        assert!(refused.contains("Retry-After: 1"), "{refused}");
+        assert!(refused.contains("2 connections are open"), "{refused}");
+        drop(held.pop());
+        // The freed place is taken again once the relay has seen the close.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let answer = ask(connect(address));
+            if answer.starts_with("HTTP/1.1 404") {
+                break;
+            }
+            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+            assert!(
+                Instant::now() < deadline,
+                "the closed connection's place was not freed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// A connection idle after its answer is closed after the I/O timeout.
+    #[test]
+    fn an_idle_connection_is_closed_after_the_io_timeout() {
+        let address = listening(Limits {
+            io_timeout: Duration::from_millis(300),
+            ..Limits::default()
+        });
+        let mut stream = connect(address);
+        stream
+            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let started = Instant::now();
+        let mut answer = String::new();
+        // Read to the end: the answer, then the close.
+        BufReader::new(stream).read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
     #[test]
     fn a_session_that_cannot_start_is_an_error_answer() {
         let address = listening(Limits::default());
-        let mut stream = TcpStream::connect(address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
+        let mut stream = connect(address);
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let request = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\

@@ -124,6 +124,8 @@ fn map(value: Value) -> Map<String, Value> {
 /// compensator is idempotent (up to `maxRetries`), waiting at most `timeoutMs` (else
 /// `default_timeout`). `prior` makes it resumable: a compensation with a recorded outcome is
 /// never re-sent; one whose outcome is unknown is re-sent only to an idempotent compensator.
+/// `beyond` says which calls the rollback cannot reach (the proxy's rollback window): it is
+/// journaled as a `beyond-window` skip and reported as needing attention.
 #[allow(clippy::too_many_arguments)]
 pub fn rollback(
     effects: &mut dyn Effects,
@@ -133,6 +135,7 @@ pub fn rollback(
     prior: &HashMap<String, Prior>,
     trigger: Value,
     default_timeout: Duration,
+    beyond: Option<&str>,
 ) -> Result<Report, JournalError> {
     let mut report = Report::default();
     let ids: Vec<Value> = calls.iter().map(|(id, _)| id.clone()).collect();
@@ -140,6 +143,14 @@ pub fn rollback(
         Kind::RollbackStart,
         map(json!({"trigger": trigger, "calls": ids})),
     )?;
+    if let Some(reason) = beyond {
+        effects.journal(
+            Kind::CompensationSkip,
+            map(json!({"call": Value::Null, "status": "beyond-window", "reason": reason})),
+        )?;
+        report.skipped += 1;
+        report.attention.push(reason.to_owned());
+    }
     let mut planner = Planner::new(tools);
     for (id, call) in calls.iter().rev() {
         let step = planner.resolve_step(call);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mcp_recovery_client::Secrets;
 use mcp_recovery_journal::{Journal, JournalError, Kind};
 use mcp_recovery_model::Tool;
-use mcp_recovery_plan::{Planner, Status, TracedCall};
+use mcp_recovery_plan::{Planner, Status, TracedCall, parse_session_calls};
 use serde_json::{Map, Value, json};
 
 use crate::approval::{Approver, Verdict, escape};
@@ -48,6 +48,21 @@ pub struct Settings {
     pub overlays: Overlays,
     /// Values never written to the journal (replaced by `***`).
     pub secrets: Secrets,
+    /// How many of the session's effectful completed calls are kept in memory for a rollback
+    /// (see [`DEFAULT_ROLLBACK_WINDOW`]).
+    pub rollback_window: usize,
+}
+
+/// The default [`Settings::rollback_window`]. Older calls are read back from the journal
+/// when a rollback needs them; without a journal the rollback reports them as not compensated.
+pub const DEFAULT_ROLLBACK_WINDOW: usize = 1000;
+
+/// Effectful calls that left the in-memory window since the last rollback (call numbers).
+#[derive(Debug, Clone, Copy, Default)]
+struct Evicted {
+    count: u64,
+    first: u64,
+    last: u64,
 }
 
 /// A forwarded client request waiting for its answer.
@@ -94,7 +109,12 @@ pub struct Session<W: Write> {
     tools: Option<Vec<Tool>>,
     classes: HashMap<String, Classification>,
     request_meta: Option<Map<String, Value>>,
-    completed: Vec<(Value, TracedCall)>,
+    /// The upstream's `serverInfo.name`, once it has said it.
+    server_name: Option<String>,
+    /// What a rollback needs of the calls completed since the last one: effectful calls only,
+    /// each with only the parts of its result the planner reads, at most `rollback_window`.
+    completed: VecDeque<(Value, TracedCall)>,
+    evicted: Evicted,
     calls: u64,
     own_ids: u64,
     client_closed: bool,
@@ -140,7 +160,9 @@ impl<W: Write> Session<W> {
             tools: None,
             classes: HashMap::new(),
             request_meta: None,
-            completed: Vec::new(),
+            server_name: None,
+            completed: VecDeque::new(),
+            evicted: Evicted::default(),
             calls: 0,
             own_ids: 0,
             client_closed: false,
@@ -250,13 +272,18 @@ impl<W: Write> Session<W> {
                 return Ok(());
             }
         };
-        if let Some(meta) = message.pointer("/params/_meta").and_then(Value::as_object)
-            && meta.contains_key("io.modelcontextprotocol/protocolVersion")
-        {
-            // A 2026-07-28 client: its requests carry the version; ours copy it.
-            let mut template = meta.clone();
-            template.remove("progressToken");
-            self.request_meta = Some(template);
+        if is_request(&message) {
+            // A 2026-07-28 client's requests carry the version, and the proxy's own copy the
+            // latest one; a client that falls back to `initialize` stops carrying it.
+            self.request_meta = message
+                .pointer("/params/_meta")
+                .and_then(Value::as_object)
+                .filter(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"))
+                .map(|meta| {
+                    let mut template = meta.clone();
+                    template.remove("progressToken");
+                    template
+                });
         }
         if is_request(&message) && method(&message) == Some("tools/call") {
             return self.on_call(&message, &text);
@@ -317,6 +344,7 @@ impl<W: Write> Session<W> {
             }
         };
         if is_response(&message) {
+            self.observe_server_name(&message);
             let key = id_key(&message).unwrap_or_default();
             if self.waiting.contains(&key) {
                 let reply = match (message.get("result"), message.get("error")) {
@@ -357,6 +385,25 @@ impl<W: Write> Session<W> {
         Ok(())
     }
 
+    /// The name the server gives itself: in its `initialize` result, or (2026-07-28) in any
+    /// result's `_meta`.
+    fn observe_server_name(&mut self, message: &Value) {
+        let name = message
+            .pointer("/result/serverInfo/name")
+            .or_else(|| {
+                message
+                    .pointer("/result/_meta")
+                    .and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo"))
+                    .and_then(|info| info.get("name"))
+            })
+            .and_then(Value::as_str);
+        if let Some(name) = name
+            && self.server_name.as_deref() != Some(name)
+        {
+            self.server_name = Some(name.to_owned());
+        }
+    }
+
     fn observe_tools(&mut self, message: &Value) {
         let complete = message
             .pointer("/result/nextCursor")
@@ -371,7 +418,10 @@ impl<W: Write> Session<W> {
         let tools = if self.settings.overlays.is_empty() {
             tools
         } else {
-            merged = self.settings.overlays.merge(tools);
+            merged = self
+                .settings
+                .overlays
+                .merge(tools, self.server_name.as_deref());
             &merged
         };
         let parsed: Vec<Tool> = tools
@@ -676,11 +726,93 @@ impl<W: Write> Session<W> {
         }
         // The outcome is on disk before the client sees the answer.
         self.record(Kind::CallOutcome, record)?;
-        self.completed.push((
-            Value::from(call.number),
-            TracedCall::new(call.name.clone(), call.arguments.clone(), result),
-        ));
+        self.retain(call, result);
         Ok(())
+    }
+
+    /// Keeps what a rollback will need of a completed call: nothing for a read-only tool or a
+    /// failed call (neither is ever compensated), else the name, the arguments and the parts of
+    /// the result the planner reads. The oldest retained call leaves past the window.
+    fn retain(&mut self, call: &CallContext, result: Option<Map<String, Value>>) {
+        let read_only = self
+            .classes
+            .get(&call.name)
+            .is_some_and(|c| c.class == Class::ReadOnly);
+        let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result);
+        if read_only || traced.is_error() {
+            return;
+        }
+        self.completed
+            .push_back((Value::from(call.number), compact(traced)));
+        while self.completed.len() > self.settings.rollback_window {
+            let Some((Value::Number(number), _)) = self.completed.pop_front() else {
+                continue;
+            };
+            let number = number.as_u64().unwrap_or_default();
+            if self.evicted.count == 0 {
+                self.evicted.first = number;
+            }
+            self.evicted.count += 1;
+            self.evicted.last = number;
+        }
+    }
+
+    /// The calls a rollback covers: those past the window read back from the journal, then the
+    /// retained ones. When the older ones cannot be read back, says which were left out.
+    fn rollback_calls(&self) -> (Vec<(Value, TracedCall)>, Option<String>) {
+        let evicted = self.evicted;
+        let retained = self.completed.clone();
+        if evicted.count == 0 {
+            return (retained.into(), None);
+        }
+        let missing = |why: &str| {
+            let which = if evicted.count == 1 {
+                format!("1 earlier effectful call (call {}) is", evicted.first)
+            } else {
+                format!(
+                    "{} earlier effectful calls (calls {} to {}) are",
+                    evicted.count, evicted.first, evicted.last
+                )
+            };
+            format!(
+                "{which} beyond the rollback window of {} and {why}: not compensated",
+                self.settings.rollback_window
+            )
+        };
+        let Some(journal) = &self.journal else {
+            return (
+                retained.into(),
+                Some(missing("the proxy runs without a journal")),
+            );
+        };
+        let path = journal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .path()
+            .to_path_buf();
+        let older = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                parse_session_calls(&text, &self.settings.session).map_err(|e| e.to_string())
+            });
+        let older = match older {
+            Ok(calls) => calls,
+            Err(e) => {
+                let why = format!("the journal cannot be read back ({e})");
+                return (retained.into(), Some(missing(&why)));
+            }
+        };
+        let mut calls: Vec<(Value, TracedCall)> = older
+            .into_iter()
+            .filter_map(|(key, call)| {
+                let number = key.as_u64()?;
+                (evicted.first..=evicted.last)
+                    .contains(&number)
+                    .then(|| (Value::from(number), call))
+            })
+            .collect();
+        calls.extend(retained);
+        (calls, None)
     }
 
     /// Answers every request whose deadline passed; a timed-out call's outcome is unknown.
@@ -740,11 +872,11 @@ impl<W: Write> Session<W> {
             OnFailure::Rollback => true,
             OnFailure::Ask => {
                 let tools = self.tools.clone().unwrap_or_default();
-                let calls: Vec<TracedCall> =
-                    self.completed.iter().map(|(_, c)| c.clone()).collect();
+                let (calls, beyond) = self.rollback_calls();
+                let calls: Vec<TracedCall> = calls.into_iter().map(|(_, c)| c).collect();
                 let plan = Planner::new(&tools).build_plan(&calls);
                 let impact = json!({"type": "rollback", "session": self.settings.session,
-                    "failed": name, "plan": plan});
+                    "failed": name, "plan": plan, "beyondWindow": beyond});
                 let timeout = self.settings.policy.approval_timeout();
                 let verdict = self.settings.approver.ask(&impact, timeout);
                 self.record(
@@ -759,7 +891,9 @@ impl<W: Write> Session<W> {
         if !run {
             return Ok(());
         }
-        let calls = std::mem::take(&mut self.completed);
+        let (calls, beyond) = self.rollback_calls();
+        self.completed.clear();
+        self.evicted = Evicted::default();
         let tools = self.tools.clone().unwrap_or_default();
         let policy = self.settings.policy.clone();
         let timeout = policy.call_timeout();
@@ -772,6 +906,7 @@ impl<W: Write> Session<W> {
             &HashMap::new(),
             json!({"failed": name}),
             timeout,
+            beyond.as_deref(),
         );
         self.rolling_back = false;
         let report = result?;
@@ -808,4 +943,19 @@ impl<W: Write> Effects for Session<W> {
     fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
         self.record(kind, fields)
     }
+}
+
+/// A call with only what the planner reads of its result: `isError` and `structuredContent`
+/// (text content is never parsed, so it is dropped).
+fn compact(call: TracedCall) -> TracedCall {
+    let result = call.result.map(|mut full| {
+        let mut kept = Map::new();
+        for key in ["isError", "structuredContent"] {
+            if let Some(value) = full.remove(key) {
+                kept.insert(key.to_owned(), value);
+            }
+        }
+        kept
+    });
+    TracedCall::new(call.name, call.arguments, result)
 }

@@ -37,7 +37,7 @@ pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, escape_xml, is_unsafe_char, push_escape,
 };
 pub use ordered::map_in_order;
-pub use overlaid::OverlaidReport;
+pub use overlaid::{OverlaidReport, overlay_positions};
 use serde_json::Value;
 
 use crate::codes::Rule;

@@ -1,14 +1,14 @@
 //! Linting a `tools/list` document with an overlay applied: one merged view for the rules, and
 //! every finding about an overlay declaration reported against the overlay file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use mcp_recovery_model::{Applied, Overlay, OverlayIssue};
+use mcp_recovery_model::{Applied, JsonPointer, Overlay, OverlayIssue};
 use serde_json::Value;
 
 use crate::finding::Finding;
 use crate::rules::{overlay_conflict, overlay_unknown_tool};
-use crate::span::Place;
+use crate::span::{LineIndex, Place, locate};
 use crate::{Linter, Report, load};
 
 /// The outcome of linting a document with an overlay.
@@ -146,4 +146,47 @@ fn issues(applied: &Applied, names: &[&str]) -> Vec<Finding> {
             } => overlay_conflict::conflict(overlay_pointer, tool, field, document_pointer),
         })
         .collect()
+}
+
+/// The line and column (1-based) of every member of an overlay in its text, by JSON pointer
+/// into the overlay (a member's key when it has one, else its value), for messages that point
+/// into the overlay file from outside the linter.
+pub fn overlay_positions(overlay: &Overlay, text: &str) -> HashMap<String, (usize, usize)> {
+    let index = LineIndex::new(text.as_bytes());
+    let at = |key: Option<&std::ops::Range<usize>>, value: &std::ops::Range<usize>| {
+        index.position(key.map_or(value.start, |k| k.start))
+    };
+    if let Some(spans) = overlay.spans() {
+        return spans
+            .iter()
+            .map(|(pointer, span)| (pointer.clone(), at(span.key.as_ref(), &span.value)))
+            .collect();
+    }
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return HashMap::new();
+    };
+    let mut pointers = Vec::new();
+    collect_pointers(&value, &JsonPointer::root(), &mut pointers);
+    let wanted: HashSet<&str> = pointers.iter().map(String::as_str).collect();
+    locate(text.as_bytes(), &wanted)
+        .into_iter()
+        .map(|(pointer, place)| (pointer, at(place.key.as_ref(), &place.value)))
+        .collect()
+}
+
+fn collect_pointers(value: &Value, at: &JsonPointer, out: &mut Vec<String>) {
+    out.push(at.to_string());
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                collect_pointers(member, &at.join(key.as_str()), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect_pointers(item, &at.join(i.to_string()), out);
+            }
+        }
+        _ => {}
+    }
 }

@@ -1,0 +1,357 @@
+//! The connection cap of `proxy --listen`. The HTTP server spawns a thread for every connection
+//! it accepts, so it never accepts from the network itself: the gate accepts, admits at most
+//! [`Limits::max_connections`](crate::Limits) connections at once and relays each to the HTTP
+//! server over a Unix socket in a private directory; a connection beyond the cap is answered
+//! `503 Service Unavailable` with `Retry-After` and closed.
+//!
+//! The relay also keeps the I/O bounds: a request that stalls half-sent, or a connection idle
+//! between requests, is closed after the I/O timeout; a connection waiting for its answer is
+//! not (an event stream's keep-alive comments count as traffic); a peer that does not take
+//! what is written to it is dropped after the same timeout.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::listen::Limits;
+
+/// Connections answered 503 at once; beyond it an excess connection is closed unanswered.
+const REFUSERS: usize = 4;
+/// Longest request head the relay looks into (the HTTP server refuses longer ones itself).
+const MAX_HEAD: usize = 64 * 1024;
+/// What the relay reads at a time.
+const CHUNK: usize = 16 * 1024;
+
+/// A counter slot, given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    /// Takes a slot when fewer than `max` are taken.
+    fn take(counter: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+        counter
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(Arc::clone(counter)))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Accepts from `public` until it fails, relaying admitted connections to the HTTP server at
+/// `internal`.
+pub(crate) fn run(public: &TcpListener, internal: &Path, limits: Limits) {
+    let open = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
+    let max = limits.max_connections.max(1);
+    for stream in public.incoming() {
+        let Ok(stream) = stream else {
+            continue;
+        };
+        match Slot::take(&open, max) {
+            Some(slot) => {
+                let internal = internal.to_path_buf();
+                std::thread::spawn(move || relay(stream, &internal, limits.io_timeout, slot));
+            }
+            None => {
+                // Answered by a bounded few; past them the connection is simply closed.
+                if let Some(slot) = Slot::take(&refusing, REFUSERS) {
+                    std::thread::spawn(move || refuse(stream, max, slot));
+                }
+            }
+        }
+    }
+}
+
+/// `503` with `Retry-After`, after reading the request head (so the peer sees the answer, not
+/// a reset).
+fn refuse(mut stream: TcpStream, max: usize, _slot: Slot) {
+    let wait = Some(Duration::from_secs(1));
+    let _ = stream.set_read_timeout(wait);
+    let _ = stream.set_write_timeout(wait);
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while head.len() < MAX_HEAD && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&buffer[..n]),
+        }
+    }
+    let body =
+        format!("mcp-recovery proxy: {max} connections are open, the most allowed; retry later\n");
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if stream.write_all(answer.as_bytes()).is_ok() {
+        let _ = stream.shutdown(Shutdown::Write);
+        // Take what the peer still sends (bounded), so closing does not reset the answer away.
+        let mut drained = 0;
+        while drained < MAX_HEAD {
+            match stream.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            }
+        }
+    }
+}
+
+/// Where the relay is in the client's current request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Framing {
+    /// Between requests.
+    Idle,
+    /// Inside a request head (its bytes so far, bounded).
+    Head(Vec<u8>),
+    /// Inside a body with this many bytes to come.
+    Body(usize),
+    /// Inside a body whose end the relay does not track (chunked).
+    Untracked,
+}
+
+/// What both directions of one relayed connection share.
+#[derive(Debug)]
+struct Traffic {
+    /// A request is complete and no byte of an answer has come back since.
+    awaiting: bool,
+    /// When the server last wrote to the client (or the connection opened).
+    last_answer: Instant,
+}
+
+impl Framing {
+    /// Follows `bytes` from the client; true when they complete a request.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        let mut completed = false;
+        while !bytes.is_empty() {
+            match self {
+                Framing::Idle => *self = Framing::Head(Vec::new()),
+                Framing::Untracked => return true,
+                Framing::Body(left) => {
+                    let taken = (*left).min(bytes.len());
+                    *left -= taken;
+                    bytes = &bytes[taken..];
+                    if *left == 0 {
+                        *self = Framing::Idle;
+                        completed = true;
+                    }
+                }
+                Framing::Head(head) => {
+                    let before = head.len();
+                    let room = MAX_HEAD.saturating_sub(before);
+                    let taken = bytes.len().min(room.max(1));
+                    head.extend_from_slice(&bytes[..taken]);
+                    let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        if head.len() >= MAX_HEAD {
+                            // The server refuses such a head; stop following this connection.
+                            *self = Framing::Untracked;
+                            return true;
+                        }
+                        bytes = &bytes[taken..];
+                        continue;
+                    };
+                    let used = end + 4 - before;
+                    let next = body_framing(&head[..end]);
+                    bytes = &bytes[used.min(bytes.len())..];
+                    *self = next;
+                    if *self == Framing::Idle {
+                        completed = true;
+                    }
+                }
+            }
+        }
+        completed || *self == Framing::Untracked
+    }
+
+    /// True inside a request (a stall here is the client's).
+    fn in_request(&self) -> bool {
+        matches!(self, Framing::Head(_) | Framing::Body(_))
+    }
+}
+
+/// The body that follows a request head: `Content-Length` bytes, none, or untracked (chunked).
+fn body_framing(head: &[u8]) -> Framing {
+    let text = String::from_utf8_lossy(head);
+    let mut length = 0usize;
+    for line in text.split("\r\n").skip(1) {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        if name.eq_ignore_ascii_case("transfer-encoding") {
+            return Framing::Untracked;
+        }
+        if name.eq_ignore_ascii_case("content-length") {
+            match value.parse() {
+                Ok(n) => length = n,
+                // The server refuses it; nothing more to follow.
+                Err(_) => return Framing::Untracked,
+            }
+        }
+    }
+    if length == 0 {
+        Framing::Idle
+    } else {
+        Framing::Body(length)
+    }
+}
+
+fn lock(traffic: &Mutex<Traffic>) -> std::sync::MutexGuard<'_, Traffic> {
+    traffic
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Relays one admitted connection until either side closes; the slot is held until both
+/// directions are done.
+fn relay(client: TcpStream, internal: &Path, io_timeout: Duration, slot: Slot) {
+    let Ok(server) = UnixStream::connect(internal) else {
+        return;
+    };
+    let (Ok(client_out), Ok(server_in)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    let _ = client.set_read_timeout(Some(io_timeout));
+    let _ = client.set_write_timeout(Some(io_timeout));
+    let traffic = Arc::new(Mutex::new(Traffic {
+        awaiting: false,
+        last_answer: Instant::now(),
+    }));
+    let answers = Arc::clone(&traffic);
+    let slot = Arc::new(slot);
+    let held = Arc::clone(&slot);
+    std::thread::spawn(move || {
+        answers_to_client(server_in, client_out, &answers);
+        drop(held);
+    });
+    requests_to_server(client, server, io_timeout, &traffic);
+    drop(slot);
+}
+
+fn close(client: &TcpStream, server: &UnixStream) {
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = server.shutdown(Shutdown::Both);
+}
+
+fn requests_to_server(
+    mut client: TcpStream,
+    mut server: UnixStream,
+    io_timeout: Duration,
+    traffic: &Mutex<Traffic>,
+) {
+    let mut framing = Framing::Idle;
+    let mut buffer = vec![0u8; CHUNK];
+    loop {
+        match client.read(&mut buffer) {
+            Ok(0) => {
+                let _ = server.shutdown(Shutdown::Write);
+                return;
+            }
+            Ok(n) => {
+                if framing.feed(&buffer[..n]) {
+                    lock(traffic).awaiting = true;
+                }
+                if server.write_all(&buffer[..n]).is_err() {
+                    return close(&client, &server);
+                }
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                let waiting = {
+                    let traffic = lock(traffic);
+                    traffic.awaiting || traffic.last_answer.elapsed() < io_timeout
+                };
+                // A stalled request, or a connection idle for the whole timeout, is dropped.
+                if framing.in_request() || !waiting {
+                    return close(&client, &server);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return close(&client, &server),
+        }
+    }
+}
+
+fn answers_to_client(mut server: UnixStream, mut client: TcpStream, traffic: &Mutex<Traffic>) {
+    let mut buffer = vec![0u8; CHUNK];
+    loop {
+        match server.read(&mut buffer) {
+            Ok(0) | Err(_) => return close(&client, &server),
+            Ok(n) => {
+                {
+                    let mut traffic = lock(traffic);
+                    traffic.awaiting = false;
+                    traffic.last_answer = Instant::now();
+                }
+                if client.write_all(&buffer[..n]).is_err() {
+                    return close(&client, &server);
+                }
+            }
+        }
+    }
+}
+
+/// A private directory (mode 0700) for the HTTP server's socket, removed when dropped.
+pub(crate) struct SocketDir {
+    dir: tempfile::TempDir,
+}
+
+impl SocketDir {
+    /// Creates the directory.
+    pub(crate) fn new() -> std::io::Result<SocketDir> {
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-recovery-proxy-")
+            .tempdir()?;
+        Ok(SocketDir { dir })
+    }
+
+    /// The socket's path.
+    pub(crate) fn socket(&self) -> PathBuf {
+        self.dir.path().join("http.sock")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follows_requests_with_and_without_bodies() {
+        let mut framing = Framing::Idle;
+        assert!(!framing.feed(b"POST /mcp HTTP/1.1\r\nContent-Length: 4\r\n"));
+        assert!(framing.in_request());
+        assert!(!framing.feed(b"\r\nab"));
+        assert_eq!(framing, Framing::Body(2));
+        assert!(framing.feed(b"cd"));
+        assert_eq!(framing, Framing::Idle);
+        // A head and its body in one read, and the next request's head in the same read.
+        assert!(framing.feed(b"GET /mcp HTTP/1.1\r\nHost: x\r\n\r\nPOST /mcp HTTP/1.1\r\n"));
+        assert!(framing.in_request());
+        assert!(framing.feed(b"content-length: 1\r\n\r\nx"));
+        assert!(!framing.in_request());
+        let mut chunked = Framing::Idle;
+        assert!(chunked.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n"));
+        assert!(!chunked.in_request());
+        let mut huge = Framing::Idle;
+        assert!(huge.feed(&vec![b'a'; MAX_HEAD + 10]));
+        assert_eq!(huge, Framing::Untracked);
+    }
+
+    #[test]
+    fn slots_are_bounded_and_given_back() {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let first = Slot::take(&counter, 2);
+        let second = Slot::take(&counter, 2);
+        assert!(first.is_some() && second.is_some());
+        assert!(Slot::take(&counter, 2).is_none());
+        drop(first);
+        assert!(Slot::take(&counter, 2).is_some());
+    }
+}
