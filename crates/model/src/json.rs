@@ -15,6 +15,7 @@
 
 use std::cell::Cell;
 
+use memchr::memchr2;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
@@ -80,13 +81,17 @@ impl Numbers<'_> {
         while let Some(&byte) = bytes.get(i) {
             match byte {
                 b'"' => {
+                    // Jump to the closing quote, over escaped characters.
                     i += 1;
-                    while let Some(&byte) = bytes.get(i) {
-                        i += if byte == b'\\' { 2 } else { 1 };
-                        if byte == b'"' {
+                    while let Some(at) = bytes.get(i..).and_then(|rest| memchr2(b'"', b'\\', rest))
+                    {
+                        i += at;
+                        if bytes[i] == b'"' {
                             break;
                         }
+                        i += 2;
                     }
+                    i += 1;
                 }
                 b'-' | b'0'..=b'9' => {
                     let start = i;
@@ -110,7 +115,11 @@ impl Numbers<'_> {
     fn number(&self, parsed: String) -> Number {
         match self.next() {
             Some(raw) if same_number_text(raw, &parsed) => {
-                Number::from_string_unchecked(raw.into())
+                // The written text is never longer than the parser's: reuse its buffer.
+                let mut text = parsed;
+                text.clear();
+                text.push_str(raw);
+                Number::from_string_unchecked(text)
             }
             _ => Number::from_string_unchecked(parsed),
         }
