@@ -413,7 +413,8 @@ pub fn child(args: &[&str]) -> Result<(), String> {
                     let data = std::fs::read(path).unwrap_or_default();
                     (data.len() as u64, linter.lint_source(&data))
                 };
-                map_in_order(&files, threads, lint, |(size, report)| {
+                let weight = |(size, _): &(u64, _)| usize::try_from(*size).unwrap_or(usize::MAX);
+                map_in_order(&files, threads, lint, weight, |(size, report)| {
                     bytes += size;
                     tools += report.tools as u64;
                     Ok::<(), String>(())

@@ -269,7 +269,7 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             )));
         }
         // Files are read and linted on every core; they are reported in the order given, each
-        // once its predecessors are, with a few files in flight at most.
+        // once its predecessors are, with the files in flight bounded.
         let threads = match &overlay {
             Some(_) => 1,
             None => std::thread::available_parallelism().map_or(1, usize::from),
@@ -291,7 +291,9 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 overlay,
             })
         };
-        map_in_order(&inputs, threads, lint, |linted| {
+        let weight =
+            |linted: &Result<Linted, Failure>| linted.as_ref().map_or(0, |l| l.source.len());
+        map_in_order(&inputs, threads, lint, weight, |linted| {
             let linted = linted?;
             if linted.overlay.is_some() {
                 overlay_findings = linted.overlay;

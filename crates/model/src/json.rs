@@ -2,16 +2,23 @@
 //!
 //! Every document, trace, journal line and protocol message is read here, so every command sees
 //! the same values. The grammar, the error messages, the nesting limit and the rule for repeated
-//! member names (the last value, at the first position) are serde_json's, whose parser runs
-//! underneath. Two things differ from `serde_json::from_str`:
+//! member names (the last value, at the first position) are serde_json's. Two things differ from
+//! `serde_json::from_str`:
 //!
 //! * a number keeps its JSON text exactly as written (`1E2`, `1.50`, `-0`, `1e400`,
 //!   `123456789012345678901234`), so whatever is written out again is the same text. serde_json's
-//!   own parser spells exponents its way (`1E2` becomes `1e+2`); this reader takes each number's
-//!   text from the source instead, found by a scan that moves forward with the parser.
+//!   own parser spells exponents its way (`1E2` becomes `1e+2`);
 //! * every object and array is allocated at its length. The stock parser grows each map as it
-//!   reads it, which leaves about a third of a large document's memory unused; collecting the
-//!   members first keeps only the slack of the container being read.
+//!   reads it, which leaves about a third of a large document's memory unused.
+//!
+//! Text is read in one pass that builds the value directly (`direct`). Whatever that pass does not
+//! read — a syntax error above all — is read again through serde_json's parser, which then gives
+//! the error with its line and column, or the value. That second reader takes each number's text
+//! from the source, found by a scan that moves forward with the parser, and collects each
+//! container's members before allocating it. The two give the same value for every text both
+//! read (tested against each other).
+
+mod direct;
 
 use std::cell::Cell;
 
@@ -25,7 +32,7 @@ use serde_json::{Map, Number, Value};
 ///
 /// The parser's error (with its line and column) when `text` is not one JSON value.
 pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
-    read(serde_json::Deserializer::from_str(text), text.as_bytes()).map(|(value, _)| value)
+    from_str_noting_repeats(text).map(|(value, _)| value)
 }
 
 /// [`from_str`], also telling whether some object writes a member name more than once (the
@@ -35,7 +42,10 @@ pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
 ///
 /// The parser's error (with its line and column) when `text` is not one JSON value.
 pub fn from_str_noting_repeats(text: &str) -> Result<(Value, bool), serde_json::Error> {
-    read(serde_json::Deserializer::from_str(text), text.as_bytes())
+    match direct::parse(text) {
+        Some(parsed) => Ok(parsed),
+        None => read(serde_json::Deserializer::from_str(text), text.as_bytes()),
+    }
 }
 
 /// Parses strict JSON bytes (UTF-8), keeping every number's text.
@@ -44,7 +54,10 @@ pub fn from_str_noting_repeats(text: &str) -> Result<(Value, bool), serde_json::
 ///
 /// The parser's error (with its line and column) when `bytes` are not one JSON value.
 pub fn from_slice(bytes: &[u8]) -> Result<Value, serde_json::Error> {
-    read(serde_json::Deserializer::from_slice(bytes), bytes).map(|(value, _)| value)
+    match std::str::from_utf8(bytes) {
+        Ok(text) => from_str(text),
+        Err(_) => read(serde_json::Deserializer::from_slice(bytes), bytes).map(|(value, _)| value),
+    }
 }
 
 fn read<'de, R: serde_json::de::Read<'de>>(
@@ -245,6 +258,9 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
     use super::*;
 
     #[test]
@@ -325,6 +341,176 @@ mod tests {
         ] {
             assert!(repeats(text), "{text}");
         }
+    }
+
+    /// What serde_json's parser underneath reads, for comparison with the one-pass reader.
+    fn through_serde(text: &str) -> Result<(Value, bool), serde_json::Error> {
+        read(serde_json::Deserializer::from_str(text), text.as_bytes())
+    }
+
+    /// A JSON text with varied spacing, escapes, number spellings and repeated names.
+    fn json_text() -> impl Strategy<Value = String> {
+        let space = prop::sample::select(vec!["", " ", "\n  ", "\t", "\r\n"]);
+        let number = prop_oneof![
+            "-?(0|[1-9][0-9]{0,25})(\\.[0-9]{1,5})?([eE][+-]?[0-9]{1,4})?",
+            Just("-0".to_owned()),
+        ];
+        let quote = |s: String| {
+            let mut out = String::from('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        };
+        let quoted = prop_oneof![
+            "[a-z ]{0,12}".prop_map(quote),
+            "[\u{0}-\u{10FFFF}]{0,8}".prop_map(quote),
+            // Written escapes, pairs of surrogates among them.
+            r#"([a-z]|\\[\"\\/bfnrt]|\\u[0-9a-cA-CeEfF][0-9a-fA-F]{3}|\\ud83d\\ude00|é|😀){0,10}"#
+                .prop_map(|s| format!("\"{s}\"")),
+        ];
+        let leaf = prop_oneof![
+            number,
+            quoted.clone(),
+            Just("true".to_owned()),
+            Just("false".to_owned()),
+            Just("null".to_owned()),
+        ];
+        leaf.prop_recursive(6, 64, 6, move |inner| {
+            let member = (quoted.clone(), inner.clone(), space.clone())
+                .prop_map(|(name, value, gap)| format!("{gap}{name}{gap}:{gap}{value}{gap}"));
+            prop_oneof![
+                prop::collection::vec((inner, space.clone()), 0..6).prop_map(|items| {
+                    let items: Vec<String> = items
+                        .into_iter()
+                        .map(|(v, gap)| format!("{gap}{v}{gap}"))
+                        .collect();
+                    format!("[{}]", items.join(","))
+                }),
+                (prop::collection::vec(member, 0..6), any::<bool>()).prop_map(
+                    |(mut members, repeat)| {
+                        if repeat && !members.is_empty() {
+                            members.push(members[0].clone());
+                        }
+                        format!("{{{}}}", members.join(","))
+                    }
+                ),
+            ]
+        })
+    }
+
+    /// Agreement of the two readers on `text`: the one-pass reader may decline anything, but what
+    /// it reads, serde_json's reads to the same value.
+    fn agree(text: &str) -> Result<bool, TestCaseError> {
+        let Some((value, repeated)) = direct::parse(text) else {
+            return Ok(false);
+        };
+        let (theirs, their_repeat) = through_serde(text)
+            .map_err(|error| TestCaseError::fail(format!("{text:?} read, but {error}")))?;
+        prop_assert_eq!(value.to_string(), theirs.to_string(), "{:?}", text);
+        prop_assert_eq!(repeated, their_repeat, "{:?}", text);
+        Ok(true)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn the_one_pass_reader_reads_json_as_serde_json_does(text in json_text()) {
+            prop_assert!(agree(&text)?, "declined {:?}", text);
+        }
+
+        #[test]
+        fn the_one_pass_reader_declines_what_serde_json_refuses(
+            text in json_text(),
+            at in any::<prop::sample::Index>(),
+            cut in 0usize..3,
+            insert in prop::sample::select(vec!["", ",", "]", "}", "\"", "\\", "\u{1}", "e", ".", "-", "0", ":", " ", "\\u", "\\ud800", "é"]),
+        ) {
+            // One edit: cut up to two characters at a place and write another text there.
+            let chars: Vec<char> = text.chars().collect();
+            let at = at.index(chars.len() + 1);
+            let end = (at + cut).min(chars.len());
+            let edited: String = chars[..at].iter().chain(insert.chars().collect::<Vec<_>>().iter()).chain(&chars[end..]).collect();
+            agree(&edited)?;
+            if direct::parse(&edited).is_none() {
+                // Declined: the public reader still answers exactly as serde_json's parser.
+                prop_assert_eq!(
+                    from_str(&edited).map(|v| v.to_string()).map_err(|e| e.to_string()),
+                    through_serde(&edited).map(|(v, _)| v.to_string()).map_err(|e| e.to_string())
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_json_file_of_the_repository_reads_alike_through_both_readers() {
+        fn visit(dir: &std::path::Path, read: &mut usize) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() && !path.ends_with("target") && !path.ends_with(".git") {
+                    visit(&path, read);
+                } else if path.extension().is_some_and(|e| e == "json") {
+                    let Ok(text) = std::fs::read_to_string(&path) else {
+                        continue;
+                    };
+                    match (direct::parse(&text), through_serde(&text)) {
+                        (Some((value, repeated)), Ok((theirs, their_repeat))) => {
+                            assert_eq!(value.to_string(), theirs.to_string(), "{path:?}");
+                            assert_eq!(repeated, their_repeat, "{path:?}");
+                            *read += 1;
+                        }
+                        // Declined (an error, or nesting deeper than the one-pass reader goes).
+                        (None, _) => {}
+                        (Some(_), Err(error)) => panic!("{path:?} read, but {error}"),
+                    }
+                }
+            }
+        }
+        let mut read = 0;
+        visit(
+            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
+            &mut read,
+        );
+        assert!(read > 200, "{read}");
+    }
+
+    #[test]
+    fn the_one_pass_reader_leaves_deep_nesting_to_serde_json() {
+        for depth in [99, 100, 101, 126, 127, 128, 200] {
+            let text = "[".repeat(depth) + &"]".repeat(depth);
+            assert_eq!(direct::parse(&text).is_some(), depth <= 100, "{depth}");
+            assert_eq!(from_str(&text).is_ok(), depth <= 127, "{depth}");
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_and_invalid_utf8_are_the_parsers_errors() {
+        for text in [
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\ud800x""#,
+        ] {
+            assert!(direct::parse(text).is_none(), "{text}");
+            assert_eq!(
+                from_str(text).unwrap_err().to_string(),
+                serde_json::from_str::<Value>(text).unwrap_err().to_string()
+            );
+        }
+        let bytes = b"[\"\xff\"]";
+        assert_eq!(
+            from_slice(bytes).unwrap_err().to_string(),
+            serde_json::from_slice::<Value>(bytes)
+                .unwrap_err()
+                .to_string()
+        );
     }
 
     #[test]

@@ -1,12 +1,18 @@
 //! Work over many inputs on several threads, with results handed on in the inputs' order.
 //!
 //! `lint` of many files reads and lints them on every core, and prints as one thread would: a
-//! result is handed on only when every earlier one has been. At most `2 × threads` results exist
-//! at once (in work, waiting for their turn or being handed on), so memory is bounded by the files in flight,
-//! whatever the number of files or the size of the slowest one.
+//! result is handed on only when every earlier one has been. Workers run ahead of the oldest
+//! unfinished input, so that a large file does not leave the other cores idle: always by up to
+//! `2 × threads` inputs, and by up to `16 × threads` while the results waiting for their turn weigh
+//! less than [`WAITING_BUDGET`] (a lint result weighs its file's bytes). Memory is therefore bounded
+//! by the files in flight, whatever the number of files or the size of the slowest one.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+/// The weight of the results waiting for their turn past which workers run ahead by no more than
+/// `2 × threads` inputs.
+pub(crate) const WAITING_BUDGET: usize = 16 << 20;
 
 /// What the workers and the caller share.
 struct State<R> {
@@ -14,8 +20,10 @@ struct State<R> {
     next: usize,
     /// How many results were handed on.
     emitted: usize,
-    /// Finished results waiting for their turn.
-    done: BTreeMap<usize, R>,
+    /// Finished results waiting for their turn, with their weights.
+    done: BTreeMap<usize, (R, usize)>,
+    /// The weights of `done`, summed.
+    waiting: usize,
     /// Set when the caller stops early or a worker panicked: workers take no more inputs.
     stop: bool,
     /// Set when a worker panicked, so the caller stops waiting for its result.
@@ -54,14 +62,16 @@ impl<R> Drop for PanicGuard<'_, R> {
 }
 
 /// Runs `work` on each item with up to `threads` workers and calls `emit` with each result, in
-/// the order of `items`, on the calling thread. The first error of `emit` stops the workers and
-/// is returned; a panic in `work` is resumed on the calling thread.
+/// the order of `items`, on the calling thread; `weight` tells what a result holds (in bytes). The
+/// first error of `emit` stops the workers and is returned; a panic in `work` is resumed on the
+/// calling thread.
 ///
 /// With one thread (or one item) everything runs on the calling thread.
 pub fn map_in_order<T, R, E>(
     items: &[T],
     threads: usize,
     work: impl Fn(&T) -> R + Sync,
+    weight: impl Fn(&R) -> usize + Sync,
     mut emit: impl FnMut(R) -> Result<(), E>,
 ) -> Result<(), E>
 where
@@ -72,13 +82,17 @@ where
     if threads == 1 {
         return items.iter().try_for_each(|item| emit(work(item)));
     }
-    // Items started but not yet handed on; with the one being handed on, 2 × threads in all.
-    let window = 2 * threads - 1;
+    // Items started but not yet handed on, besides the one being handed on.
+    let may_start = |state: &State<R>| {
+        let ahead = state.next - state.emitted;
+        ahead < 2 * threads - 1 || (ahead < 16 * threads - 1 && state.waiting < WAITING_BUDGET)
+    };
     let shared = Shared {
         state: Mutex::new(State {
             next: 0,
             emitted: 0,
             done: BTreeMap::new(),
+            waiting: 0,
             stop: false,
             panicked: false,
         }),
@@ -91,10 +105,7 @@ where
                 loop {
                     let index = {
                         let mut state = shared.lock();
-                        while !state.stop
-                            && state.next < items.len()
-                            && state.next >= state.emitted + window
-                        {
+                        while !state.stop && state.next < items.len() && !may_start(&state) {
                             state = shared.wait(state);
                         }
                         if state.stop || state.next >= items.len() {
@@ -104,7 +115,11 @@ where
                         state.next - 1
                     };
                     let result = work(&items[index]);
-                    shared.lock().done.insert(index, result);
+                    let weight = weight(&result);
+                    let mut state = shared.lock();
+                    state.waiting += weight;
+                    state.done.insert(index, (result, weight));
+                    drop(state);
                     shared.changed.notify_all();
                 }
             });
@@ -114,8 +129,9 @@ where
             let result = {
                 let mut state = shared.lock();
                 loop {
-                    if let Some(result) = state.done.remove(&index) {
+                    if let Some((result, weight)) = state.done.remove(&index) {
                         state.emitted = index + 1;
+                        state.waiting -= weight;
                         break Some(result);
                     }
                     if state.panicked {
@@ -156,6 +172,7 @@ mod tests {
                     std::hint::black_box((0..(n % 7) * 1000).sum::<u64>());
                     *n
                 },
+                |_| 1,
                 |n| {
                     seen.push(n);
                     Ok(())
@@ -166,9 +183,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn at_most_two_results_per_thread_exist_at_once() {
-        let items: Vec<usize> = (0..200).collect();
+    /// The most results of `weight` each that exist at once over a run of 400 items on 2 threads.
+    fn most_alive(weight: usize) -> usize {
+        let items: Vec<usize> = (0..400).collect();
         let alive = AtomicUsize::new(0);
         let most = AtomicUsize::new(0);
         /// Counts itself while it exists.
@@ -181,19 +198,36 @@ mod tests {
         let outcome: Result<(), ()> = map_in_order(
             &items,
             2,
-            |_| {
+            |n| {
                 let now = alive.fetch_add(1, Ordering::SeqCst) + 1;
                 most.fetch_max(now, Ordering::SeqCst);
+                if n % 50 == 0 {
+                    // A slow item, for the others to run ahead of.
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
                 Held(&alive)
             },
+            |_| weight,
             |held| {
                 drop(held);
                 Ok(())
             },
         );
         assert_eq!(outcome, Ok(()));
-        assert!(most.load(Ordering::SeqCst) <= 4, "{most:?}");
         assert_eq!(alive.load(Ordering::SeqCst), 0);
+        most.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn heavy_results_keep_two_per_thread_at_most() {
+        let most = most_alive(WAITING_BUDGET);
+        assert!(most <= 4, "{most}");
+    }
+
+    #[test]
+    fn light_results_let_workers_run_ahead_of_a_slow_item_boundedly() {
+        let most = most_alive(1);
+        assert!((5..=32).contains(&most), "{most}");
     }
 
     #[test]
@@ -208,6 +242,7 @@ mod tests {
                 started.fetch_add(1, Ordering::SeqCst);
                 *n
             },
+            |_| 1,
             |n| {
                 if n == 10 {
                     return Err(format!("item {n}"));
@@ -219,7 +254,7 @@ mod tests {
         assert_eq!(outcome, Err("item 10".to_owned()));
         assert_eq!(emitted, (0..10).collect::<Vec<_>>());
         // The window bounds what was started after the error.
-        assert!(started.load(Ordering::SeqCst) <= 11 + 4);
+        assert!(started.load(Ordering::SeqCst) <= 11 + 32);
     }
 
     #[test]
@@ -233,6 +268,7 @@ mod tests {
                     assert_ne!(*n, 37, "item 37");
                     *n
                 },
+                |_| 1,
                 |_| Ok::<(), ()>(()),
             )
         });

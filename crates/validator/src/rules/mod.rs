@@ -4,12 +4,14 @@
 //! table's.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use mcp_recovery_model::{
     Binding, BodySide, Compensation, DeclaredRecovery, JsonPointer, ParameterBinding,
     RuntimeExpression, Tool, escape_token,
 };
 use serde::Deserialize;
+use serde::de::value::MapDeserializer;
 
 use crate::resolve::{Resolution, resolve_as};
 use serde_json::Value;
@@ -85,26 +87,27 @@ pub(crate) struct ToolRef<'a> {
 impl<'a> ToolRef<'a> {
     /// Reads one tool; the typed error is returned for the schema stage to report.
     ///
-    /// The typed tool is read from a shallow copy holding only `name`, `annotations` and `_meta`:
-    /// a deep copy of every schema dominated the cost of linting. The rules read schemas from the
-    /// raw tool ([`ToolRef::input_schema`], [`ToolRef::output_schema`]); the fields left out are
-    /// checked by the schema stage.
+    /// The typed tool is read from a view of the raw one holding only `name`, `annotations` and
+    /// `_meta`, with a placeholder `inputSchema`: reading every schema into the typed tool
+    /// dominated the cost of linting. The rules read schemas from the raw tool
+    /// ([`ToolRef::input_schema`], [`ToolRef::output_schema`]); the fields left out are checked
+    /// by the schema stage.
     pub(crate) fn read(pointer: String, raw: &'a Value) -> (Self, Option<serde_json::Error>) {
+        static PLACEHOLDER: LazyLock<Value> =
+            LazyLock::new(|| serde_json::json!({"type": "object"}));
         let name = raw.get("name").and_then(Value::as_str);
-        let shallow = match raw {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .filter_map(|(key, value)| match key.as_str() {
-                        "name" | "annotations" | "_meta" => Some((key.clone(), value.clone())),
-                        // The schema stage checks the real one.
-                        "inputSchema" => Some((key.clone(), serde_json::json!({"type": "object"}))),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
-            other => other.clone(),
+        let read = match raw {
+            Value::Object(map) => Tool::deserialize(MapDeserializer::new(map.iter().filter_map(
+                |(key, value)| match key.as_str() {
+                    "name" | "annotations" | "_meta" => Some((key.as_str(), value)),
+                    // The schema stage checks the real one.
+                    "inputSchema" => Some((key.as_str(), &*PLACEHOLDER)),
+                    _ => None,
+                },
+            ))),
+            other => Tool::deserialize(other),
         };
-        let (typed, error) = match Tool::deserialize(&shallow) {
+        let (typed, error) = match read {
             // The placeholder schema is not kept: the rules read the raw one, and a lint holds
             // every tool at once.
             Ok(tool) => (
