@@ -19,8 +19,7 @@ use serde_json::{Value, json};
 
 use crate::corpus::{CorpusConfig, generate};
 
-const USAGE: &str =
-    "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N] | cargo xtask bench proxy|plan";
+const USAGE: &str = "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N] | cargo xtask bench proxy|plan";
 
 /// What one child measured.
 struct Measurement {

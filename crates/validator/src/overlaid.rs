@@ -6,10 +6,11 @@ use std::collections::{HashMap, HashSet};
 use mcp_recovery_model::{Applied, JsonPointer, Overlay, OverlayIssue};
 use serde_json::Value;
 
+use crate::codes::Rule;
 use crate::finding::Finding;
 use crate::rules::{overlay_conflict, overlay_unknown_tool};
 use crate::span::{LineIndex, Place, locate};
-use crate::{Linter, Report, load};
+use crate::{Linter, Report, duplicate_keys, load};
 
 /// The outcome of linting a document with an overlay.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,7 +31,10 @@ impl Linter {
     ) -> OverlaidReport {
         match load::parse(source) {
             Ok(parsed) => {
-                let (tools, own, declared) = self.check_overlaid(&parsed.document, overlay);
+                let (tools, mut own, declared) = self.check_overlaid(&parsed.document, overlay);
+                if parsed.repeats_a_name && self.enabled(Rule::DuplicateKey) {
+                    duplicate_keys(source, &parsed.document, &mut own);
+                }
                 OverlaidReport {
                     document: self.finish(tools, own, Some(source), true),
                     overlay: self.finish_overlay(tools, declared, overlay, overlay_text),
