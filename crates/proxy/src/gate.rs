@@ -4,10 +4,11 @@
 //! server over a Unix socket in a private directory; a connection beyond the cap is answered
 //! `503 Service Unavailable` with `Retry-After` and closed.
 //!
-//! The relay also keeps the I/O bounds: a request that stalls half-sent, or a connection idle
-//! between requests, is closed after the I/O timeout; a connection waiting for its answer is
-//! not (an event stream's keep-alive comments count as traffic); a peer that does not take
-//! what is written to it is dropped after the same timeout.
+//! The relay also keeps the I/O bounds: a request that stalls half-sent (in its head, or in a
+//! body counted by `Content-Length` or sent in chunks, which it follows chunk by chunk), or a
+//! connection idle between requests, is closed after the I/O timeout; a connection waiting for
+//! its answer is not (an event stream's keep-alive comments count as traffic); a peer that does
+//! not take what is written to it is dropped after the same timeout.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -114,9 +115,28 @@ enum Framing {
     Head(Vec<u8>),
     /// Inside a body with this many bytes to come.
     Body(usize),
-    /// Inside a body whose end the relay does not track (chunked).
+    /// Inside a chunked body.
+    Chunked(Chunk),
+    /// After bytes the relay cannot follow (a head too long, a malformed length or chunk, a
+    /// transfer coding other than chunked): the server refuses them and answers.
     Untracked,
 }
+
+/// Where the relay is in a chunked body (RFC 9112 §7.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Chunk {
+    /// A chunk-size line (its bytes so far, bounded).
+    Size(Vec<u8>),
+    /// A chunk's data, with this many bytes to come.
+    Data(usize),
+    /// The line break after a chunk's data, with this many bytes to come.
+    DataEnd(usize),
+    /// The trailer section, after the last chunk: the current line's bytes so far (bounded).
+    Trailer(Vec<u8>),
+}
+
+/// The longest chunk-size or trailer line followed.
+const MAX_LINE: usize = 8 * 1024;
 
 /// What both directions of one relayed connection share.
 #[derive(Debug)]
@@ -135,6 +155,14 @@ impl Framing {
             match self {
                 Framing::Idle => *self = Framing::Head(Vec::new()),
                 Framing::Untracked => return true,
+                Framing::Chunked(chunk) => {
+                    let (used, next) = chunk.feed(bytes);
+                    bytes = &bytes[used..];
+                    if let Some(next) = next {
+                        completed |= next == Framing::Idle;
+                        *self = next;
+                    }
+                }
                 Framing::Body(left) => {
                     let taken = (*left).min(bytes.len());
                     *left -= taken;
@@ -173,11 +201,67 @@ impl Framing {
 
     /// True inside a request (a stall here is the client's).
     fn in_request(&self) -> bool {
-        matches!(self, Framing::Head(_) | Framing::Body(_))
+        matches!(
+            self,
+            Framing::Head(_) | Framing::Body(_) | Framing::Chunked(_)
+        )
     }
 }
 
-/// The body that follows a request head: `Content-Length` bytes, none, or untracked (chunked).
+impl Chunk {
+    /// Follows `bytes` within the chunked body: how many it used, and the framing that follows
+    /// when the body ends (`Idle`) or cannot be followed (`Untracked`).
+    fn feed(&mut self, bytes: &[u8]) -> (usize, Option<Framing>) {
+        match self {
+            Chunk::Data(left) | Chunk::DataEnd(left) => {
+                let taken = (*left).min(bytes.len());
+                *left -= taken;
+                if *left == 0 {
+                    *self = match self {
+                        Chunk::Data(_) => Chunk::DataEnd(2),
+                        _ => Chunk::Size(Vec::new()),
+                    };
+                }
+                (taken, None)
+            }
+            Chunk::Size(line) | Chunk::Trailer(line) => {
+                let end = bytes.iter().position(|&b| b == b'\n');
+                let taken = end.map_or(bytes.len(), |at| at + 1);
+                if line.len() + taken > MAX_LINE {
+                    return (taken, Some(Framing::Untracked));
+                }
+                line.extend_from_slice(&bytes[..taken]);
+                if end.is_none() {
+                    return (taken, None);
+                }
+                let text = line.strip_suffix(b"\n").unwrap_or(line);
+                let text = text.strip_suffix(b"\r").unwrap_or(text);
+                let (size, empty) = (chunk_size(text), text.is_empty());
+                *self = match (&*self, size) {
+                    (Chunk::Size(_), Some(0)) => Chunk::Trailer(Vec::new()),
+                    (Chunk::Size(_), Some(size)) => Chunk::Data(size),
+                    (Chunk::Size(_), None) => return (taken, Some(Framing::Untracked)),
+                    // The empty line ends the trailer section, and the body.
+                    _ if empty => return (taken, Some(Framing::Idle)),
+                    _ => Chunk::Trailer(Vec::new()),
+                };
+                (taken, None)
+            }
+        }
+    }
+}
+
+/// The size a chunk-size line gives (hex digits, then optional extensions after `;`).
+fn chunk_size(line: &[u8]) -> Option<usize> {
+    let digits = line.split(|&b| b == b';').next()?;
+    let digits = std::str::from_utf8(digits).ok()?.trim_matches([' ', '\t']);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    usize::from_str_radix(digits, 16).ok()
+}
+
+/// The body that follows a request head: `Content-Length` bytes, chunks, none, or untracked.
 fn body_framing(head: &[u8]) -> Framing {
     let text = String::from_utf8_lossy(head);
     let mut length = 0usize;
@@ -187,7 +271,13 @@ fn body_framing(head: &[u8]) -> Framing {
         };
         let (name, value) = (name.trim(), value.trim());
         if name.eq_ignore_ascii_case("transfer-encoding") {
-            return Framing::Untracked;
+            // Chunked framing applies when chunked is the last coding.
+            let last = value.rsplit(',').next().unwrap_or_default().trim();
+            return if last.eq_ignore_ascii_case("chunked") {
+                Framing::Chunked(Chunk::Size(Vec::new()))
+            } else {
+                Framing::Untracked
+            };
         }
         if name.eq_ignore_ascii_case("content-length") {
             match value.parse() {
@@ -336,12 +426,56 @@ mod tests {
         assert!(framing.in_request());
         assert!(framing.feed(b"content-length: 1\r\n\r\nx"));
         assert!(!framing.in_request());
-        let mut chunked = Framing::Idle;
-        assert!(chunked.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n"));
-        assert!(!chunked.in_request());
         let mut huge = Framing::Idle;
         assert!(huge.feed(&vec![b'a'; MAX_HEAD + 10]));
         assert_eq!(huge, Framing::Untracked);
+    }
+
+    #[test]
+    fn follows_chunked_bodies_through_every_split() {
+        let request: &[u8] = b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n\
+            4;name=value\r\nabcd\r\nA\r\n0123456789\r\n0\r\nExpires: never\r\n\r\n";
+        let next = b"GET /mcp HTTP/1.1\r\n\r\n";
+        // Fed in two reads split anywhere, then the next request: the body ends exactly at its
+        // last byte, and the client is inside a request up to it.
+        for split in 0..=request.len() {
+            let mut framing = Framing::Idle;
+            let early = framing.feed(&request[..split]);
+            assert_eq!(early, split == request.len(), "split at {split}");
+            assert_eq!(
+                framing.in_request(),
+                split > 0 && split < request.len(),
+                "split at {split}"
+            );
+            let done = framing.feed(&request[split..]);
+            assert_eq!(done, split < request.len(), "split at {split}");
+            assert_eq!(framing, Framing::Idle, "split at {split}");
+            assert!(framing.feed(next));
+        }
+        // One byte at a time.
+        let mut framing = Framing::Idle;
+        let completed: Vec<usize> = (0..request.len())
+            .filter(|&i| framing.feed(&request[i..=i]))
+            .collect();
+        assert_eq!(completed, [request.len() - 1]);
+    }
+
+    #[test]
+    fn chunks_it_cannot_follow_are_left_to_the_server() {
+        for body in [
+            &b"zz\r\n"[..],
+            b"\r\n",
+            b"ffffffffffffffffffffffff\r\n",
+            &[b'1'; MAX_LINE + 1],
+        ] {
+            let mut framing = Framing::Idle;
+            framing.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+            assert!(framing.feed(body));
+            assert_eq!(framing, Framing::Untracked, "{body:?}");
+        }
+        let mut framing = Framing::Idle;
+        assert!(framing.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"));
+        assert_eq!(framing, Framing::Untracked);
     }
 
     #[test]

@@ -918,6 +918,46 @@ mod tests {
         );
     }
 
+    /// A body that stops coming, whether counted or chunked, is the client's stall too: the
+    /// connection is dropped and its place freed.
+    #[cfg(unix)]
+    #[test]
+    fn a_stalled_request_body_is_dropped_after_the_io_timeout() {
+        let address = listening(Limits {
+            io_timeout: Duration::from_millis(300),
+            max_connections: 1,
+            ..Limits::default()
+        });
+        let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+        for stalled in [
+            format!("{head}Content-Length: 40\r\n\r\n{{\"jsonrpc\""),
+            format!("{head}Transfer-Encoding: chunked\r\n\r\n"),
+            format!("{head}Transfer-Encoding: chunked\r\n\r\n1"),
+            format!("{head}Transfer-Encoding: chunked\r\n\r\n10\r\n{{\"json"),
+            format!("{head}Transfer-Encoding: chunked\r\n\r\n2\r\n{{}}"),
+            format!("{head}Transfer-Encoding: chunked\r\n\r\n2\r\n{{}}\r\n0\r\n"),
+        ] {
+            let started = Instant::now();
+            // The one place is free again once the relay has seen the previous close.
+            let answer = loop {
+                let mut stream = connect(address);
+                stream.write_all(stalled.as_bytes()).unwrap();
+                let mut answer = String::new();
+                let read = BufReader::new(stream).read_to_string(&mut answer);
+                assert!(read.is_ok(), "{stalled:?}: {read:?}");
+                if !answer.starts_with("HTTP/1.1 503") {
+                    break answer;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            assert!(started.elapsed() < Duration::from_secs(20), "{stalled:?}");
+            assert!(
+                answer.is_empty() || answer.contains("408"),
+                "{stalled:?}: {answer:?}"
+            );
+        }
+    }
+
     /// Connections beyond the cap get 503 with Retry-After at once; a closed one frees its
     /// place.
     #[cfg(unix)]
@@ -997,6 +1037,31 @@ mod tests {
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+        assert!(answer.contains("cannot start the server"), "{answer}");
+    }
+
+    /// A chunked request, once its last chunk and trailer are in, is waited on, not taken for a
+    /// stall.
+    #[test]
+    fn a_chunked_request_is_answered() {
+        let address = listening(Limits {
+            io_timeout: Duration::from_millis(300),
+            ..Limits::default()
+        });
+        let mut stream = connect(address);
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let (first, rest) = body.split_at(10);
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
+             {:x}\r\n{first}\r\n{:x};ext=1\r\n{rest}\r\n0\r\n\r\n",
+            first.len(),
+            rest.len()
         );
         stream.write_all(request.as_bytes()).unwrap();
         let mut answer = String::new();
