@@ -6,7 +6,7 @@ mod common;
 
 use std::fs;
 
-use common::bin;
+use common::{codes, lint_json, run_in};
 use mcp_recovery_journal::{Journal, Kind};
 use mcp_recovery_model::{Carrier, convert_document, json};
 use mcp_recovery_plan::{build_plan, load_tools, parse_session_calls, parse_trace};
@@ -125,13 +125,18 @@ fn plan_cli(number: &str) -> String {
         ),
     )
     .unwrap();
-    let output = bin()
-        .args(["plan", "--format", "json", "--tools"])
-        .arg(dir.path().join("tools.json"))
-        .arg("--trace")
-        .arg(dir.path().join("trace.jsonl"))
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &[
+            "plan",
+            "--format",
+            "json",
+            "--tools",
+            "tools.json",
+            "--trace",
+            "trace.jsonl",
+        ],
+    );
     assert!(
         output.status.success(),
         "{}",
@@ -167,34 +172,23 @@ fn plan_accepts_a_number_beyond_every_double() {
 #[test]
 fn lint_reads_numbers_of_any_spelling_as_numbers() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tools.json");
     fs::write(
-        &path,
+        dir.path().join("tools.json"),
         r#"{"tools": [{"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"type": "number",
           "maximum": 1e400, "minimum": -0, "multipleOf": 1.50, "default": 1E2,
           "examples": [123456789012345678901234]}}}}]}"#,
     )
     .unwrap();
-    let output = bin()
-        .args(["lint", "--format", "json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&output.stdout);
-    assert!(!out.contains("R001"), "{out}");
+    let (_, report) = lint_json(dir.path(), &["tools.json"]);
+    assert!(!codes(&report).iter().any(|c| c == "R001"), "{report}");
 }
 
 #[test]
 fn convert_writes_numbers_as_read() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tools.json");
     let document = r#"[{"name":"a","inputSchema":{"type":"object","properties":{"x":{"maximum":1e400,"minimum":-0,"default":1E2,"multipleOf":1.50,"const":123456789012345678901234}}}}]"#;
-    fs::write(&path, document).unwrap();
-    let output = bin()
-        .args(["convert", "--to", "compensate"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    fs::write(dir.path().join("tools.json"), document).unwrap();
+    let output = run_in(dir.path(), &["convert", "--to", "compensate", "tools.json"]);
     let out = String::from_utf8_lossy(&output.stdout);
     for number in [
         r#""maximum": 1e400"#,

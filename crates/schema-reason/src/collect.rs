@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::refs::base_of;
 use crate::types::TypeSet;
-use crate::walk::{Step, UNMODELED, Walker, is_trivial, local_types};
+use crate::walk::{Step, UNMODELED, Walker, array_parts, is_trivial, local_types};
 
 /// The schemas that all apply to the value at `pointer` (intersected), for validating a
 /// constant against them; `None` when the pointer passes through a union (`anyOf`/`oneOf`), a
@@ -50,20 +50,10 @@ impl<'a> Walker<'a, '_> {
         let base = base_of(node, base);
         let step = self.steps.get(i).copied();
         if let Some(reference) = map.get("$ref") {
-            let Some((target, target_base)) = self.refs.target(reference, base) else {
-                return false;
-            };
-            if self
-                .active
-                .iter()
-                .any(|(n, at)| *at == i && std::ptr::eq(*n, target))
-            {
-                return false;
-            }
-            self.active.push((target, i));
-            let ok = self.collect(target, target_base, i, depth + 1, found);
-            self.active.pop();
-            if !ok {
+            let collected = self.through_ref(reference, base, i, |walker, target, target_base| {
+                walker.collect(target, target_base, i, depth + 1, found)
+            });
+            if collected != Some(true) {
                 return false;
             }
             if self.ref_overrides_siblings {
@@ -142,14 +132,10 @@ impl<'a> Walker<'a, '_> {
                 let Some(position) = array_index(key) else {
                     return false;
                 };
-                let schema = match (map.get("prefixItems"), map.get("items")) {
-                    (Some(Value::Array(prefix)), items) => prefix.get(position).or(items),
-                    (None, Some(Value::Array(tuple))) => {
-                        tuple.get(position).or(map.get("additionalItems"))
-                    }
-                    (None, items) => items,
-                    _ => return false,
+                let Some((tuple, rest)) = array_parts(map) else {
+                    return false;
                 };
+                let schema = tuple.get(position).or(rest);
                 schema.is_none_or(|s| self.collect(s, base, i + 1, depth + 1, found))
             }
             // Both an object and an array could be there, or neither: not one conjunction.

@@ -2,16 +2,16 @@
 //!
 //! A pattern is translated from ECMA-262 to the Rust regex dialect (`\d` and `\w` stay ASCII,
 //! ECMA-262 escapes are rewritten) by `jsonschema-regex`, then compiled by `fancy-regex`, the
-//! backtracking engine the schema stage also uses, so look-around (`(?=…)`, `(?!…)`, `(?<=…)`,
-//! `(?<!…)`) and back-references are judged too. Work stays bounded: compiled programs are
-//! capped in size, each match stops after [`BACKTRACK_LIMIT`] steps, and one [`Patterns`] makes
-//! at most [`PATTERN_BUDGET`] matches, as one [`PatternBudget`] allows. A pattern that does not
+//! backtracking engine that compensators' input schemas are validated with, so look-around
+//! (`(?=…)`, `(?!…)`, `(?<=…)`, `(?<!…)`) and back-references are judged too. Work stays bounded:
+//! compiled programs are capped in size, each match stops after [`BACKTRACK_LIMIT`] steps, and
+//! one [`Patterns`] makes at most [`PATTERN_BUDGET`] matches. A pattern that does not
 //! compile, a match that gives up and a match past the budget are all "cannot judge" (`None`).
 
 use std::collections::HashMap;
 
 use fancy_regex::{Regex, RegexBuilder};
-use mcp_recovery_model::{BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget};
+use mcp_recovery_model::{BACKTRACK_LIMIT, PATTERN_BUDGET};
 
 /// Size cap of a compiled program (and of its lazy DFA), so hostile patterns stay cheap.
 const SIZE_LIMIT: usize = 1 << 20;
@@ -20,27 +20,25 @@ const SIZE_LIMIT: usize = 1 << 20;
 #[derive(Debug)]
 pub(crate) struct Patterns<'a> {
     compiled: HashMap<&'a str, Option<Regex>>,
-    /// Created on the first match, so walks that meet no pattern allocate nothing.
-    budget: Option<PatternBudget>,
+    /// Matches left.
+    left: usize,
 }
 
 impl<'a> Patterns<'a> {
     pub(crate) fn new() -> Self {
         Self {
             compiled: HashMap::new(),
-            budget: None,
+            left: PATTERN_BUDGET,
         }
     }
 
     /// Whether `pattern` matches somewhere in `name` (JSON Schema patterns are not anchored);
     /// `None` when that cannot be judged.
     pub(crate) fn matches(&mut self, pattern: &'a str, name: &str) -> Option<bool> {
-        let budget = self
-            .budget
-            .get_or_insert_with(|| PatternBudget::with_validations(PATTERN_BUDGET));
-        if !budget.take() {
+        if self.left == 0 {
             return None;
         }
+        self.left -= 1;
         self.compiled
             .entry(pattern)
             .or_insert_with(|| compile(pattern))

@@ -11,7 +11,7 @@ use crate::Knowledge;
 use crate::types::TypeSet;
 
 /// Pointer positions tracked for presence; beyond this, presence is unknown.
-pub(crate) const MASK_BITS: usize = 128;
+const MASK_BITS: usize = 128;
 
 /// The answer for the rest of the pointer from one schema node.
 #[derive(Debug, Clone, Copy)]

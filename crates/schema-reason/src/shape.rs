@@ -88,19 +88,12 @@ impl<'a> Walker<'a, '_> {
             _ => return incomplete,
         };
         let base = base_of(node, base);
-        let via_ref = map
-            .get("$ref")
-            .map(|reference| match self.refs.target(reference, base) {
-                Some((target, target_base))
-                    if !self.active.iter().any(|(n, _)| std::ptr::eq(*n, target)) =>
-                {
-                    self.active.push((target, 0));
-                    let shape = self.shape(target, target_base, depth + 1);
-                    self.active.pop();
-                    shape
-                }
-                _ => incomplete.clone(),
-            });
+        let via_ref = map.get("$ref").map(|reference| {
+            self.through_ref(reference, base, 0, |walker, target, target_base| {
+                walker.shape(target, target_base, depth + 1)
+            })
+            .unwrap_or_else(|| incomplete.clone())
+        });
         if let Some(shape) = via_ref.clone()
             && self.ref_overrides_siblings
         {

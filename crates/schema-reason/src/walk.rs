@@ -150,10 +150,10 @@ pub(crate) struct Walker<'a, 'p> {
     /// Draft-04 to draft-07 ignore the siblings of `$ref`.
     pub(crate) ref_overrides_siblings: bool,
     /// `$ref` targets being followed, with the step they were entered at (cycle detection).
-    pub(crate) active: Vec<(&'a Value, usize)>,
+    active: Vec<(&'a Value, usize)>,
     visits: usize,
     pub(crate) patterns: Patterns<'a>,
-    pub(crate) refs: Refs<'a>,
+    refs: Refs<'a>,
 }
 
 pub(crate) fn is_trivial(schema: &Value) -> bool {
@@ -209,7 +209,7 @@ impl<'a, 'p> Walker<'a, 'p> {
         self.visits = 0;
     }
 
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.steps.len()
     }
 
@@ -222,20 +222,33 @@ impl<'a, 'p> Walker<'a, 'p> {
     /// Follows `$ref` at step `i`; cycles that consume no step, remote and dangling references
     /// are unknown.
     fn follow(&mut self, reference: &Value, base: &'a Value, i: usize, depth: usize) -> Out {
-        let Some((target, target_base)) = self.refs.target(reference, base) else {
-            return Out::unknown();
-        };
+        self.through_ref(reference, base, i, |walker, target, target_base| {
+            walker.walk(target, target_base, i, depth + 1)
+        })
+        .unwrap_or_else(Out::unknown)
+    }
+
+    /// `visit` applied to the target of `reference` at step `i`; `None` when the reference is
+    /// remote or dangling, or when following it would repeat a cycle that consumed no step.
+    pub(crate) fn through_ref<R>(
+        &mut self,
+        reference: &Value,
+        base: &'a Value,
+        i: usize,
+        visit: impl FnOnce(&mut Self, &'a Value, &'a Value) -> R,
+    ) -> Option<R> {
+        let (target, target_base) = self.refs.target(reference, base)?;
         if self
             .active
             .iter()
             .any(|(node, at)| *at == i && std::ptr::eq(*node, target))
         {
-            return Out::unknown();
+            return None;
         }
         self.active.push((target, i));
-        let out = self.walk(target, target_base, i, depth + 1);
+        let out = visit(self, target, target_base);
         self.active.pop();
-        out
+        Some(out)
     }
 
     /// The answer for steps `i..` given that the value at steps `..i` satisfies `node`.
@@ -455,16 +468,9 @@ impl<'a, 'p> Walker<'a, 'p> {
         i: usize,
         depth: usize,
     ) -> Out {
-        let (tuple, rest): (&'a [Value], Option<&'a Value>) =
-            match (map.get("prefixItems"), map.get("items")) {
-                (
-                    Some(Value::Array(prefix)),
-                    items @ (None | Some(Value::Bool(_) | Value::Object(_))),
-                ) => (prefix, items),
-                (None, Some(Value::Array(tuple))) => (tuple, map.get("additionalItems")),
-                (None, items @ (None | Some(Value::Bool(_) | Value::Object(_)))) => (&[], items),
-                _ => return Out::unknown(),
-            };
+        let Some((tuple, rest)) = array_parts(map) else {
+            return Out::unknown();
+        };
         let max_items = map
             .get("maxItems")
             .and_then(Value::as_u64)
@@ -499,5 +505,19 @@ impl<'a, 'p> Walker<'a, 'p> {
                 union.through(i)
             }
         }
+    }
+}
+
+/// The schemas of an array's items: those of the leading positions (`prefixItems`, or `items`
+/// as an array before 2020-12) and the one of every later position; `None` when the keywords
+/// are malformed.
+pub(crate) fn array_parts(map: &Map<String, Value>) -> Option<(&[Value], Option<&Value>)> {
+    match (map.get("prefixItems"), map.get("items")) {
+        (Some(Value::Array(prefix)), items @ (None | Some(Value::Bool(_) | Value::Object(_)))) => {
+            Some((prefix, items))
+        }
+        (None, Some(Value::Array(tuple))) => Some((tuple, map.get("additionalItems"))),
+        (None, items @ (None | Some(Value::Bool(_) | Value::Object(_)))) => Some((&[], items)),
+        _ => None,
     }
 }
