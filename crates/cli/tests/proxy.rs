@@ -85,7 +85,10 @@ impl Proxy {
         }
         self.next_id += 1;
         let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        // Built without `json!`, which would respell the numbers of `params`.
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        message["params"] = params;
+        self.send(&message);
         let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -130,7 +133,9 @@ impl Proxy {
     }
 
     fn call(&mut self, name: &str, arguments: Value) -> Value {
-        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        let mut params = json!({"name": name});
+        params["arguments"] = arguments;
+        let answer = self.request("tools/call", params);
         answer["result"].clone()
     }
 
@@ -718,6 +723,20 @@ readOnlyHint = false
 title = "Nothing"
 "#;
 
+/// The proxy over `server`, rolling back on failure from `overlay`'s declarations, journaling
+/// to `journal`.
+fn rolling_back_with(dir: &Path, overlay: &Path, journal: &Path, server: &[String]) -> Proxy {
+    let flags = [
+        "--on-failure",
+        "rollback",
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    Proxy::start(dir, &flags, &strs(server))
+}
+
 /// Reserve, charge, then a failing shipment, through `proxy`: the state before and after.
 fn failing_workflow(proxy: &mut Proxy) -> (Value, Value) {
     proxy.initialize();
@@ -762,15 +781,7 @@ fn an_overlay_gives_an_undeclared_server_its_rollback() {
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &["--undeclared"]);
     let journal = dir.path().join("journal.jsonl");
-    let flags = [
-        "--on-failure",
-        "rollback",
-        "--overlay",
-        overlay.to_str().unwrap(),
-        "--journal",
-        journal.to_str().unwrap(),
-    ];
-    let mut proxy = Proxy::start(dir.path(), &flags, &strs(&server));
+    let mut proxy = rolling_back_with(dir.path(), &overlay, &journal, &server);
     let (start, end) = failing_workflow(&mut proxy);
     let listed = proxy.request("tools/list", json!({}));
     assert_eq!(proxy.finish(), 0);
@@ -833,6 +844,55 @@ fn an_overlay_gives_an_undeclared_server_its_rollback() {
         other.display()
     );
     assert_eq!(stderr.matches(&refused).count(), 1, "{stderr}");
+}
+
+/// Numbers keep their text through the proxy: the client's `1.2E1` in the journal's record of
+/// the call, and a declared constant `1.2E1` in the compensating call it sends.
+#[test]
+fn numbers_keep_their_text_through_the_proxy_and_its_rollback() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().join("constants.overlay.json");
+    std::fs::write(
+        &overlay,
+        r#"{"tools": {"charge_payment": {"annotations": {"recovery": {"strategy": "compensation",
+            "compensatingOperation": {"operationId": "refund_payment",
+              "parameters": {"transactionId": "$response.body#/transactionId", "amount": 1.2E1}}}}}}}"#,
+    )
+    .unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let server = demo(&log, &["--undeclared"]);
+    let journal = dir.path().join("journal.jsonl");
+    let mut proxy = rolling_back_with(dir.path(), &overlay, &journal, &server);
+    proxy.initialize();
+    let charge = mcp_recovery_model::json::from_str(
+        r#"{"customerId": "c", "amount": 1.2E1, "currency": "EUR"}"#,
+    )
+    .unwrap();
+    let charged = proxy.call("charge_payment", charge);
+    assert_eq!(charged["structuredContent"]["amount"], 12.0, "{charged}");
+    let failed = proxy.call(
+        "create_shipment",
+        json!({"reservationId": "r", "address": "a", "simulateFailure": true}),
+    );
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert_eq!(proxy.finish(), 0);
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    let written = std::fs::read_to_string(&journal).unwrap();
+    let record = |kind: &str, name: &str| {
+        written
+            .lines()
+            .find(|l| l.contains(&format!(r#""kind":"{kind}""#)) && l.contains(name))
+            .unwrap_or_else(|| panic!("no {kind} of {name}: {written}"))
+            .to_owned()
+    };
+    for line in [
+        record("call.intent", "charge_payment"),
+        record("call.outcome", "charge_payment"),
+        record("compensation.intent", "refund_payment"),
+    ] {
+        assert!(line.contains(r#""amount":1.2E1"#), "{line}");
+    }
+    assert_eq!(verify(dir.path(), &journal).0, 0);
 }
 
 /// `rollback --overlay` plans from the merged list too, and resumes from the journal of a

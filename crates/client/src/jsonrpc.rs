@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 messages as the client sees them while it waits for one response.
 
+use mcp_recovery_model::json::with;
 use serde_json::{Value, json};
 
 /// One message received from the server, sorted by what the client must do with it.
@@ -49,15 +50,15 @@ pub(crate) fn classify(message: Value, id: &Value) -> Incoming {
 /// its empty result; everything else (sampling, roots, elicitation) is declined, since the
 /// client declared no capabilities.
 fn reply_to_server_request(id: &Value, method: &str) -> Value {
-    if method == "ping" {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    let reply = if method == "ping" {
+        json!({"jsonrpc": "2.0", "result": {}})
     } else {
         json!({
             "jsonrpc": "2.0",
-            "id": id,
             "error": {"code": -32601, "message": "method not supported by this client"}
         })
-    }
+    };
+    with(reply, [("id", id.clone())])
 }
 
 /// A request message.

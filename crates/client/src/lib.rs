@@ -62,6 +62,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
 pub use error::ClientError;
@@ -557,7 +558,7 @@ impl Connection {
     pub fn call_tool(&mut self, name: &str, arguments: Value) -> Result<Value, ClientError> {
         self.request(
             "tools/call",
-            Some(json!({"name": name, "arguments": arguments})),
+            Some(with(json!({"name": name}), [("arguments", arguments)])),
         )
     }
 

@@ -251,12 +251,53 @@ impl<'de> Visitor<'de> for Exact<'_, '_> {
     }
 }
 
+/// `object` (a JSON object; anything else counts as an empty one) with `members` moved in as they
+/// are.
+///
+/// `serde_json::json!` and `serde_json::to_value` serialize every value they embed and read its
+/// numbers back, which respells them (`1.2E1` becomes `1.2e+1`, `1e400` becomes `1e+400`). A value
+/// that came from input goes into a message or a record through here, or through [`to_value`].
+pub fn with<const N: usize>(object: Value, members: [(&str, Value); N]) -> Value {
+    let mut map = match object {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    for (key, value) in members {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
+/// `value` as a JSON value, every number with its text (see [`with`]).
+///
+/// # Errors
+///
+/// When `value` cannot be written as JSON (a map with keys that are not strings).
+pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
+    from_str(&serde_json::to_string(value)?)
+}
+
 /// The member name serde_json gives the text of a number that is not a 64-bit integer.
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    #[test]
+    fn values_put_in_with_or_to_value_keep_their_numbers() {
+        let input = from_str(r#"{"a": 1.2E1, "b": 1e400, "c": [-0, 1.50]}"#).unwrap();
+        let expected = r#"{"a":1.2E1,"b":1e400,"c":[-0,1.50]}"#;
+        // What the helpers exist for: serde_json's own embedding respells.
+        assert_ne!(
+            serde_json::json!({ "x": input }).to_string(),
+            format!(r#"{{"x":{expected}}}"#)
+        );
+        let built = with(serde_json::json!({"id": 1}), [("x", input.clone())]);
+        assert_eq!(built.to_string(), format!(r#"{{"id":1,"x":{expected}}}"#));
+        let wrapped = to_value(&vec![input]).unwrap();
+        assert_eq!(wrapped.to_string(), format!("[{expected}]"));
+    }
 
     use proptest::prelude::*;
     use proptest::test_runner::TestCaseError;

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mcp_recovery_journal::{JournalError, Kind};
+use mcp_recovery_model::json::with;
 use mcp_recovery_model::{Hint, Tool};
 use mcp_recovery_plan::{Planner, Status, TracedCall};
 use serde_json::{Map, Value, json};
@@ -141,7 +142,10 @@ pub fn rollback(
     let ids: Vec<Value> = calls.iter().map(|(id, _)| id.clone()).collect();
     effects.journal(
         Kind::RollbackStart,
-        map(json!({"trigger": trigger, "calls": ids})),
+        map(with(
+            json!({}),
+            [("trigger", trigger), ("calls", Value::Array(ids))],
+        )),
     )?;
     if let Some(reason) = beyond {
         effects.journal(
@@ -157,7 +161,10 @@ pub fn rollback(
         let skip = |effects: &mut dyn Effects, status: &str, reason: &str| {
             effects.journal(
                 Kind::CompensationSkip,
-                map(json!({"call": id, "name": call.name, "status": status, "reason": reason})),
+                map(with(
+                    json!({"name": call.name, "status": status, "reason": reason}),
+                    [("call", id.clone())],
+                )),
             )
         };
         let Some(planned) = step
@@ -231,23 +238,31 @@ pub fn rollback(
                 by: "policy",
                 reason: format!("denied by {}", decision.rule),
             }),
-            Action::Ask => Some(effects.approve(&json!({
-                "type": "compensation",
-                "undoes": call.name,
-                "tool": planned.name,
-                "arguments": planned.arguments,
-                "class": class.class.as_str(),
-                "rule": decision.rule,
-            }))),
+            Action::Ask => Some(effects.approve(&with(
+                json!({
+                    "type": "compensation",
+                    "undoes": call.name,
+                    "tool": planned.name,
+                    "class": class.class.as_str(),
+                    "rule": decision.rule,
+                }),
+                [("arguments", Value::Object(planned.arguments.clone()))],
+            ))),
         };
         if let Some(verdict) = &verdict {
             effects.journal(
                 Kind::Approval,
-                map(json!({
-                    "call": id, "name": planned.name, "arguments": planned.arguments,
-                    "compensation": true, "decision": if verdict.approved { "allow" } else { "deny" },
-                    "by": verdict.by, "rule": decision.rule, "reason": verdict.reason,
-                })),
+                map(with(
+                    json!({
+                        "name": planned.name, "compensation": true,
+                        "decision": if verdict.approved { "allow" } else { "deny" },
+                        "by": verdict.by, "rule": decision.rule, "reason": verdict.reason,
+                    }),
+                    [
+                        ("call", id.clone()),
+                        ("arguments", Value::Object(planned.arguments.clone())),
+                    ],
+                )),
             )?;
             if !verdict.approved {
                 report.failed += 1;
@@ -260,8 +275,13 @@ pub fn rollback(
         }
         let mut done = false;
         for attempt in 1..=retries.saturating_add(1) {
-            let base = json!({"call": id, "name": planned.name, "arguments": planned.arguments,
-                "undoes": call.name, "attempt": attempt});
+            let base = with(
+                json!({"name": planned.name, "undoes": call.name, "attempt": attempt}),
+                [
+                    ("call", id.clone()),
+                    ("arguments", Value::Object(planned.arguments.clone())),
+                ],
+            );
             effects.journal(Kind::CompensationIntent, map(base.clone()))?;
             let reply = effects.call_tool(&planned.name, &planned.arguments, timeout);
             let mut outcome = map(base);

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use mcp_recovery_client::Secrets;
 use mcp_recovery_journal::{Journal, JournalError, Kind};
 use mcp_recovery_model::Tool;
+use mcp_recovery_model::json::{to_value, with};
 use mcp_recovery_plan::{Planner, Status, TracedCall, parse_session_calls};
 use serde_json::{Map, Value, json};
 
@@ -426,7 +427,7 @@ impl<W: Write> Session<W> {
         };
         let parsed: Vec<Tool> = tools
             .iter()
-            .filter_map(|t| serde_json::from_value(t.clone()).ok())
+            .filter_map(|t| Tool::from_json(t).ok())
             .collect();
         let changed = self.tools.as_ref().is_none_or(|old| {
             old.len() != parsed.len() || old.iter().zip(&parsed).any(|(a, b)| a.name != b.name)
@@ -503,7 +504,10 @@ impl<W: Write> Session<W> {
         self.own_ids += 1;
         let id = format!("{OWN_ID_PREFIX}{}", self.own_ids);
         let key = Value::from(id.as_str()).to_string();
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let request = with(
+            json!({"jsonrpc": "2.0", "id": id, "method": method}),
+            [("params", params)],
+        );
         self.waiting.insert(key.clone());
         self.send_server(&request.to_string());
         let deadline = Instant::now() + timeout;
@@ -581,9 +585,14 @@ impl<W: Write> Session<W> {
             source: crate::classify::Source::None,
         });
         let decision = self.settings.policy.decide(&name, classification.class);
-        let base = json!({"request": id, "name": name, "arguments": arguments,
-            "class": classification.class.as_str(), "classSource": classification.source.as_str(),
-            "rule": decision.rule});
+        let base = with(
+            json!({"name": name, "class": classification.class.as_str(),
+                "classSource": classification.source.as_str(), "rule": decision.rule}),
+            [
+                ("request", id.clone()),
+                ("arguments", Value::Object(arguments.clone())),
+            ],
+        );
         let verdict = match decision.action {
             Action::Allow => None,
             Action::Deny => Some(Verdict {
@@ -678,23 +687,38 @@ impl<W: Write> Session<W> {
                 .map(|b| (b.parameter.clone(), b.raw.clone()))
                 .collect();
             match step.call {
-                Some(planned) if step.status == Status::Compensate => {
-                    json!({"tool": planned.name, "arguments": planned.arguments, "resolved": true})
-                }
-                _ => json!({"tool": c.tool, "parameters": bindings, "resolved": false,
-                    "note": "some parameters come from the result, known after the call"}),
+                Some(planned) if step.status == Status::Compensate => with(
+                    json!({"tool": planned.name}),
+                    [
+                        ("arguments", Value::Object(planned.arguments)),
+                        ("resolved", Value::Bool(true)),
+                    ],
+                ),
+                _ => with(
+                    json!({"tool": c.tool}),
+                    [
+                        ("parameters", Value::Object(bindings)),
+                        ("resolved", Value::Bool(false)),
+                        (
+                            "note",
+                            "some parameters come from the result, known after the call".into(),
+                        ),
+                    ],
+                ),
             }
         });
-        json!({
+        let mut impact = json!({
             "type": "call",
             "session": self.settings.session,
             "tool": name,
-            "arguments": arguments,
+            "arguments": {},
             "class": classification.class.as_str(),
             "classSource": classification.source.as_str(),
             "rule": rule,
-            "compensation": compensation,
-        })
+        });
+        impact["arguments"] = Value::Object(arguments.clone());
+        impact["compensation"] = compensation.unwrap_or(Value::Null);
+        impact
     }
 
     fn finish_call(
@@ -715,9 +739,14 @@ impl<W: Write> Session<W> {
         reason: Option<&str>,
         error: Option<Value>,
     ) -> Result<(), JournalError> {
-        let mut record = fields(json!({"call": call.number, "request": request,
-            "name": call.name, "arguments": call.arguments,
-            "result": result.clone().map_or(Value::Null, Value::Object)}));
+        let mut record = fields(with(
+            json!({"call": call.number, "name": call.name}),
+            [
+                ("request", request.clone()),
+                ("arguments", Value::Object(call.arguments.clone())),
+                ("result", result.clone().map_or(Value::Null, Value::Object)),
+            ],
+        ));
         if let Some(reason) = reason {
             record.insert("reason".into(), Value::from(reason));
         }
@@ -833,8 +862,9 @@ impl<W: Write> Session<W> {
                 "mcp-recovery proxy: the server did not answer {} within {secs} s",
                 pending.method
             );
-            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": pending.id, "reason": "timed out"}});
+            let mut cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"reason": "timed out"}});
+            cancel["params"]["requestId"] = pending.id.clone();
             self.send_server(&cancel.to_string());
             if let Some(call) = &pending.call {
                 self.finish_call(call, &pending.id, None, Some("timed out"))?;
@@ -875,8 +905,11 @@ impl<W: Write> Session<W> {
                 let (calls, beyond) = self.rollback_calls();
                 let calls: Vec<TracedCall> = calls.into_iter().map(|(_, c)| c).collect();
                 let plan = Planner::new(&tools).build_plan(&calls);
-                let impact = json!({"type": "rollback", "session": self.settings.session,
-                    "failed": name, "plan": plan, "beyondWindow": beyond});
+                let impact = with(
+                    json!({"type": "rollback", "session": self.settings.session,
+                        "failed": name, "beyondWindow": beyond}),
+                    [("plan", to_value(&plan).unwrap_or(Value::Null))],
+                );
                 let timeout = self.settings.policy.approval_timeout();
                 let verdict = self.settings.approver.ask(&impact, timeout);
                 self.record(
@@ -928,7 +961,10 @@ impl<W: Write> Effects for Session<W> {
         arguments: &Map<String, Value>,
         timeout: Duration,
     ) -> Reply {
-        let mut params = json!({"name": name, "arguments": arguments});
+        let mut params = with(
+            json!({"name": name}),
+            [("arguments", Value::Object(arguments.clone()))],
+        );
         if let Some(meta) = &self.request_meta {
             params["_meta"] = Value::Object(meta.clone());
         }

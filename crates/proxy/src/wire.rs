@@ -4,6 +4,7 @@
 use std::io::{BufRead, Read};
 use std::sync::mpsc::SyncSender;
 
+use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
 /// Largest line accepted from either side (64 MiB); a longer one is dropped with a warning.
@@ -115,7 +116,10 @@ pub fn is_response(message: &Value) -> bool {
 
 /// A JSON-RPC error response.
 pub fn error_response(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    with(
+        json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}),
+        [("id", id.clone())],
+    )
 }
 
 /// A tool error result (`isError: true`) the model can read.
@@ -125,7 +129,10 @@ pub fn tool_error(text: &str) -> Value {
 
 /// A JSON-RPC success response.
 pub fn success(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    with(
+        json!({"jsonrpc": "2.0"}),
+        [("id", id.clone()), ("result", result)],
+    )
 }
 
 /// `params` as an object (empty when absent).
