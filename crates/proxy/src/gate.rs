@@ -8,7 +8,11 @@
 //! body counted by `Content-Length` or sent in chunks, which it follows chunk by chunk), or a
 //! connection idle between requests, is closed after the I/O timeout; a connection waiting for
 //! its answer is not (an event stream's keep-alive comments count as traffic); a peer that does
-//! not take what is written to it is dropped after the same timeout.
+//! not take what is written to it is dropped after the same timeout. A request whose end the
+//! relay cannot tell (a head over [`MAX_HEAD`], a transfer coding that does not end in chunked,
+//! a malformed or twice-given different `Content-Length`, a malformed chunk) is not passed on:
+//! the connection is closed, so no request escapes the bounds by being framed oddly, and the
+//! relay and the server never disagree on where a request ends.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -22,7 +26,7 @@ use crate::listen::Limits;
 
 /// Connections answered 503 at once; beyond it an excess connection is closed unanswered.
 const REFUSERS: usize = 4;
-/// Longest request head the relay looks into (the HTTP server refuses longer ones itself).
+/// Longest request head the relay passes on.
 const MAX_HEAD: usize = 64 * 1024;
 /// What the relay reads at a time.
 const CHUNK: usize = 16 * 1024;
@@ -117,9 +121,9 @@ enum Framing {
     Body(usize),
     /// Inside a chunked body.
     Chunked(Chunk),
-    /// After bytes the relay cannot follow (a head too long, a malformed length or chunk, a
-    /// transfer coding other than chunked): the server refuses them and answers.
-    Untracked,
+    /// At bytes the relay cannot follow (a head too long, a malformed or conflicting length, a
+    /// malformed chunk, a transfer coding other than chunked): the connection is closed.
+    Refused,
 }
 
 /// Where the relay is in a chunked body (RFC 9112 §7.1).
@@ -154,7 +158,7 @@ impl Framing {
         while !bytes.is_empty() {
             match self {
                 Framing::Idle => *self = Framing::Head(Vec::new()),
-                Framing::Untracked => return true,
+                Framing::Refused => return false,
                 Framing::Chunked(chunk) => {
                     let (used, next) = chunk.feed(bytes);
                     bytes = &bytes[used..];
@@ -179,9 +183,8 @@ impl Framing {
                     head.extend_from_slice(&bytes[..taken]);
                     let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") else {
                         if head.len() >= MAX_HEAD {
-                            // The server refuses such a head; stop following this connection.
-                            *self = Framing::Untracked;
-                            return true;
+                            *self = Framing::Refused;
+                            return false;
                         }
                         bytes = &bytes[taken..];
                         continue;
@@ -196,7 +199,7 @@ impl Framing {
                 }
             }
         }
-        completed || *self == Framing::Untracked
+        completed
     }
 
     /// True inside a request (a stall here is the client's).
@@ -210,7 +213,7 @@ impl Framing {
 
 impl Chunk {
     /// Follows `bytes` within the chunked body: how many it used, and the framing that follows
-    /// when the body ends (`Idle`) or cannot be followed (`Untracked`).
+    /// when the body ends (`Idle`) or cannot be followed (`Refused`).
     fn feed(&mut self, bytes: &[u8]) -> (usize, Option<Framing>) {
         match self {
             Chunk::Data(left) | Chunk::DataEnd(left) => {
@@ -228,7 +231,7 @@ impl Chunk {
                 let end = bytes.iter().position(|&b| b == b'\n');
                 let taken = end.map_or(bytes.len(), |at| at + 1);
                 if line.len() + taken > MAX_LINE {
-                    return (taken, Some(Framing::Untracked));
+                    return (taken, Some(Framing::Refused));
                 }
                 line.extend_from_slice(&bytes[..taken]);
                 if end.is_none() {
@@ -240,7 +243,7 @@ impl Chunk {
                 *self = match (&*self, size) {
                     (Chunk::Size(_), Some(0)) => Chunk::Trailer(Vec::new()),
                     (Chunk::Size(_), Some(size)) => Chunk::Data(size),
-                    (Chunk::Size(_), None) => return (taken, Some(Framing::Untracked)),
+                    (Chunk::Size(_), None) => return (taken, Some(Framing::Refused)),
                     // The empty line ends the trailer section, and the body.
                     _ if empty => return (taken, Some(Framing::Idle)),
                     _ => Chunk::Trailer(Vec::new()),
@@ -261,10 +264,12 @@ fn chunk_size(line: &[u8]) -> Option<usize> {
     usize::from_str_radix(digits, 16).ok()
 }
 
-/// The body that follows a request head: `Content-Length` bytes, chunks, none, or untracked.
+/// The body that follows a request head: `Content-Length` bytes, chunks, none, or refused
+/// (RFC 9112 §6.3: a coding that does not end in chunked, a malformed length, or lengths that
+/// differ).
 fn body_framing(head: &[u8]) -> Framing {
     let text = String::from_utf8_lossy(head);
-    let mut length = 0usize;
+    let mut length: Option<usize> = None;
     for line in text.split("\r\n").skip(1) {
         let Some((name, value)) = line.split_once(':') else {
             continue;
@@ -276,21 +281,20 @@ fn body_framing(head: &[u8]) -> Framing {
             return if last.eq_ignore_ascii_case("chunked") {
                 Framing::Chunked(Chunk::Size(Vec::new()))
             } else {
-                Framing::Untracked
+                Framing::Refused
             };
         }
         if name.eq_ignore_ascii_case("content-length") {
-            match value.parse() {
-                Ok(n) => length = n,
-                // The server refuses it; nothing more to follow.
-                Err(_) => return Framing::Untracked,
+            match (value.parse::<usize>(), length) {
+                (Ok(n), None) => length = Some(n),
+                (Ok(n), Some(seen)) if n == seen => {}
+                _ => return Framing::Refused,
             }
         }
     }
-    if length == 0 {
-        Framing::Idle
-    } else {
-        Framing::Body(length)
+    match length {
+        None | Some(0) => Framing::Idle,
+        Some(length) => Framing::Body(length),
     }
 }
 
@@ -349,7 +353,7 @@ fn requests_to_server(
                 if framing.feed(&buffer[..n]) {
                     lock(traffic).awaiting = true;
                 }
-                if server.write_all(&buffer[..n]).is_err() {
+                if framing == Framing::Refused || server.write_all(&buffer[..n]).is_err() {
                     return close(&client, &server);
                 }
             }
@@ -426,9 +430,11 @@ mod tests {
         assert!(framing.in_request());
         assert!(framing.feed(b"content-length: 1\r\n\r\nx"));
         assert!(!framing.in_request());
-        let mut huge = Framing::Idle;
-        assert!(huge.feed(&vec![b'a'; MAX_HEAD + 10]));
-        assert_eq!(huge, Framing::Untracked);
+        // The same length twice is one length.
+        assert!(
+            !framing.feed(b"POST / HTTP/1.1\r\nContent-Length: 2\r\ncontent-length: 2\r\n\r\n")
+        );
+        assert_eq!(framing, Framing::Body(2));
     }
 
     #[test]
@@ -461,7 +467,7 @@ mod tests {
     }
 
     #[test]
-    fn chunks_it_cannot_follow_are_left_to_the_server() {
+    fn requests_it_cannot_follow_are_refused() {
         for body in [
             &b"zz\r\n"[..],
             b"\r\n",
@@ -470,12 +476,36 @@ mod tests {
         ] {
             let mut framing = Framing::Idle;
             framing.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
-            assert!(framing.feed(body));
-            assert_eq!(framing, Framing::Untracked, "{body:?}");
+            assert!(!framing.feed(body));
+            assert_eq!(framing, Framing::Refused, "{body:?}");
+            // Nothing after it is followed.
+            assert!(!framing.feed(b"GET / HTTP/1.1\r\n\r\n"));
+            assert_eq!(framing, Framing::Refused);
         }
-        let mut framing = Framing::Idle;
-        assert!(framing.feed(b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"));
-        assert_eq!(framing, Framing::Untracked);
+        for head in [
+            &b"Transfer-Encoding: gzip\r\n"[..],
+            b"Transfer-Encoding: identity\r\n",
+            b"Transfer-Encoding: chunked, gzip\r\n",
+            b"Content-Length: 100\r\nContent-Length: 2\r\n",
+            b"Content-Length: -1\r\n",
+            b"Content-Length: 1e2\r\n",
+            b"Content-Length: 99999999999999999999999999\r\n",
+        ] {
+            let mut framing = Framing::Idle;
+            let mut request = b"POST / HTTP/1.1\r\n".to_vec();
+            request.extend_from_slice(head);
+            request.extend_from_slice(b"\r\n");
+            assert!(!framing.feed(&request));
+            assert_eq!(
+                framing,
+                Framing::Refused,
+                "{}",
+                String::from_utf8_lossy(head)
+            );
+        }
+        let mut huge = Framing::Idle;
+        assert!(!huge.feed(&vec![b'a'; MAX_HEAD + 10]));
+        assert_eq!(huge, Framing::Refused);
     }
 
     #[test]
