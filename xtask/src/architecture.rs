@@ -54,12 +54,13 @@ pub fn metadata_graph(root: &Path) -> Result<BTreeMap<String, Deps>, String> {
     Ok(graph)
 }
 
-/// The crate map table of `docs/architecture.md`: every row `| `crate` … | dep, dep (optional: …) |`.
-pub fn documented_graph(text: &str) -> Result<BTreeMap<String, Deps>, String> {
+/// The crate map table of `docs/architecture.md`, in table order: every row
+/// `| `crate` … | dep, dep (optional: …) |`.
+pub fn documented_graph(text: &str) -> Result<Vec<(String, Deps)>, String> {
     let start = text
         .find("| crate | depends on (workspace crates) |")
         .ok_or("docs/architecture.md has no crate map table")?;
-    let mut graph = BTreeMap::new();
+    let mut rows: Vec<(String, Deps)> = Vec::new();
     for line in text[start..].lines().skip(2) {
         let Some(row) = line.strip_prefix('|') else {
             break;
@@ -83,11 +84,12 @@ pub fn documented_graph(text: &str) -> Result<BTreeMap<String, Deps>, String> {
                 parsed.insert(format!("{PREFIX}{short}"), optional);
             }
         }
-        if graph.insert(name.to_owned(), parsed).is_some() {
+        if rows.iter().any(|(seen, _)| seen == name) {
             return Err(format!("docs/architecture.md: `{name}` has two rows"));
         }
+        rows.push((name.to_owned(), parsed));
     }
-    Ok(graph)
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -98,29 +100,17 @@ mod tests {
     fn crate_map_matches_cargo_metadata() {
         let root = crate::repo_root();
         let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-        let documented = documented_graph(&text).unwrap();
+        let rows = documented_graph(&text).unwrap();
+        let documented: BTreeMap<String, Deps> = rows.iter().cloned().collect();
         let actual = metadata_graph(&root).unwrap();
         assert_eq!(
             documented, actual,
             "docs/architecture.md's crate map (left) differs from cargo metadata (right)"
         );
         // Dependencies point up the table: each crate's are listed before it.
-        let order: Vec<&String> = {
-            let start = text.find("| crate | depends on").unwrap();
-            let names: Vec<String> = text[start..]
-                .lines()
-                .skip(2)
-                .map_while(|l| l.strip_prefix('|'))
-                .filter_map(|row| row.split('`').nth(1).map(str::to_owned))
-                .collect();
-            names
-                .iter()
-                .map(|n| documented.get_key_value(n).unwrap().0)
-                .collect()
-        };
-        for (position, name) in order.iter().enumerate() {
-            for dep in documented[*name].keys() {
-                let at = order.iter().position(|n| *n == dep).unwrap();
+        for (position, (name, deps)) in rows.iter().enumerate() {
+            for dep in deps.keys() {
+                let at = rows.iter().position(|(n, _)| n == dep).unwrap();
                 assert!(at < position, "{name} depends on {dep}, listed after it");
             }
         }
@@ -130,14 +120,19 @@ mod tests {
     fn the_table_reader_sees_what_is_written() {
         let text = "| crate | depends on (workspace crates) |\n|---|---|\n\
                     | `mcp-recovery-a` | — |\n| `mcp-recovery` (cli) | a, b (optional: x) |\n\nafter\n";
-        let graph = documented_graph(text).unwrap();
-        assert_eq!(graph["mcp-recovery-a"], Deps::new());
+        let rows = documented_graph(text).unwrap();
         assert_eq!(
-            graph["mcp-recovery"],
-            Deps::from([
-                ("mcp-recovery-a".to_owned(), false),
-                ("mcp-recovery-b".to_owned(), true)
-            ])
+            rows,
+            [
+                ("mcp-recovery-a".to_owned(), Deps::new()),
+                (
+                    "mcp-recovery".to_owned(),
+                    Deps::from([
+                        ("mcp-recovery-a".to_owned(), false),
+                        ("mcp-recovery-b".to_owned(), true)
+                    ])
+                )
+            ]
         );
         assert!(documented_graph("no table").is_err());
     }

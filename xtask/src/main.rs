@@ -24,11 +24,13 @@ tasks:
   codegen [--check]   write every generated file (--check: fail when one is stale)
   check-shared        cross-check schemas and model against ../shared/data (real captures,
                       official MCP schema and examples)
-  gen-corpus [--servers N] [--seed S] OUT
+  gen-corpus [--servers N] [--seed S] [--verify] OUT
                       write a deterministic registry-like corpus and OUT/manifest.json
+                      (--verify: then check census and lint against the manifest)
   bench [--corpus DIR] [--threads N] [--runs N]
                       lint and census over the corpus against the serde_json parse floor, then
                       the latency, throughput and memory of calls through the proxy
+  bench plan          the plan figures alone
   bench proxy         the proxy figures alone
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
@@ -54,7 +56,7 @@ fn main() -> ExitCode {
         ["gen-corpus", rest @ ..] => corpus::gen_corpus_command(rest),
         ["bench", rest @ ..] => bench::run(&root, rest),
         ["bench-child", rest @ ..] => bench::child(rest),
-        ["census-shared"] => corpus::census_shared(&root),
+        ["census-shared"] => shared::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
         ["check-packages"] => packages::check(&root),
         ["check-proxy"] => proxy_check::check(&root),

@@ -33,6 +33,33 @@ pub fn data_dir(root: &Path, sub: &str, needed_by: &str) -> Result<PathBuf, Stri
     }
 }
 
+/// Census of `../shared/data/real-servers/`: fails loudly when the folder is missing, or when
+/// the real servers are anything but clean tools lists.
+pub fn census_shared(root: &Path) -> Result<(), String> {
+    let dir = data_dir(root, "real-servers", "the census check")?;
+    let census = mcp_recovery_census::census_paths(
+        std::slice::from_ref(&dir),
+        &mcp_recovery_census::CensusOptions::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    print!("{}", census.render_table());
+    if census.servers == 0 || census.files.not_tools_lists > 0 {
+        return Err(format!(
+            "census of {}: expected only tools lists, got {:?}",
+            dir.display(),
+            census.not_tools_lists
+        ));
+    }
+    let errors = census.lint.as_ref().map_or(0, |l| l.errors);
+    if errors > 0 {
+        return Err(format!(
+            "census of {}: the linter reports {errors} error(s) on real servers",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Runs every shared-data check and reports all failures together.
 pub fn check(root: &Path) -> Result<(), String> {
     let data = data_dir(root, "", "check-shared")?;
@@ -91,7 +118,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     let results = sarif_validates(root, &data, &mut failures)?;
     println!("`lint --format sarif fixtures/` ({results} results) validates against SARIF 2.1.0");
 
-    crate::corpus::census_shared(root)?;
+    census_shared(root)?;
 
     if failures.is_empty() {
         Ok(())

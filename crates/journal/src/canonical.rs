@@ -30,13 +30,16 @@ pub(crate) fn write(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(members) => write_object(members, out),
+        Value::Object(members) => write_object(members, None, out),
     }
 }
 
-/// Appends the canonical form of an object to `out`.
-pub(crate) fn write_object(members: &Map<String, Value>, out: &mut Vec<u8>) {
-    let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+/// Appends the canonical form of an object to `out`, leaving out the member named `without`.
+pub(crate) fn write_object(members: &Map<String, Value>, without: Option<&str>, out: &mut Vec<u8>) {
+    let mut sorted: Vec<(&String, &Value)> = members
+        .iter()
+        .filter(|(name, _)| Some(name.as_str()) != without)
+        .collect();
     sorted.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
     out.push(b'{');
     for (i, (name, value)) in sorted.into_iter().enumerate() {

@@ -244,7 +244,7 @@ impl Journal {
         let hash = record_hash(&record);
         record.insert("hash".into(), Value::from(hash.clone()));
         let mut line = Vec::new();
-        canonical::write_object(&record, &mut line);
+        canonical::write_object(&record, None, &mut line);
         line.push(b'\n');
         let io_error = |source| JournalError::Io {
             path: self.path.display().to_string(),
@@ -266,13 +266,7 @@ impl Journal {
 /// (RFC 8785, each number written as the JSON text it was read as; see `spec/journal.md`).
 pub(crate) fn record_hash(record: &Map<String, Value>) -> String {
     let mut canonical = Vec::new();
-    if record.contains_key("hash") {
-        let mut without = record.clone();
-        without.remove("hash");
-        canonical::write_object(&without, &mut canonical);
-    } else {
-        canonical::write_object(record, &mut canonical);
-    }
+    canonical::write_object(record, Some("hash"), &mut canonical);
     hex(&Sha256::digest(&canonical))
 }
 

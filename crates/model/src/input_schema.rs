@@ -79,6 +79,14 @@ impl PatternBudget {
     }
 }
 
+/// Why a schema naming the dialect `uri` in `$schema` is not compiled.
+fn unknown_dialect(uri: &str) -> String {
+    format!(
+        "`$schema` at /$schema names '{uri}', a dialect the validator does not know \
+         (known: draft 4, 6, 7, 2019-09 and 2020-12)"
+    )
+}
+
 /// Why `schema` cannot be compiled, in words naming the keyword and its JSON Pointer inside the
 /// schema.
 fn why_not_compiled(schema: &Value, error: &ValidationError<'_>) -> String {
@@ -112,10 +120,7 @@ fn why_not_compiled(schema: &Value, error: &ValidationError<'_>) -> String {
                 .map(|s| s.trim_end_matches('#'))
                 == Some(target.trim_end_matches('#'))
             {
-                format!(
-                    "`$schema` at /$schema names '{uri}', a dialect the validator does not know \
-                     (known: draft 4, 6, 7, 2019-09 and 2020-12)"
-                )
+                unknown_dialect(uri)
             } else {
                 format!(
                     "`$ref` at {} refers to '{uri}', outside this schema; references are never fetched",
@@ -123,10 +128,7 @@ fn why_not_compiled(schema: &Value, error: &ValidationError<'_>) -> String {
                 )
             }
         }
-        ReferencingError::UnknownSpecification { specification } => format!(
-            "`$schema` at /$schema names '{specification}', a dialect the validator does not \
-             know (known: draft 4, 6, 7, 2019-09 and 2020-12)"
-        ),
+        ReferencingError::UnknownSpecification { specification } => unknown_dialect(specification),
         ReferencingError::PointerToNowhere { pointer } => format!(
             "`$ref` at {} points to '#{pointer}', which is not in this schema",
             reference_at("")

@@ -19,7 +19,7 @@ mod verify;
 use std::path::PathBuf;
 
 pub use generate::generate;
-pub use verify::{census_shared, verify};
+pub use verify::verify;
 
 /// Generator settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl Default for CorpusConfig {
     }
 }
 
-/// `cargo xtask gen-corpus [--servers N] [--seed S] OUT`.
+/// `cargo xtask gen-corpus [--servers N] [--seed S] [--verify] OUT`.
 pub fn gen_corpus_command(args: &[&str]) -> Result<(), String> {
     let mut config = CorpusConfig::default();
     let mut out = None;

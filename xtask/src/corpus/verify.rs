@@ -60,30 +60,3 @@ pub fn verify(dir: &Path, manifest: &Value) -> Result<mcp_recovery_census::Censu
         ))
     }
 }
-
-/// Census of `../shared/data/real-servers/`: fails loudly when the folder is missing, or when
-/// the real servers are anything but clean tools lists.
-pub fn census_shared(root: &Path) -> Result<(), String> {
-    let dir = crate::shared::data_dir(root, "real-servers", "the census check")?;
-    let census = mcp_recovery_census::census_paths(
-        std::slice::from_ref(&dir),
-        &mcp_recovery_census::CensusOptions::default(),
-    )
-    .map_err(|e| e.to_string())?;
-    print!("{}", census.render_table());
-    if census.servers == 0 || census.files.not_tools_lists > 0 {
-        return Err(format!(
-            "census of {}: expected only tools lists, got {:?}",
-            dir.display(),
-            census.not_tools_lists
-        ));
-    }
-    let errors = census.lint.as_ref().map_or(0, |l| l.errors);
-    if errors > 0 {
-        return Err(format!(
-            "census of {}: the linter reports {errors} error(s) on real servers",
-            dir.display()
-        ));
-    }
-    Ok(())
-}
