@@ -131,10 +131,8 @@ enum Framing {
 enum Chunk {
     /// A chunk-size line (its bytes so far, bounded).
     Size(Vec<u8>),
-    /// A chunk's data, with this many bytes to come.
+    /// A chunk's data and the line break after it, with this many bytes to come.
     Data(usize),
-    /// The line break after a chunk's data, with this many bytes to come.
-    DataEnd(usize),
     /// The trailer section, after the last chunk: the current line's bytes so far (bounded).
     Trailer(Vec<u8>),
 }
@@ -216,14 +214,11 @@ impl Chunk {
     /// when the body ends (`Idle`) or cannot be followed (`Refused`).
     fn feed(&mut self, bytes: &[u8]) -> (usize, Option<Framing>) {
         match self {
-            Chunk::Data(left) | Chunk::DataEnd(left) => {
+            Chunk::Data(left) => {
                 let taken = (*left).min(bytes.len());
                 *left -= taken;
                 if *left == 0 {
-                    *self = match self {
-                        Chunk::Data(_) => Chunk::DataEnd(2),
-                        _ => Chunk::Size(Vec::new()),
-                    };
+                    *self = Chunk::Size(Vec::new());
                 }
                 (taken, None)
             }
@@ -242,7 +237,10 @@ impl Chunk {
                 let (size, empty) = (chunk_size(text), text.is_empty());
                 *self = match (&*self, size) {
                     (Chunk::Size(_), Some(0)) => Chunk::Trailer(Vec::new()),
-                    (Chunk::Size(_), Some(size)) => Chunk::Data(size),
+                    (Chunk::Size(_), Some(size)) => match size.checked_add(2) {
+                        Some(left) => Chunk::Data(left),
+                        None => return (taken, Some(Framing::Refused)),
+                    },
                     (Chunk::Size(_), None) => return (taken, Some(Framing::Refused)),
                     // The empty line ends the trailer section, and the body.
                     _ if empty => return (taken, Some(Framing::Idle)),

@@ -1063,46 +1063,35 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(20));
     }
 
+    /// A session that cannot start is an error answer, whether the request's body is counted or
+    /// chunked; a chunked one, once its last chunk and trailer are in, is waited on, not taken
+    /// for a stall.
     #[test]
     fn a_session_that_cannot_start_is_an_error_answer() {
-        let address = listening(Limits::default());
-        let mut stream = connect(address);
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        BufReader::new(stream).read_to_string(&mut answer).unwrap();
-        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
-        assert!(answer.contains("cannot start the server"), "{answer}");
-    }
-
-    /// A chunked request, once its last chunk and trailer are in, is waited on, not taken for a
-    /// stall.
-    #[test]
-    fn a_chunked_request_is_answered() {
         let address = listening(Limits {
             io_timeout: Duration::from_millis(300),
             ..Limits::default()
         });
-        let mut stream = connect(address);
+        let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                    Connection: close\r\n";
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let (first, rest) = body.split_at(10);
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-             Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
-             {:x}\r\n{first}\r\n{:x};ext=1\r\n{rest}\r\n0\r\n\r\n",
-            first.len(),
-            rest.len()
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        BufReader::new(stream).read_to_string(&mut answer).unwrap();
-        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
-        assert!(answer.contains("cannot start the server"), "{answer}");
+        for request in [
+            format!("{head}Content-Length: {}\r\n\r\n{body}", body.len()),
+            format!(
+                "{head}Transfer-Encoding: chunked\r\n\r\n\
+                 {:x}\r\n{first}\r\n{:x};ext=1\r\n{rest}\r\n0\r\n\r\n",
+                first.len(),
+                rest.len()
+            ),
+        ] {
+            let mut stream = connect(address);
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut answer = String::new();
+            BufReader::new(stream).read_to_string(&mut answer).unwrap();
+            assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+            assert!(answer.contains("cannot start the server"), "{answer}");
+        }
     }
 
     #[test]
