@@ -12,7 +12,6 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use mcp_recovery_client::Secrets;
 use mcp_recovery_proxy::{Launch, StdioUpstream};
-use serde_json::Value;
 
 /// What each line must become, in the reader's `Debug` form (`None`: a refusal).
 fn expected(data: &[u8]) -> Vec<Option<String>> {
@@ -27,7 +26,8 @@ fn expected(data: &[u8]) -> Vec<Option<String>> {
             continue;
         }
         lines.push(
-            serde_json::from_str::<Value>(text)
+            // The proxy's reader: each number keeps its text.
+            mcp_recovery_model::json::from_str(text)
                 .ok()
                 .map(|value| format!("Server(Message({value:?}, {text:?}))")),
         );

@@ -716,6 +716,7 @@ impl<W: Write> Session<W> {
             "classSource": classification.source.as_str(),
             "rule": rule,
         });
+        // Set in its place after the fact: `json!` would respell the numbers of the arguments.
         impact["arguments"] = Value::Object(arguments.clone());
         impact["compensation"] = compensation.unwrap_or(Value::Null);
         impact
