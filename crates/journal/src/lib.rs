@@ -32,6 +32,7 @@
 //! ```
 
 mod canonical;
+pub mod keys;
 mod time;
 mod verify;
 
@@ -270,7 +271,7 @@ pub(crate) fn record_hash(record: &Map<String, Value>) -> String {
     hex(&Sha256::digest(&canonical))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for byte in bytes {
