@@ -525,26 +525,38 @@ fn only_loopback_is_listened_on_unless_allowed() {
 #[test]
 fn limits_on_bodies_and_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, url, _stderr) = listen(
+    let (_proxy, url, stderr) = listen(
         dir.path(),
-        &["--max-sessions", "1", "--", BIN, "demo-server"],
+        &["--max-sessions", "2", "--", BIN, "demo-server"],
     );
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": initialize_params()});
     let mut first = Client::new(&url);
     first.initialize();
     let mut second = Client::new(&url);
-    let refused = second.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": initialize_params()}));
-    assert_eq!(refused.status, 503);
+    second.initialize();
+    second.state();
+    // At the cap, a new client is served: the least recently used idle session is closed,
+    // said on stderr, and its later requests are answered as an ended session's.
+    let mut third = Client::new(&url);
+    third.initialize();
+    let noted = stderr_line(&stderr, "closed to make room");
+    assert!(noted.contains("least recently used"), "{noted}");
+    let ended = first.post(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
+    assert_eq!(ended.status, 404, "{:?}", ended.messages);
+    // When every session is busy (here each holds its GET stream open), a new one is refused.
+    let _streams = [open_get(&url, &second), open_get(&url, &third)];
+    let mut fourth = Client::new(&url);
+    let refused = fourth.post(&initialize);
+    assert_eq!(refused.status, 503, "{:?}", refused.messages);
     let huge = format!("{{\"pad\":\"{}\"}}", "x".repeat(9 * 1024 * 1024));
     assert_eq!(status_of(&url, &[], &huge), 413);
     assert_eq!(status_of(&url, &[], "not json"), 400);
     // A closed session frees its place.
-    assert_eq!(first.delete(), 200);
+    assert_eq!(third.delete(), 200);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let mut third = Client::new(&url);
-        let answer = third.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": initialize_params()}));
+        let answer = Client::new(&url).post(&initialize);
         if answer.status == 200 {
             break;
         }
@@ -554,6 +566,60 @@ fn limits_on_bodies_and_sessions() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The first line of `stderr` containing `needle`, waiting up to 30 s.
+fn stderr_line(stderr: &Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = stderr
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no stderr line with {needle:?}"));
+        if line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+/// Opens `client`'s GET stream on the proxy and checks its head arrives at once; the open
+/// connection.
+fn open_get(url: &str, client: &Client) -> TcpStream {
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap();
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {}\r\n\r\n",
+        client.session.as_deref().unwrap()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        let read = reader.read_line(&mut line);
+        assert!(
+            read.is_ok(),
+            "the GET stream's head did not come: {head:?} {read:?}"
+        );
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    stream
 }
 
 /// `proxy FLAGS…` with the client on its stdio (`PROXY_TEST_KEY` set in its environment).
@@ -887,4 +953,218 @@ fn a_closed_stderr_never_stops_the_proxy() {
     client.initialize();
     assert!(client.state().is_object());
     assert_eq!(client.delete(), 200);
+}
+
+/// The JSON-RPC answer to a scripted server's `initialize` or `tools/list` (one `slow` tool),
+/// or `None` for another method.
+fn scripted_answer(body: &Value) -> Option<Value> {
+    let result = match body["method"].as_str()? {
+        "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "scripted", "version": "1"}}),
+        "tools/list" => json!({"tools": [{"name": "slow", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true}}]}),
+        _ => return None,
+    };
+    Some(json!({"jsonrpc": "2.0", "id": body["id"], "result": result}))
+}
+
+fn accepted(stream: &mut TcpStream) -> bool {
+    stream
+        .write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+        .is_ok()
+}
+
+/// A server whose `slow` tool, mid-call, sends a progress notification and a sampling request
+/// on the call's event stream, then waits (up to 10 s) for the client's answer to it before
+/// answering the call: the result says whether the answer came.
+fn mid_call_server() -> String {
+    let answered = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let (url, _seen) = scripted(move |seen, stream| {
+        let body = &seen.body;
+        if let Some(answer) = scripted_answer(body) {
+            return http(stream, "200 OK", "application/json", &answer.to_string());
+        }
+        if body["method"] != "tools/call" {
+            if body["id"] == "s1" && body.get("result").is_some() {
+                *answered.0.lock().unwrap() = true;
+                answered.1.notify_all();
+            }
+            return accepted(stream);
+        }
+        let token = &body["params"]["_meta"]["progressToken"];
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1, "total": 2}});
+        let sampling = json!({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
+            "params": {"messages": [], "maxTokens": 1}});
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        let events = format!(
+            "{head}event: message\ndata: {progress}\n\nevent: message\ndata: {sampling}\n\n"
+        );
+        if stream.write_all(events.as_bytes()).is_err() {
+            return false;
+        }
+        let (flag, signal) = &*answered;
+        let (done, _) = signal
+            .wait_timeout_while(flag.lock().unwrap(), Duration::from_secs(10), |done| !*done)
+            .unwrap();
+        let text = if *done { "answered" } else { "not answered" };
+        let result = json!({"jsonrpc": "2.0", "id": body["id"],
+            "result": {"content": [{"type": "text", "text": text}]}});
+        let _ = write!(stream, "event: message\ndata: {result}\n\n");
+        false
+    });
+    url
+}
+
+/// What reached the client on one call's event stream, in order, as it arrived: the server's
+/// requests are answered as they come.
+fn call_stream(client: &Client, id: u64, name: &str) -> Vec<(String, Value)> {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": {}, "_meta": {"progressToken": "p1"}}});
+    let response = client
+        .agent
+        .post(&client.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", client.session.as_deref().unwrap())
+        .send(call.to_string())
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut events = EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20);
+    let mut seen = Vec::new();
+    while let StreamEvent::Message(data) = events.next_event().unwrap() {
+        if data.is_empty() {
+            continue;
+        }
+        let message: Value = serde_json::from_str(&data).unwrap();
+        let kind = match (message.get("method"), message.get("id")) {
+            (Some(method), Some(_)) => {
+                let reply = json!({"jsonrpc": "2.0", "id": message["id"],
+                    "result": {"role": "assistant", "content": {"type": "text", "text": "ok"},
+                               "model": "m"}});
+                let mut replier = Client::new(&client.url);
+                replier.session = client.session.clone();
+                assert_eq!(replier.post(&reply).status, 202);
+                format!("request {}", method.as_str().unwrap())
+            }
+            (Some(method), None) => format!("notification {}", method.as_str().unwrap()),
+            (None, _) => "response".to_owned(),
+        };
+        let last = kind == "response" && message["id"] == id;
+        seen.push((kind, message));
+        if last {
+            break;
+        }
+    }
+    seen
+}
+
+/// Each event reaches the client as the server writes it: a progress notification and a
+/// server request sent mid-call arrive before the call's result, the client's answer reaches
+/// the server while the call waits for it, and a GET stream's head comes at once.
+#[test]
+fn events_reach_the_client_as_they_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = mid_call_server();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let started = Instant::now();
+    let seen = call_stream(&client, 7, "slow");
+    let kinds: Vec<&str> = seen.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "notification notifications/progress",
+            "request sampling/createMessage",
+            "response"
+        ],
+        "{seen:?}"
+    );
+    let (_, result) = &seen[2];
+    assert_eq!(
+        result["result"]["content"][0]["text"], "answered",
+        "{result}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    // The GET stream's head arrives before any event.
+    drop(open_get(&url, &client));
+}
+
+/// A notification the client sent reaches an HTTP server before anything the proxy sends
+/// after it: the server takes its time over `notifications/initialized`, and the proxy's own
+/// `tools/list` still comes after it.
+#[test]
+fn the_clients_order_reaches_the_http_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let order = Arc::new(Mutex::new(Vec::<String>::new()));
+    let taken = Arc::clone(&order);
+    let (upstream, _seen) = scripted(move |seen, stream| {
+        let method = seen.body["method"]
+            .as_str()
+            .unwrap_or("(answer)")
+            .to_owned();
+        if method == "notifications/initialized" {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        taken.lock().unwrap().push(method);
+        match scripted_answer(&seen.body) {
+            Some(answer) => http(stream, "200 OK", "application/json", &answer.to_string()),
+            None => accepted(stream),
+        }
+    });
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let has = |method: &str| order.lock().unwrap().iter().any(|m| m == method);
+    while !has("tools/list") || !has("notifications/initialized") {
+        assert!(Instant::now() < deadline, "{:?}", order.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let order = order.lock().unwrap().clone();
+    assert_eq!(
+        &order[..3],
+        ["initialize", "notifications/initialized", "tools/list"],
+        "{order:?}"
+    );
+}
+
+/// Batches exist only in MCP 2025-03-26: a batch under another revision's
+/// `MCP-Protocol-Version` is refused with 400 and -32600 before any of it reaches the server;
+/// one under 2025-03-26, or without the header (2025-03-26 by the transport's rule), is
+/// answered.
+#[test]
+fn batches_are_decided_by_the_protocol_revision() {
+    let (dir, log, _journal, _server, upstream) = behind_demo();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+         "params": {"name": "get_state", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 12, "method": "ping"}
+    ]);
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28", "nonsense"] {
+        client.headers = vec![("MCP-Protocol-Version".into(), version.into())];
+        let refused = client.post(&batch);
+        assert_eq!(refused.status, 400, "{version}: {:?}", refused.messages);
+        assert_eq!(refused.messages[0]["error"]["code"], -32600, "{version}");
+    }
+    assert!(calls_named(&log, "get_state").is_empty());
+    for headers in [
+        vec![("MCP-Protocol-Version".into(), "2025-03-26".into())],
+        vec![],
+    ] {
+        client.headers = headers;
+        let answered = client.post(&batch);
+        assert_eq!(answered.status, 200, "{:?}", answered.messages);
+        let ids: Vec<&Value> = answered.messages.iter().map(|m| &m["id"]).collect();
+        assert!(
+            ids.contains(&&json!(11)) && ids.contains(&&json!(12)),
+            "{ids:?}"
+        );
+    }
+    assert_eq!(calls_named(&log, "get_state").len(), 2);
 }

@@ -1,5 +1,6 @@
-//! A Streamable HTTP server behind the proxy: each message is POSTed by a small pool of
-//! worker threads, and everything the server answers (a JSON body or a `text/event-stream`,
+//! A Streamable HTTP server behind the proxy: each request is POSTed by one of a small pool of
+//! worker threads, each notification and response in turn (nothing after it is sent before the
+//! server has taken it, so the server sees the client's order), and everything the server answers (a JSON body or a `text/event-stream`,
 //! requests and notifications before the response included) reaches the session as
 //! [`Event::Server`] lines, as a child's stdout would.
 //!
@@ -113,12 +114,15 @@ impl HttpUpstream {
             state: Mutex::new(State::default()),
         });
         let (outgoing, queue) = sync_channel::<String>(QUEUE);
-        let queue = Arc::new(Mutex::new(queue));
+        let (requests, jobs) = sync_channel::<String>(QUEUE);
+        let jobs = Arc::new(Mutex::new(jobs));
         for _ in 0..WORKERS {
             let shared = Arc::clone(&shared);
-            let queue = Arc::clone(&queue);
-            std::thread::spawn(move || worker(&shared, &queue));
+            let jobs = Arc::clone(&jobs);
+            std::thread::spawn(move || worker(&shared, &jobs));
         }
+        let dispatching = Arc::clone(&shared);
+        std::thread::spawn(move || dispatch(&dispatching, &queue, &requests));
         HttpUpstream {
             shared,
             outgoing: Some(outgoing),
@@ -176,6 +180,23 @@ impl Drop for HttpUpstream {
     fn drop(&mut self) {
         if self.outgoing.is_some() {
             self.close(Duration::from_millis(500));
+        }
+    }
+}
+
+/// Takes the messages in the order they were sent: a request goes to the workers (its answer
+/// may take as long as the call), a notification or a response is POSTed here, and nothing
+/// sent after it is POSTed before the server has taken it, so the server sees the client's
+/// order (`notifications/initialized` before the proxy's own `tools/list`).
+fn dispatch(shared: &Arc<Shared>, queue: &Receiver<String>, requests: &SyncSender<String>) {
+    while let Ok(text) = queue.recv() {
+        let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
+        if is_request(&message) {
+            if requests.send(text).is_err() {
+                return;
+            }
+        } else {
+            shared.post(&text);
         }
     }
 }

@@ -36,7 +36,8 @@ pub const ENDPOINT: &str = "/mcp";
 /// The bounds of a listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Sessions open at once; a new one beyond it is refused with 503.
+    /// Sessions open at once; beyond it the least recently used one with nothing pending is
+    /// closed, and a new one is refused with 503 only when none is.
     pub max_sessions: usize,
     /// Largest request body; a larger one is refused with 413.
     pub max_body_bytes: usize,
@@ -78,6 +79,10 @@ pub struct Listener {
     /// The bounds.
     pub limits: Limits,
 }
+
+/// The one protocol revision with JSON-RPC batches. A POST without `MCP-Protocol-Version` is
+/// taken to be of it, as the transport specifies for a request without the header.
+const BATCH_REVISION: &str = "2025-03-26";
 
 /// Messages waiting for a stream before the oldest are dropped.
 const BACKLOG: usize = 1024;
@@ -206,13 +211,57 @@ fn json_response(status: u16, body: &Value) -> Body {
     add(response, "Content-Type", "application/json")
 }
 
-fn event_stream(body: Stream, session: Option<&str>) -> Response<Stream> {
-    let response = Response::new(StatusCode(200), Vec::new(), body, None, None);
-    let response = add(response, "Content-Type", "text/event-stream");
-    let response = add(response, "Cache-Control", "no-cache");
-    match session {
-        Some(id) => add(response, "Mcp-Session-Id", id),
-        None => response,
+/// Answers `request` with `body` as a `text/event-stream`, each event sent (and flushed) as it
+/// is written, the head at once: the HTTP server's own writer would hold events back until 8 KiB
+/// had gathered, so an answer the client must give mid-call would never be asked for in time.
+fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
+    let version = request.http_version().clone();
+    let close = version < tiny_http::HTTPVersion(1, 1)
+        || header(&request, "Connection")
+            .is_some_and(|value| value.to_ascii_lowercase().contains("close"));
+    // HTTP/1.0 has no chunks: the body ends when the connection does.
+    let chunked = version >= tiny_http::HTTPVersion(1, 1);
+    let mut writer = request.into_writer();
+    let mut head = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n",
+    );
+    if let Some(id) = session {
+        head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+    }
+    head.push_str(if chunked {
+        "Transfer-Encoding: chunked\r\n"
+    } else {
+        "Connection: close\r\n"
+    });
+    if close && chunked {
+        head.push_str("Connection: close\r\n");
+    }
+    head.push_str("\r\n");
+    let send = |writer: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
+        if chunked {
+            write!(writer, "{:x}\r\n", bytes.len())?;
+            writer.write_all(bytes)?;
+            writer.write_all(b"\r\n")?;
+        } else {
+            writer.write_all(bytes)?;
+        }
+        writer.flush()
+    };
+    if writer
+        .write_all(head.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
+        return;
+    }
+    while let Some(event) = body.next_event() {
+        // A client that went away ends the stream.
+        if send(&mut *writer, &event).is_err() {
+            return;
+        }
+    }
+    if chunked {
+        let _ = writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush());
     }
 }
 
@@ -312,7 +361,28 @@ impl Hub {
             Value::Array(batch) if batch.is_empty() => {
                 return answer(request, rpc_error(400, -32600, "an empty batch"));
             }
-            Value::Array(batch) => batch,
+            Value::Array(batch) => {
+                if let Some(version) = header(&request, "MCP-Protocol-Version")
+                    .filter(|version| version.trim() != BATCH_REVISION)
+                {
+                    note(&format!(
+                        "refused a batch under protocol {}: batches exist only in {BATCH_REVISION}",
+                        crate::escape(&version)
+                    ));
+                    return answer(
+                        request,
+                        rpc_error(
+                            400,
+                            -32600,
+                            &format!(
+                                "a JSON-RPC batch is not allowed: MCP-Protocol-Version names a \
+                                 revision without batches (only {BATCH_REVISION} has them)"
+                            ),
+                        ),
+                    );
+                }
+                batch
+            }
             single => vec![single],
         };
         if messages.iter().any(|m| !m.is_object()) {
@@ -380,11 +450,9 @@ impl Hub {
             remaining: Some(ids.into_iter().collect()),
             patience: self.patience(),
             last: Instant::now(),
-            buffer: Vec::new(),
-            at: 0,
         };
         if wants_stream {
-            return answer(request, event_stream(body, created.as_deref()));
+            return event_stream(request, body, created.as_deref());
         }
         let answers = body.collect();
         let value = match <[Value; 1]>::try_from(answers) {
@@ -430,10 +498,8 @@ impl Hub {
             remaining: None,
             patience: Duration::MAX,
             last: Instant::now(),
-            buffer: Vec::new(),
-            at: 0,
         };
-        answer(request, event_stream(body, None));
+        event_stream(request, body, None);
     }
 
     fn delete(&self, request: Request, session: Option<String>) {
@@ -468,19 +534,7 @@ impl Hub {
             (Ok(id), Ok(journal_id)) => (id, journal_id),
             (Err(e), _) | (_, Err(e)) => return Err(failed(e)),
         };
-        {
-            let sessions = lock(&self.sessions);
-            if sessions.len() >= self.listener.limits.max_sessions {
-                return Err(rpc_error(
-                    503,
-                    -32000,
-                    &format!(
-                        "mcp-recovery proxy: {} sessions are open, the most allowed",
-                        sessions.len()
-                    ),
-                ));
-            }
-        }
+        self.make_room()?;
         let (sender, events) = sync_channel(EVENT_BUFFER);
         let upstream = self
             .upstream
@@ -526,6 +580,39 @@ impl Hub {
         Ok((id, downstream))
     }
 
+    /// At the session cap, closes the least recently used session with nothing pending (no
+    /// request waiting for its answer, no stream open), so clients that never send DELETE do
+    /// not lock new ones out; refuses (503) only when every session is busy.
+    fn make_room(&self) -> Result<(), Body> {
+        let mut sessions = lock(&self.sessions);
+        if sessions.len() < self.listener.limits.max_sessions {
+            return Ok(());
+        }
+        let oldest = sessions
+            .iter()
+            .filter(|(_, d)| d.at_rest())
+            .min_by_key(|(_, d)| *lock(&d.last_used))
+            .map(|(id, _)| id.clone());
+        let Some(downstream) = oldest.and_then(|id| sessions.remove(&id)) else {
+            return Err(rpc_error(
+                503,
+                -32000,
+                &format!(
+                    "mcp-recovery proxy: {} sessions are open and busy, the most allowed",
+                    sessions.len()
+                ),
+            ));
+        };
+        drop(sessions);
+        note(&format!(
+            "session {} closed to make room: {} sessions were open, the most allowed, and it \
+             was the least recently used with nothing pending",
+            downstream.journal_id, self.listener.limits.max_sessions
+        ));
+        downstream.end();
+        Ok(())
+    }
+
     /// Closes the sessions idle for longer than the limit.
     fn close_idle(&self) {
         let now = Instant::now();
@@ -533,12 +620,7 @@ impl Hub {
         let mut sessions = lock(&self.sessions);
         let stale: Vec<String> = sessions
             .iter()
-            .filter(|(_, d)| {
-                let routes = lock(&d.routes);
-                routes.streams.is_empty()
-                    && routes.waiting.is_empty()
-                    && now.duration_since(*lock(&d.last_used)) > idle
-            })
+            .filter(|(_, d)| d.at_rest() && now.duration_since(*lock(&d.last_used)) > idle)
             .map(|(id, _)| id.clone())
             .collect();
         for id in stale {
@@ -620,6 +702,12 @@ impl Downstream {
         }
     }
 
+    /// No request of the session waits for its answer and no stream of it is open.
+    fn at_rest(&self) -> bool {
+        let routes = lock(&self.routes);
+        routes.streams.is_empty() && routes.waiting.is_empty()
+    }
+
     /// Asks the session to finish (it answers what is pending, then closes its upstream).
     fn end(&self) {
         let _ = self.events.try_send(Event::Client(Line::Closed(None)));
@@ -692,8 +780,6 @@ struct Stream {
     patience: Duration,
     /// When the last message came (or the stream opened).
     last: Instant,
-    buffer: Vec<u8>,
-    at: usize,
 }
 
 impl Stream {
@@ -740,25 +826,19 @@ impl Stream {
     }
 }
 
-impl Read for Stream {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.at >= self.buffer.len() {
-            self.buffer.clear();
-            self.at = 0;
-            match self.next_message() {
-                None => return Ok(0),
-                Some(Ok(text)) => {
-                    self.buffer.extend_from_slice(b"event: message\ndata: ");
-                    self.buffer.extend_from_slice(text.as_bytes());
-                    self.buffer.extend_from_slice(b"\n\n");
-                }
-                Some(Err(())) => self.buffer.extend_from_slice(b": keep-alive\n\n"),
+impl Stream {
+    /// The next event's bytes (a keep-alive comment when none came in time), or `None` when the
+    /// stream is over.
+    fn next_event(&mut self) -> Option<Vec<u8>> {
+        match self.next_message()? {
+            Ok(text) => {
+                let mut event = b"event: message\ndata: ".to_vec();
+                event.extend_from_slice(text.as_bytes());
+                event.extend_from_slice(b"\n\n");
+                Some(event)
             }
+            Err(()) => Some(b": keep-alive\n\n".to_vec()),
         }
-        let n = out.len().min(self.buffer.len() - self.at);
-        out[..n].copy_from_slice(&self.buffer[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
     }
 }
 
@@ -956,6 +1036,72 @@ mod tests {
                 answer.is_empty() || answer.contains("408"),
                 "{stalled:?}: {answer:?}"
             );
+        }
+    }
+
+    /// Clients trickling a request a byte at a time, each byte well within the I/O timeout,
+    /// are cut when the whole request is not in by the timeout, so they cannot keep every
+    /// place taken: a new client is served while they still trickle.
+    #[cfg(unix)]
+    #[test]
+    fn trickling_clients_are_cut_at_the_request_deadline() {
+        let timeout = Duration::from_millis(1500);
+        let address = listening(Limits {
+            io_timeout: timeout,
+            max_connections: 4,
+            ..Limits::default()
+        });
+        let started = Instant::now();
+        let request = b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+        let tricklers: Vec<_> = (0..4)
+            .map(|_| {
+                let mut stream = connect(address);
+                std::thread::spawn(move || {
+                    // One byte every 200 ms: the whole request would take over 14 s.
+                    for byte in request {
+                        if stream.write_all(&[*byte]).is_err() {
+                            return Instant::now();
+                        }
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    let mut answer = String::new();
+                    let _ = stream.read_to_string(&mut answer);
+                    assert!(
+                        answer.is_empty(),
+                        "a trickled request was answered: {answer}"
+                    );
+                    Instant::now()
+                })
+            })
+            .collect();
+        // Wait until all four hold a place: a fifth connection is refused.
+        std::thread::sleep(Duration::from_millis(300));
+        let ask = || {
+            let mut stream = connect(address);
+            let request = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut answer = String::new();
+            let _ = BufReader::new(stream).read_to_string(&mut answer);
+            answer
+        };
+        assert!(ask().starts_with("HTTP/1.1 503"));
+        // Once the deadline has passed the places are free again, long before the tricklers
+        // would finish.
+        let served = loop {
+            let answer = ask();
+            if answer.starts_with("HTTP/1.1 404") {
+                break started.elapsed();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(8),
+                "no place came free: {answer}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(served >= timeout, "served after {served:?}");
+        for trickler in tricklers {
+            let cut = trickler.join().unwrap().duration_since(started);
+            assert!(cut < Duration::from_secs(8), "cut after {cut:?}");
         }
     }
 
