@@ -525,29 +525,34 @@ fn only_loopback_is_listened_on_unless_allowed() {
 #[test]
 fn limits_on_bodies_and_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, url, stderr) = listen(
-        dir.path(),
-        &["--max-sessions", "2", "--", BIN, "demo-server"],
-    );
+    let upstream = mid_call_server();
+    let (_proxy, url, stderr) = listen(dir.path(), &["--max-sessions", "2", "--url", &upstream]);
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": initialize_params()});
     let mut first = Client::new(&url);
     first.initialize();
+    // A GET stream only listens: its session, with no request pending, is idle.
+    let mut listening = BufReader::new(open_get(&url, &first));
     let mut second = Client::new(&url);
     second.initialize();
-    second.state();
     // At the cap, a new client is served: the least recently used idle session is closed,
-    // said on stderr, and its later requests are answered as an ended session's.
+    // said on stderr, its stream ends, and its later requests are answered as an ended
+    // session's.
     let mut third = Client::new(&url);
     third.initialize();
     let noted = stderr_line(&stderr, "closed to make room");
     assert!(noted.contains("least recently used"), "{noted}");
+    let mut rest = Vec::new();
+    while !rest.ends_with(b"0\r\n\r\n") {
+        let mut byte = [0u8];
+        listening.read_exact(&mut byte).unwrap();
+        rest.push(byte[0]);
+    }
     let ended = first.post(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
     assert_eq!(ended.status, 404, "{:?}", ended.messages);
-    // When every session is busy (here each holds its GET stream open), a new one is refused.
-    let _streams = [open_get(&url, &second), open_get(&url, &third)];
-    let mut fourth = Client::new(&url);
-    let refused = fourth.post(&initialize);
+    // When every session has a request pending, a new one is refused.
+    let _pending = [pending_call(&second), pending_call(&third)];
+    let refused = Client::new(&url).post(&initialize);
     assert_eq!(refused.status, 503, "{:?}", refused.messages);
     let huge = format!("{{\"pad\":\"{}\"}}", "x".repeat(9 * 1024 * 1024));
     assert_eq!(status_of(&url, &[], &huge), 413);
@@ -566,6 +571,28 @@ fn limits_on_bodies_and_sessions() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Starts a call of the scripted `slow` tool and leaves its server request unanswered: the
+/// call's stream, open, once its first event has come.
+fn pending_call(client: &Client) -> EventReader<BufReader<ureq::BodyReader<'static>>> {
+    let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let response = client
+        .agent
+        .post(&client.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", client.session.as_deref().unwrap())
+        .send(call.to_string())
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut events = EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20);
+    assert!(matches!(
+        events.next_event().unwrap(),
+        StreamEvent::Message(_)
+    ));
+    events
 }
 
 /// The first line of `stderr` containing `needle`, waiting up to 30 s.

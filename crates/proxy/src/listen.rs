@@ -581,7 +581,7 @@ impl Hub {
     }
 
     /// At the session cap, closes the least recently used session with nothing pending (no
-    /// request waiting for its answer, no stream open), so clients that never send DELETE do
+    /// request waiting for its answer, no POST stream open), so clients that never send DELETE do
     /// not lock new ones out; refuses (503) only when every session is busy.
     fn make_room(&self) -> Result<(), Body> {
         let mut sessions = lock(&self.sessions);
@@ -620,7 +620,12 @@ impl Hub {
         let mut sessions = lock(&self.sessions);
         let stale: Vec<String> = sessions
             .iter()
-            .filter(|(_, d)| d.at_rest() && now.duration_since(*lock(&d.last_used)) > idle)
+            .filter(|(_, d)| {
+                let routes = lock(&d.routes);
+                routes.streams.is_empty()
+                    && routes.waiting.is_empty()
+                    && now.duration_since(*lock(&d.last_used)) > idle
+            })
             .map(|(id, _)| id.clone())
             .collect();
         for id in stale {
@@ -702,10 +707,12 @@ impl Downstream {
         }
     }
 
-    /// No request of the session waits for its answer and no stream of it is open.
+    /// No request of the session waits for its answer and no POST stream of it is open (its
+    /// GET stream only listens, and a client that went away leaves it open until a keep-alive
+    /// finds out).
     fn at_rest(&self) -> bool {
         let routes = lock(&self.routes);
-        routes.streams.is_empty() && routes.waiting.is_empty()
+        routes.waiting.is_empty() && routes.streams.len() <= usize::from(routes.get_open)
     }
 
     /// Asks the session to finish (it answers what is pending, then closes its upstream).
