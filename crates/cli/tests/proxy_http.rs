@@ -573,11 +573,10 @@ fn limits_on_bodies_and_sessions() {
     }
 }
 
-/// Starts a call of the scripted `slow` tool and leaves its server request unanswered: the
-/// call's stream, open, once its first event has come.
-fn pending_call(client: &Client) -> EventReader<BufReader<ureq::BodyReader<'static>>> {
-    let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {}}});
+type Events = EventReader<BufReader<ureq::BodyReader<'static>>>;
+
+/// POSTs `call` in `client`'s session: the events of its stream, as they come.
+fn call_events(client: &Client, call: &Value) -> Events {
     let response = client
         .agent
         .post(&client.url)
@@ -587,7 +586,15 @@ fn pending_call(client: &Client) -> EventReader<BufReader<ureq::BodyReader<'stat
         .send(call.to_string())
         .unwrap();
     assert_eq!(response.status().as_u16(), 200);
-    let mut events = EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20);
+    EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20)
+}
+
+/// Starts a call of the scripted `slow` tool and leaves its server request unanswered: the
+/// call's stream, open, once its first event has come.
+fn pending_call(client: &Client) -> Events {
+    let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let mut events = call_events(client, &call);
     assert!(matches!(
         events.next_event().unwrap(),
         StreamEvent::Message(_)
@@ -1049,16 +1056,7 @@ fn mid_call_server() -> String {
 fn call_stream(client: &Client, id: u64, name: &str) -> Vec<(String, Value)> {
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": name, "arguments": {}, "_meta": {"progressToken": "p1"}}});
-    let response = client
-        .agent
-        .post(&client.url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("Mcp-Session-Id", client.session.as_deref().unwrap())
-        .send(call.to_string())
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    let mut events = EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20);
+    let mut events = call_events(client, &call);
     let mut seen = Vec::new();
     while let StreamEvent::Message(data) = events.next_event().unwrap() {
         if data.is_empty() {
