@@ -183,7 +183,10 @@ impl Client {
         if content_type.starts_with("text/event-stream") {
             let mut events = EventReader::new(BufReader::new(reader), 1 << 26);
             while let StreamEvent::Message(data) = events.next_event().unwrap() {
-                messages.push(serde_json::from_str(&data).unwrap());
+                // A priming event carries only an id.
+                if !data.is_empty() {
+                    messages.push(serde_json::from_str(&data).unwrap());
+                }
             }
         } else {
             let mut bytes = Vec::new();
@@ -575,16 +578,22 @@ fn limits_on_bodies_and_sessions() {
 
 type Events = EventReader<BufReader<ureq::BodyReader<'static>>>;
 
-/// POSTs `call` in `client`'s session: the events of its stream, as they come.
+/// POSTs `call` in `client`'s session (with its extra headers): the events of its stream, as
+/// they come.
 fn call_events(client: &Client, call: &Value) -> Events {
-    let response = client
+    let request = client
         .agent
         .post(&client.url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
-        .header("Mcp-Session-Id", client.session.as_deref().unwrap())
-        .send(call.to_string())
-        .unwrap();
+        .header("Mcp-Session-Id", client.session.as_deref().unwrap());
+    let request = client
+        .headers
+        .iter()
+        .fold(request, |request, (name, value)| {
+            request.header(name, value)
+        });
+    let response = request.send(call.to_string()).unwrap();
     assert_eq!(response.status().as_u16(), 200);
     EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20)
 }
@@ -703,16 +712,27 @@ impl StdioProxy {
     }
 }
 
-/// One request a scripted server received: its headers (lowercase names) and JSON body.
+/// One request a scripted server received: its method, headers (lowercase names) and JSON
+/// body.
 #[derive(Debug, Clone)]
 struct Seen {
+    method: String,
     headers: std::collections::HashMap<String, String>,
     body: Value,
 }
 
 /// An HTTP server on a loopback port: each request is recorded, then `answer` writes to the
-/// connection whatever it likes (returning false closes it). Returns the URL and the record.
+/// connection whatever it likes (returning false closes it); a GET is answered 405. Returns
+/// the URL and the record.
 fn scripted(
+    answer: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    scripted_with(false, answer)
+}
+
+/// [`scripted`], with GET requests answered by `answer` too when `get`.
+fn scripted_with(
+    get: bool,
     answer: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static,
 ) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -755,12 +775,17 @@ fn scripted(
                         return;
                     }
                     let seen = Seen {
+                        method: request_line
+                            .split(' ')
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
                         headers,
                         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
                     };
                     // Recorded before it is answered.
                     record.lock().unwrap().push(seen.clone());
-                    if !request_line.starts_with("POST") {
+                    if !(request_line.starts_with("POST") || get && seen.method == "GET") {
                         let _ = stream.write_all(
                             b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n",
                         );
@@ -1192,4 +1217,140 @@ fn batches_are_decided_by_the_protocol_revision() {
         );
     }
     assert_eq!(calls_named(&log, "get_state").len(), 2);
+}
+
+/// A server that resumes, as the 2025-11-25 transport has it: its call stream sends a priming
+/// event (an id, a retry time, no data) and closes; the call's result comes on the GET that
+/// names that id in `Last-Event-ID`, after `delay`. The `Last-Event-ID`s it was sent.
+fn resuming_server(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
+    let pending = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let resumed = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&resumed);
+    let (url, _seen) = scripted_with(true, move |seen, stream| {
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        if seen.method == "GET" {
+            let Some(last) = seen.headers.get("last-event-id") else {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n");
+                return true;
+            };
+            record.lock().unwrap().push(last.clone());
+            let Some(id) = pending.lock().unwrap().pop() else {
+                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                return false;
+            };
+            let _ = stream.write_all(head.as_bytes());
+            std::thread::sleep(delay);
+            let result = json!({"jsonrpc": "2.0", "id": id,
+                "result": {"content": [{"type": "text", "text": "resumed"}]}});
+            let _ = write!(stream, "id: e2\nevent: message\ndata: {result}\n\n");
+            return false;
+        }
+        if let Some(answer) = scripted_answer(&seen.body) {
+            let answer = answer.to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n\
+                 Content-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            return stream.write_all(head.as_bytes()).is_ok()
+                && stream.write_all(answer.as_bytes()).is_ok();
+        }
+        if seen.body["method"] != "tools/call" {
+            return accepted(stream);
+        }
+        pending.lock().unwrap().push(seen.body["id"].clone());
+        let _ = write!(stream, "{head}id: e1\nretry: 200\ndata: \n\n");
+        false
+    });
+    (url, resumed)
+}
+
+/// What a client of 2025-11-25 gets from one call of `slow` at `url`: the first event's id and
+/// the retry time when the call's stream primes, and the result, resuming the stream with
+/// `Last-Event-ID` as the transport specifies when it ends first (or at once after the priming
+/// event when `leave` says so, as a client whose connection dropped would).
+fn resumed_call(client: &mut Client, leave: bool) -> (Option<String>, Option<u64>, Value) {
+    client.headers = vec![("MCP-Protocol-Version".into(), "2025-11-25".into())];
+    let call = json!({"jsonrpc": "2.0", "id": 70, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let mut events = call_events(client, &call);
+    let mut primed = None;
+    loop {
+        match events.next_event().unwrap() {
+            StreamEvent::Message(data) if data.is_empty() => {
+                primed = Some((events.last_event_id().map(str::to_owned), events.retry()));
+                if leave {
+                    break;
+                }
+            }
+            StreamEvent::Message(data) => {
+                let message: Value = serde_json::from_str(&data).unwrap();
+                if message["id"] == 70 {
+                    let (id, retry) = primed.unwrap_or_default();
+                    return (id, retry, message);
+                }
+            }
+            _ => break,
+        }
+    }
+    let (id, retry) = primed.clone().unwrap_or_default();
+    let last = events.last_event_id().map(str::to_owned);
+    drop(events);
+    let last = last.expect("the stream ended with no event id to resume from");
+    let response = client
+        .agent
+        .get(&client.url)
+        .header("Accept", "text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Session-Id", client.session.as_deref().unwrap())
+        .header("Last-Event-ID", &last)
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200, "resuming after {last}");
+    let mut events = EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20);
+    while let StreamEvent::Message(data) = events.next_event().unwrap() {
+        if !data.is_empty() {
+            let message: Value = serde_json::from_str(&data).unwrap();
+            if message["id"] == 70 {
+                return (id, retry, message);
+            }
+        }
+    }
+    panic!("no result after resuming from {last}");
+}
+
+/// Resumption works through the proxy as it does directly: a call whose stream the server
+/// closes after its priming event gets its result (the proxy resumes the server's stream with
+/// `Last-Event-ID`), the client's stream primes with an id and a retry time, and a client that
+/// leaves its call's stream resumes it from the proxy with `Last-Event-ID`.
+#[test]
+fn event_streams_resume_through_the_proxy_as_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, resumed) = resuming_server(Duration::from_millis(300));
+    let mut direct = Client::new(&upstream);
+    direct.initialize();
+    let (id, retry, result) = resumed_call(&mut direct, false);
+    assert_eq!((id.as_deref(), retry), (Some("e1"), Some(200)));
+    assert_eq!(
+        result["result"]["content"][0]["text"], "resumed",
+        "{result}"
+    );
+    assert_eq!(*resumed.lock().unwrap(), ["e1"]);
+
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    for leave in [false, true] {
+        let (id, retry, result) = resumed_call(&mut client, leave);
+        assert!(id.is_some_and(|id| !id.is_empty()), "leave {leave}");
+        assert_eq!(retry, Some(1000), "leave {leave}");
+        assert_eq!(
+            result["result"]["content"][0]["text"], "resumed",
+            "leave {leave}: {result}"
+        );
+    }
+    // The proxy resumed the server's stream from the id the server gave, both times.
+    assert_eq!(*resumed.lock().unwrap(), ["e1", "e1", "e1"]);
 }

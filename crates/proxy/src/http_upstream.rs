@@ -15,7 +15,7 @@
 use std::io::{BufReader, Read};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_recovery_client::{
     EXCERPT_CHARS, EventReader, Header, Secrets, StreamEvent, Target, excerpt, excerpt_bytes,
@@ -35,6 +35,10 @@ const QUEUE: usize = 1024;
 const GRACE: Duration = Duration::from_secs(5);
 /// Longest time `close` spends on the DELETE.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait before resuming a stream that named no `retry` time.
+const DEFAULT_RETRY_MS: u64 = 1000;
+/// Most times one request's stream is resumed.
+const MAX_RESUMES: usize = 100;
 /// The `_meta` key of a 2026-07-28 request's protocol version.
 const VERSION_META: &str = "/params/_meta/io.modelcontextprotocol~1protocolVersion";
 
@@ -412,6 +416,10 @@ impl Shared {
         Outcome::Done
     }
 
+    /// Delivers the events of a response. A stream that ends before the request's answer,
+    /// after giving an event id, is resumed as the transport specifies: after the `retry` time
+    /// it asked for, a GET with `Last-Event-ID` continues it, until the answer comes or the
+    /// exchange's time is up.
     fn events_of(
         &self,
         body: ureq::Body,
@@ -419,33 +427,102 @@ impl Shared {
         method: &str,
         answered: &mut bool,
     ) -> Outcome {
+        let deadline = Instant::now() + self.timeout;
         let mut events = EventReader::new(BufReader::new(body.into_reader()), MAX_LINE_BYTES);
+        let mut resumed = 0;
+        loop {
+            match self.read_events(&mut events, id, method, answered) {
+                Some(outcome) => return outcome,
+                None => {
+                    let Some(last) = events.last_event_id().map(str::to_owned) else {
+                        return Outcome::Done;
+                    };
+                    if id.is_none() || resumed >= MAX_RESUMES {
+                        return Outcome::Done;
+                    }
+                    let wait = Duration::from_millis(events.retry().unwrap_or(DEFAULT_RETRY_MS));
+                    if Instant::now() + wait >= deadline {
+                        return Outcome::Failed(format!(
+                            "the event stream ended after event {} and no answer came in time",
+                            quote(&last)
+                        ));
+                    }
+                    std::thread::sleep(wait);
+                    resumed += 1;
+                    match self.resume(&last, deadline) {
+                        Ok(body) => {
+                            events = EventReader::new(BufReader::new(body), MAX_LINE_BYTES);
+                        }
+                        Err(reason) => return Outcome::Failed(reason),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads events until the request is answered (`Some(Done)`), the exchange fails, or the
+    /// stream ends (`None`).
+    fn read_events(
+        &self,
+        events: &mut EventReader<BufReader<ureq::BodyReader<'static>>>,
+        id: Option<&Value>,
+        method: &str,
+        answered: &mut bool,
+    ) -> Option<Outcome> {
         loop {
             let data = match events.next_event() {
                 Ok(StreamEvent::Message(data)) => data,
                 Ok(StreamEvent::TooLarge) => {
-                    return Outcome::Failed(format!(
+                    return Some(Outcome::Failed(format!(
                         "an event larger than {} MiB",
                         MAX_LINE_BYTES / (1024 * 1024)
-                    ));
+                    )));
                 }
-                Ok(StreamEvent::End) => return Outcome::Done,
-                Err(e) => return Outcome::Failed(self.transport(&ureq::Error::from(e))),
+                Ok(StreamEvent::End) => return None,
+                Err(e) => return Some(Outcome::Failed(self.transport(&ureq::Error::from(e)))),
             };
+            // An event with no data (a priming event) carries only its id.
             if data.trim().is_empty() {
                 continue;
             }
             let Ok(message) = mcp_recovery_model::json::from_str(&data) else {
-                return Outcome::Failed(format!("an event is not JSON: {}", quote(&data)));
+                return Some(Outcome::Failed(format!(
+                    "an event is not JSON: {}",
+                    quote(&data)
+                )));
             };
             if let Err(reason) = self.take(message, data, id, method, answered) {
-                return Outcome::Failed(reason);
+                return Some(Outcome::Failed(reason));
             }
             // The response ends the request's business; the server may keep the stream open.
             if *answered && id.is_some() {
-                return Outcome::Done;
+                return Some(Outcome::Done);
             }
         }
+    }
+
+    /// Continues a stream after event `last` with a GET carrying `Last-Event-ID`.
+    fn resume(&self, last: &str, deadline: Instant) -> Result<ureq::BodyReader<'static>, String> {
+        let request = self
+            .agent
+            .get(&self.url)
+            .config()
+            .timeout_global(Some(deadline.saturating_duration_since(Instant::now())))
+            .build()
+            .header("Accept", "text/event-stream")
+            .header("Last-Event-ID", last);
+        let response = self
+            .prepare(request, None)
+            .call()
+            .map_err(|e| format!("resuming the event stream: {}", self.transport(&e)))?;
+        let status = response.status().as_u16();
+        if status != 200 || mcp_recovery_client::media_type(&response) != "text/event-stream" {
+            return Err(format!(
+                "resuming the event stream after event {}: HTTP status {status}",
+                quote(last)
+            ));
+        }
+        Ok(response.into_body().into_reader())
     }
 
     /// Opens the GET stream for server-initiated messages once, on a thread of its own.

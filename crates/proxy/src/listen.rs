@@ -84,6 +84,16 @@ pub struct Listener {
 /// taken to be of it, as the transport specifies for a request without the header.
 const BATCH_REVISION: &str = "2025-03-26";
 
+/// Events kept for clients resuming a stream with `Last-Event-ID`, and their most bytes.
+const RESUMABLE_EVENTS: usize = 1024;
+const RESUMABLE_BYTES: usize = 8 * 1024 * 1024;
+/// Streams whose unanswered requests are kept for a resuming client.
+const PARKED_STREAMS: usize = 64;
+/// The reconnection time a stream's priming event asks for, in milliseconds.
+const RETRY_MS: u64 = 1000;
+/// The first revision whose clients are sent priming events (an id with empty data).
+const PRIMING_REVISION: &str = "2025-11-25";
+
 /// Messages waiting for a stream before the oldest are dropped.
 const BACKLOG: usize = 1024;
 /// Messages queued for one stream before the session's writes to it are dropped.
@@ -166,13 +176,30 @@ struct Downstream {
 
 #[derive(Default)]
 struct Routes {
-    /// Request id → the stream of the POST that carried it.
-    waiting: HashMap<String, SyncSender<String>>,
+    /// Request id → the stream of the POST that carried it (its number, 0 for a JSON answer).
+    waiting: HashMap<String, (u64, SyncSender<String>)>,
     /// Open streams for everything else, the newest POST first, then GET.
     streams: Vec<(u64, SyncSender<String>)>,
     backlog: VecDeque<String>,
     next_stream: u64,
     get_open: bool,
+    /// The number of the latest GET stream.
+    get_stream: u64,
+    /// The events last sent on the streams, for a client resuming one (bounded).
+    sent: VecDeque<Sent>,
+    sent_bytes: usize,
+    /// The number of the latest event sent.
+    last_event: u64,
+    /// A stream whose connection went away → its requests then still unanswered, for a client
+    /// resuming it (bounded).
+    parked: HashMap<u64, HashSet<String>>,
+}
+
+/// One event sent on a stream.
+struct Sent {
+    stream: u64,
+    event: u64,
+    text: String,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -215,6 +242,9 @@ fn json_response(status: u16, body: &Value) -> Body {
 /// is written, the head at once: the HTTP server's own writer would hold events back until 8 KiB
 /// had gathered, so an answer the client must give mid-call would never be asked for in time.
 fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
+    // Priming events go to clients of the revisions that define them.
+    let prime = header(&request, "MCP-Protocol-Version")
+        .is_some_and(|version| version.trim() >= PRIMING_REVISION);
     let version = request.http_version().clone();
     let close = version < tiny_http::HTTPVersion(1, 1)
         || header(&request, "Connection")
@@ -252,6 +282,9 @@ fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
         .and_then(|()| writer.flush())
         .is_err()
     {
+        return;
+    }
+    if prime && send(&mut *writer, &body.priming()).is_err() {
         return;
     }
     while let Some(event) = body.next_event() {
@@ -448,6 +481,8 @@ impl Hub {
             receiver,
             number: stream,
             remaining: Some(ids.into_iter().collect()),
+            standalone: false,
+            replay: VecDeque::new(),
             patience: self.patience(),
             last: Instant::now(),
         };
@@ -478,6 +513,15 @@ impl Hub {
         let Some(downstream) = self.find(&id) else {
             return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
         };
+        if let Some(last) = header(&request, "Last-Event-ID") {
+            return match downstream.resume(&last, self.patience()) {
+                Some(body) => event_stream(request, body, None),
+                None => answer(
+                    request,
+                    plain(404, "no stream of this session has that Last-Event-ID"),
+                ),
+            };
+        }
         let (sender, receiver) = sync_channel(STREAM_BUFFER);
         let number = {
             let mut routes = lock(&downstream.routes);
@@ -489,13 +533,17 @@ impl Hub {
                 );
             }
             routes.get_open = true;
-            routes.add_stream(sender, false)
+            let number = routes.add_stream(sender, false);
+            routes.get_stream = number;
+            number
         };
         let body = Stream {
             downstream,
             receiver,
             number: Some(number),
             remaining: None,
+            standalone: true,
+            replay: VecDeque::new(),
             patience: Duration::MAX,
             last: Instant::now(),
         };
@@ -690,10 +738,13 @@ impl Downstream {
                 "a request id is used twice while pending",
             ));
         }
+        let number = stream.then(|| routes.add_stream(sender.clone(), true));
         for id in ids {
-            routes.waiting.insert(id.clone(), sender.clone());
+            routes
+                .waiting
+                .insert(id.clone(), (number.unwrap_or(0), sender.clone()));
         }
-        Ok(stream.then(|| routes.add_stream(sender.clone(), true)))
+        Ok(number)
     }
 
     /// Unregisters a POST's requests and its stream.
@@ -705,6 +756,78 @@ impl Downstream {
         if let Some(number) = stream {
             routes.streams.retain(|(n, _)| *n != number);
         }
+    }
+
+    /// Records an event sent on stream `number`; its number.
+    fn sent(&self, number: u64, text: &str) -> u64 {
+        let mut routes = lock(&self.routes);
+        routes.last_event += 1;
+        let event = routes.last_event;
+        routes.sent_bytes += text.len();
+        routes.sent.push_back(Sent {
+            stream: number,
+            event,
+            text: text.to_owned(),
+        });
+        while routes.sent.len() > RESUMABLE_EVENTS || routes.sent_bytes > RESUMABLE_BYTES {
+            match routes.sent.pop_front() {
+                Some(old) => routes.sent_bytes -= old.text.len(),
+                None => break,
+            }
+        }
+        event
+    }
+
+    /// A stream continuing the one whose event `last` (`STREAM-EVENT`, as this proxy numbers
+    /// them) the client saw last: the events after it again, then what the stream still owes
+    /// (the answers to its requests, or for a GET stream everything until the session ends).
+    /// `None` when no such stream is known.
+    fn resume(self: &Arc<Downstream>, last: &str, patience: Duration) -> Option<Stream> {
+        let (stream, event) = last.trim().split_once('-')?;
+        let (stream, event): (u64, u64) = (stream.parse().ok()?, event.parse().ok()?);
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let mut routes = lock(&self.routes);
+        if stream == 0 || stream > routes.next_stream || event > routes.last_event {
+            return None;
+        }
+        let replay: VecDeque<String> = routes
+            .sent
+            .iter()
+            .filter(|sent| sent.stream == stream && sent.event > event)
+            .map(|sent| sent.text.clone())
+            .collect();
+        let listening = stream == routes.get_stream;
+        let standalone = listening && !routes.get_open;
+        if standalone {
+            routes.get_open = true;
+        }
+        let number = routes.add_stream(sender.clone(), !listening);
+        if listening {
+            routes.get_stream = number;
+        }
+        // The requests it owes: those parked when its connection went away, and those whose
+        // answers would still go to it.
+        let mut owed = routes.parked.remove(&stream).unwrap_or_default();
+        for (key, waiting) in &mut routes.waiting {
+            if waiting.0 == stream {
+                *waiting = (number, sender.clone());
+                owed.insert(key.clone());
+            }
+        }
+        for key in &owed {
+            routes.waiting.insert(key.clone(), (number, sender.clone()));
+        }
+        drop(routes);
+        Some(Stream {
+            downstream: Arc::clone(self),
+            receiver,
+            number: Some(number),
+            remaining: (!listening).then_some(owed),
+            standalone,
+            replay,
+            patience: if listening { Duration::MAX } else { patience },
+            last: Instant::now(),
+        })
     }
 
     /// No request of the session waits for its answer and no POST stream of it is open (its
@@ -757,9 +880,14 @@ impl Writer {
     fn send(&self, text: String) {
         let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
         let mut routes = lock(&self.downstream.routes);
-        if is_response(&message)
-            && let Some(sender) = id_key(&message).and_then(|key| routes.waiting.remove(&key))
-        {
+        let key = is_response(&message).then(|| id_key(&message)).flatten();
+        if let Some(key) = &key {
+            // An answer no stream waits for is no longer owed to a resuming client.
+            for parked in routes.parked.values_mut() {
+                parked.remove(key);
+            }
+        }
+        if let Some((_, sender)) = key.and_then(|key| routes.waiting.remove(&key)) {
             match sender.try_send(text) {
                 Ok(()) => return,
                 Err(TrySendError::Full(text) | TrySendError::Disconnected(text)) => {
@@ -783,6 +911,11 @@ struct Stream {
     number: Option<u64>,
     /// The requests still unanswered (`None`: a GET stream, open until the session ends).
     remaining: Option<HashSet<String>>,
+    /// The session's GET stream (its end lets another open).
+    standalone: bool,
+    /// Events sent before on the stream this one resumes, to send again first (with ids of
+    /// this stream).
+    replay: VecDeque<String>,
     /// Longest wait for the next message.
     patience: Duration,
     /// When the last message came (or the stream opened).
@@ -792,6 +925,10 @@ struct Stream {
 impl Stream {
     /// The next message, or `None` when the stream is over.
     fn next_message(&mut self) -> Option<Result<String, ()>> {
+        if let Some(text) = self.replay.pop_front() {
+            self.answered(&text);
+            return Some(Ok(text));
+        }
         if self.remaining.as_ref().is_some_and(HashSet::is_empty) {
             return None;
         }
@@ -805,17 +942,22 @@ impl Stream {
         {
             Ok(text) => {
                 self.last = Instant::now();
-                if let Some(remaining) = self.remaining.as_mut()
-                    && let Ok(message) = mcp_recovery_model::json::from_str(&text)
-                    && is_response(&message)
-                    && let Some(key) = id_key(&message)
-                {
-                    remaining.remove(&key);
-                }
+                self.answered(&text);
                 Some(Ok(text))
             }
             Err(RecvTimeoutError::Timeout) => Some(Err(())),
             Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Counts `text` off the requests still unanswered when it answers one.
+    fn answered(&mut self, text: &str) {
+        if let Some(remaining) = self.remaining.as_mut()
+            && let Ok(message) = mcp_recovery_model::json::from_str(text)
+            && is_response(&message)
+            && let Some(key) = id_key(&message)
+        {
+            remaining.remove(&key);
         }
     }
 
@@ -839,13 +981,23 @@ impl Stream {
     fn next_event(&mut self) -> Option<Vec<u8>> {
         match self.next_message()? {
             Ok(text) => {
-                let mut event = b"event: message\ndata: ".to_vec();
+                let stream = self.number.unwrap_or(0);
+                let event = self.downstream.sent(stream, &text);
+                let mut event =
+                    format!("id: {stream}-{event}\nevent: message\ndata: ").into_bytes();
                 event.extend_from_slice(text.as_bytes());
                 event.extend_from_slice(b"\n\n");
                 Some(event)
             }
             Err(()) => Some(b": keep-alive\n\n".to_vec()),
         }
+    }
+
+    /// The priming event: an id for the stream's start and the reconnection time.
+    fn priming(&self) -> Vec<u8> {
+        let event = lock(&self.downstream.routes).last_event;
+        let stream = self.number.unwrap_or(0);
+        format!("id: {stream}-{event}\nretry: {RETRY_MS}\ndata: \n\n").into_bytes()
     }
 }
 
@@ -855,10 +1007,28 @@ impl Drop for Stream {
         if let Some(number) = self.number {
             routes.streams.retain(|(n, _)| *n != number);
         }
-        if self.remaining.is_none() {
+        if self.standalone {
             routes.get_open = false;
         }
-        if let Some(remaining) = &self.remaining {
+        if let (Some(remaining), Some(number)) = (&self.remaining, self.number) {
+            // The requests still waiting on this stream are kept for a client resuming it.
+            let mine: HashSet<String> = remaining
+                .iter()
+                .filter(|key| routes.waiting.get(*key).is_some_and(|(n, _)| *n == number))
+                .cloned()
+                .collect();
+            for key in &mine {
+                routes.waiting.remove(key);
+            }
+            if !mine.is_empty() {
+                if routes.parked.len() >= PARKED_STREAMS
+                    && let Some(oldest) = routes.parked.keys().min().copied()
+                {
+                    routes.parked.remove(&oldest);
+                }
+                routes.parked.insert(number, mine);
+            }
+        } else if let Some(remaining) = &self.remaining {
             for key in remaining {
                 routes.waiting.remove(key);
             }
