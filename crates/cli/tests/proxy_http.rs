@@ -1221,7 +1221,8 @@ fn batches_are_decided_by_the_protocol_revision() {
 
 /// A server that resumes, as the 2025-11-25 transport has it: its call stream sends a priming
 /// event (an id, a retry time, no data) and closes; the call's result comes on the GET that
-/// names that id in `Last-Event-ID`, after `delay`. The `Last-Event-ID`s it was sent.
+/// names that id in `Last-Event-ID`, after `delay`. Its GET stream primes and closes too, and
+/// sends a log message once reopened after that id. The `Last-Event-ID`s it was sent.
 fn resuming_server(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
     let pending = Arc::new(Mutex::new(Vec::<Value>::new()));
     let resumed = Arc::new(Mutex::new(Vec::new()));
@@ -1230,12 +1231,24 @@ fn resuming_server(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
         let head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
         if seen.method == "GET" {
-            let Some(last) = seen.headers.get("last-event-id") else {
-                let _ = stream
-                    .write_all(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n");
-                return true;
-            };
-            record.lock().unwrap().push(last.clone());
+            let last = seen.headers.get("last-event-id");
+            if let Some(last) = last {
+                record.lock().unwrap().push(last.clone());
+            }
+            // The GET stream primes and ends; reopened after its id, it carries a message.
+            match last.map(String::as_str) {
+                None => {
+                    let _ = write!(stream, "{head}id: g1\nretry: 100\ndata: \n\n");
+                    return false;
+                }
+                Some("g1") => {
+                    let message = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": "after reconnecting"}});
+                    let _ = write!(stream, "{head}event: message\ndata: {message}\n\n");
+                    return false;
+                }
+                Some(_) => {}
+            }
             let Some(id) = pending.lock().unwrap().pop() else {
                 let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
                 return false;
@@ -1324,7 +1337,8 @@ fn resumed_call(client: &mut Client, leave: bool) -> (Option<String>, Option<u64
 /// Resumption works through the proxy as it does directly: a call whose stream the server
 /// closes after its priming event gets its result (the proxy resumes the server's stream with
 /// `Last-Event-ID`), the client's stream primes with an id and a retry time, and a client that
-/// leaves its call's stream resumes it from the proxy with `Last-Event-ID`.
+/// leaves its call's stream resumes it from the proxy with `Last-Event-ID`; the server's GET
+/// stream, ended after an id, is reopened with it.
 #[test]
 fn event_streams_resume_through_the_proxy_as_directly() {
     let dir = tempfile::tempdir().unwrap();
@@ -1342,6 +1356,19 @@ fn event_streams_resume_through_the_proxy_as_directly() {
     let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
     let mut client = Client::new(&url);
     client.initialize();
+    // The proxy reopens the server's GET stream after the id it ended with: the message sent
+    // then reaches the client's GET stream.
+    let mut listening = open_get(&url, &client);
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("after reconnecting") {
+        let mut buffer = [0u8; 1024];
+        let n = listening
+            .read(&mut buffer)
+            .expect("the server's message after reconnecting");
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    drop(listening);
     for leave in [false, true] {
         let (id, retry, result) = resumed_call(&mut client, leave);
         assert!(id.is_some_and(|id| !id.is_empty()), "leave {leave}");
@@ -1351,6 +1378,6 @@ fn event_streams_resume_through_the_proxy_as_directly() {
             "leave {leave}: {result}"
         );
     }
-    // The proxy resumed the server's stream from the id the server gave, both times.
-    assert_eq!(*resumed.lock().unwrap(), ["e1", "e1", "e1"]);
+    // The proxy resumed the server's streams from the ids the server gave.
+    assert_eq!(*resumed.lock().unwrap(), ["e1", "g1", "e1", "e1"]);
 }

@@ -37,6 +37,8 @@ const GRACE: Duration = Duration::from_secs(5);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long to wait before resuming a stream that named no `retry` time.
 const DEFAULT_RETRY_MS: u64 = 1000;
+/// The shortest wait before reopening the GET stream.
+const MIN_RETRY_MS: u64 = 500;
 /// Most times one request's stream is resumed.
 const MAX_RESUMES: usize = 100;
 /// The `_meta` key of a 2026-07-28 request's protocol version.
@@ -525,7 +527,9 @@ impl Shared {
         Ok(response.into_body().into_reader())
     }
 
-    /// Opens the GET stream for server-initiated messages once, on a thread of its own.
+    /// Opens the GET stream for server-initiated messages once, on a thread of its own. A
+    /// stream the server ends after an event id is reopened with `Last-Event-ID` after its
+    /// `retry` time (at least half a second), for as long as the session lasts.
     fn open_stream(&self) {
         {
             let mut state = self.lock();
@@ -534,44 +538,52 @@ impl Shared {
             }
             state.stream_opened = true;
         }
-        let request = self
-            .agent
-            .get(&self.url)
-            .config()
-            .timeout_global(None)
-            .build()
-            .header("Accept", "text/event-stream");
-        let request = self.prepare(request, None);
-        let response = match request.call() {
-            Ok(response) => response,
-            Err(_) => return,
-        };
-        let is_stream = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        if response.status().as_u16() != 200 || !is_stream {
-            // No stream offered (405 is the usual answer): requests carry everything.
-            return;
-        }
-        let mut events = EventReader::new(
-            BufReader::new(response.into_body().into_reader()),
-            MAX_LINE_BYTES,
-        );
-        while let Ok(StreamEvent::Message(data)) = events.next_event() {
-            if self.lock().closed {
+        let mut last: Option<String> = None;
+        loop {
+            let request = self
+                .agent
+                .get(&self.url)
+                .config()
+                .timeout_global(None)
+                .build()
+                .header("Accept", "text/event-stream");
+            let request = match &last {
+                Some(last) => request.header("Last-Event-ID", last),
+                None => request,
+            };
+            let Ok(response) = self.prepare(request, None).call() else {
+                return;
+            };
+            if response.status().as_u16() != 200
+                || mcp_recovery_client::media_type(&response) != "text/event-stream"
+            {
+                // No stream offered (405 is the usual answer): requests carry everything.
                 return;
             }
-            match mcp_recovery_model::json::from_str(&data) {
-                Ok(message) if message.is_object() => {
-                    if !self.deliver(message, data) {
-                        return;
-                    }
+            let mut events = EventReader::new(
+                BufReader::new(response.into_body().into_reader()),
+                MAX_LINE_BYTES,
+            );
+            while let Ok(StreamEvent::Message(data)) = events.next_event() {
+                if self.lock().closed {
+                    return;
                 }
-                _ if data.trim().is_empty() => {}
-                _ => self.note("the GET stream carried an event that is not JSON-RPC"),
+                match mcp_recovery_model::json::from_str(&data) {
+                    Ok(message) if message.is_object() => {
+                        if !self.deliver(message, data) {
+                            return;
+                        }
+                    }
+                    _ if data.trim().is_empty() => {}
+                    _ => self.note("the GET stream carried an event that is not JSON-RPC"),
+                }
             }
+            last = events.last_event_id().map(str::to_owned);
+            if last.is_none() || self.lock().closed {
+                return;
+            }
+            let wait = events.retry().unwrap_or(DEFAULT_RETRY_MS).max(MIN_RETRY_MS);
+            std::thread::sleep(Duration::from_millis(wait));
         }
     }
 }
