@@ -1282,9 +1282,13 @@ fn resuming_server(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
 
 /// What a client of 2025-11-25 gets from one call of `slow` at `url`: the first event's id and
 /// the retry time when the call's stream primes, and the result, resuming the stream with
-/// `Last-Event-ID` as the transport specifies when it ends first (or at once after the priming
-/// event when `leave` says so, as a client whose connection dropped would).
-fn resumed_call(client: &mut Client, leave: bool) -> (Option<String>, Option<u64>, Value) {
+/// `Last-Event-ID` as the transport specifies when it ends first (or, with `leave`, right
+/// after the priming event, coming back that much later, as a client whose connection dropped
+/// would).
+fn resumed_call(
+    client: &mut Client,
+    leave: Option<Duration>,
+) -> (Option<String>, Option<u64>, Value) {
     client.headers = vec![("MCP-Protocol-Version".into(), "2025-11-25".into())];
     let call = json!({"jsonrpc": "2.0", "id": 70, "method": "tools/call",
         "params": {"name": "slow", "arguments": {}}});
@@ -1294,8 +1298,11 @@ fn resumed_call(client: &mut Client, leave: bool) -> (Option<String>, Option<u64
         match events.next_event().unwrap() {
             StreamEvent::Message(data) if data.is_empty() => {
                 primed = Some((events.last_event_id().map(str::to_owned), events.retry()));
-                if leave {
-                    break;
+                if let Some(away) = leave {
+                    drop(events);
+                    std::thread::sleep(away);
+                    let (id, retry) = primed.clone().unwrap_or_default();
+                    return resume_with(client, id.as_deref().unwrap(), retry);
                 }
             }
             StreamEvent::Message(data) => {
@@ -1308,17 +1315,27 @@ fn resumed_call(client: &mut Client, leave: bool) -> (Option<String>, Option<u64
             _ => break,
         }
     }
-    let (id, retry) = primed.clone().unwrap_or_default();
+    let (_, retry) = primed.clone().unwrap_or_default();
     let last = events.last_event_id().map(str::to_owned);
     drop(events);
     let last = last.expect("the stream ended with no event id to resume from");
+    resume_with(client, &last, retry)
+}
+
+/// Resumes a call's stream after event `last`: the priming id, the retry time and the result.
+fn resume_with(
+    client: &Client,
+    last: &str,
+    retry: Option<u64>,
+) -> (Option<String>, Option<u64>, Value) {
+    let id = Some(last.to_owned());
     let response = client
         .agent
         .get(&client.url)
         .header("Accept", "text/event-stream")
         .header("MCP-Protocol-Version", "2025-11-25")
         .header("Mcp-Session-Id", client.session.as_deref().unwrap())
-        .header("Last-Event-ID", &last)
+        .header("Last-Event-ID", last)
         .call()
         .unwrap();
     assert_eq!(response.status().as_u16(), 200, "resuming after {last}");
@@ -1345,7 +1362,7 @@ fn event_streams_resume_through_the_proxy_as_directly() {
     let (upstream, resumed) = resuming_server(Duration::from_millis(300));
     let mut direct = Client::new(&upstream);
     direct.initialize();
-    let (id, retry, result) = resumed_call(&mut direct, false);
+    let (id, retry, result) = resumed_call(&mut direct, None);
     assert_eq!((id.as_deref(), retry), (Some("e1"), Some(200)));
     assert_eq!(
         result["result"]["content"][0]["text"], "resumed",
@@ -1369,15 +1386,22 @@ fn event_streams_resume_through_the_proxy_as_directly() {
         seen.extend_from_slice(&buffer[..n]);
     }
     drop(listening);
-    for leave in [false, true] {
+    // Back before the answer comes (the stream is taken over), and after the answer was sent
+    // to the connection that went away (the events are sent again).
+    let away = [
+        None,
+        Some(Duration::ZERO),
+        Some(Duration::from_millis(1500)),
+    ];
+    for leave in away {
         let (id, retry, result) = resumed_call(&mut client, leave);
-        assert!(id.is_some_and(|id| !id.is_empty()), "leave {leave}");
-        assert_eq!(retry, Some(1000), "leave {leave}");
+        assert!(id.is_some_and(|id| !id.is_empty()), "leave {leave:?}");
+        assert_eq!(retry, Some(1000), "leave {leave:?}");
         assert_eq!(
             result["result"]["content"][0]["text"], "resumed",
-            "leave {leave}: {result}"
+            "leave {leave:?}: {result}"
         );
     }
     // The proxy resumed the server's streams from the ids the server gave.
-    assert_eq!(*resumed.lock().unwrap(), ["e1", "g1", "e1", "e1"]);
+    assert_eq!(*resumed.lock().unwrap(), ["e1", "g1", "e1", "e1", "e1"]);
 }

@@ -86,7 +86,7 @@ const BATCH_REVISION: &str = "2025-03-26";
 
 /// Events kept for clients resuming a stream with `Last-Event-ID`, and their most bytes.
 const RESUMABLE_EVENTS: usize = 1024;
-const RESUMABLE_BYTES: usize = 8 * 1024 * 1024;
+const RESUMABLE_BYTES: usize = 4 * 1024 * 1024;
 /// Streams whose unanswered requests are kept for a resuming client.
 const PARKED_STREAMS: usize = 64;
 /// The reconnection time a stream's priming event asks for, in milliseconds.
