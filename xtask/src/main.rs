@@ -6,6 +6,7 @@
 mod architecture;
 mod bench;
 mod codegen;
+mod conformance_check;
 mod corpus;
 mod live;
 mod packages;
@@ -41,6 +42,9 @@ tasks:
   check-proxy         install the TypeScript and Python MCP SDKs in a temporary directory and
                       drive a failing workflow through `mcp-recovery proxy`; verify its journals;
                       compare server-everything directly and through the proxy
+  check-conformance   install the official MCP conformance suite (pinned, in a temporary
+                      directory) and run its server scenarios against xtask/conformance's server
+                      directly and through `mcp-recovery proxy --listen`: the same must pass
   check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
                       temporary directory), run it on spec/typescript/ and compare the result with
                       spec/schema/; needs ../shared/data for the official schema";
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         ["check-live-servers"] => live::check(&root),
         ["check-packages"] => packages::check(&root),
         ["check-proxy"] => proxy_check::check(&root),
+        ["check-conformance"] => conformance_check::check(&root),
         ["check-spec-repo"] => spec_repo::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

@@ -183,7 +183,10 @@ impl Client {
         if content_type.starts_with("text/event-stream") {
             let mut events = EventReader::new(BufReader::new(reader), 1 << 26);
             while let StreamEvent::Message(data) = events.next_event().unwrap() {
-                messages.push(serde_json::from_str(&data).unwrap());
+                // A priming event carries only an id.
+                if !data.is_empty() {
+                    messages.push(serde_json::from_str(&data).unwrap());
+                }
             }
         } else {
             let mut bytes = Vec::new();
@@ -525,26 +528,43 @@ fn only_loopback_is_listened_on_unless_allowed() {
 #[test]
 fn limits_on_bodies_and_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, url, _stderr) = listen(
-        dir.path(),
-        &["--max-sessions", "1", "--", BIN, "demo-server"],
-    );
+    let upstream = mid_call_server();
+    let (_proxy, url, stderr) = listen(dir.path(), &["--max-sessions", "2", "--url", &upstream]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": initialize_params()});
     let mut first = Client::new(&url);
     first.initialize();
+    // A GET stream only listens: its session, with no request pending, is idle.
+    let mut listening = BufReader::new(open_get(&url, &first));
     let mut second = Client::new(&url);
-    let refused = second.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": initialize_params()}));
-    assert_eq!(refused.status, 503);
+    second.initialize();
+    // At the cap, a new client is served: the least recently used idle session is closed,
+    // said on stderr, its stream ends, and its later requests are answered as an ended
+    // session's.
+    let mut third = Client::new(&url);
+    third.initialize();
+    let noted = stderr_line(&stderr, "closed to make room");
+    assert!(noted.contains("least recently used"), "{noted}");
+    let mut rest = Vec::new();
+    while !rest.ends_with(b"0\r\n\r\n") {
+        let mut byte = [0u8];
+        listening.read_exact(&mut byte).unwrap();
+        rest.push(byte[0]);
+    }
+    let ended = first.post(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
+    assert_eq!(ended.status, 404, "{:?}", ended.messages);
+    // When every session has a request pending, a new one is refused.
+    let _pending = [pending_call(&second), pending_call(&third)];
+    let refused = Client::new(&url).post(&initialize);
+    assert_eq!(refused.status, 503, "{:?}", refused.messages);
     let huge = format!("{{\"pad\":\"{}\"}}", "x".repeat(9 * 1024 * 1024));
     assert_eq!(status_of(&url, &[], &huge), 413);
     assert_eq!(status_of(&url, &[], "not json"), 400);
     // A closed session frees its place.
-    assert_eq!(first.delete(), 200);
+    assert_eq!(third.delete(), 200);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let mut third = Client::new(&url);
-        let answer = third.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": initialize_params()}));
+        let answer = Client::new(&url).post(&initialize);
         if answer.status == 200 {
             break;
         }
@@ -554,6 +574,95 @@ fn limits_on_bodies_and_sessions() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+type Events = EventReader<BufReader<ureq::BodyReader<'static>>>;
+
+/// POSTs `call` in `client`'s session (with its extra headers): the events of its stream, as
+/// they come.
+fn call_events(client: &Client, call: &Value) -> Events {
+    let request = client
+        .agent
+        .post(&client.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", client.session.as_deref().unwrap());
+    let request = client
+        .headers
+        .iter()
+        .fold(request, |request, (name, value)| {
+            request.header(name, value)
+        });
+    let response = request.send(call.to_string()).unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20)
+}
+
+/// Starts a call of the scripted `slow` tool and leaves its server request unanswered: the
+/// call's stream, open, once its first event has come.
+fn pending_call(client: &Client) -> Events {
+    let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let mut events = call_events(client, &call);
+    assert!(matches!(
+        events.next_event().unwrap(),
+        StreamEvent::Message(_)
+    ));
+    events
+}
+
+/// The first line of `stderr` containing `needle`, waiting up to 30 s.
+fn stderr_line(stderr: &Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = stderr
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no stderr line with {needle:?}"));
+        if line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+/// Opens `client`'s GET stream on the proxy and checks its head arrives at once; the open
+/// connection.
+fn open_get(url: &str, client: &Client) -> TcpStream {
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap();
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {}\r\n\r\n",
+        client.session.as_deref().unwrap()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        let read = reader.read_line(&mut line);
+        assert!(
+            read.is_ok(),
+            "the GET stream's head did not come: {head:?} {read:?}"
+        );
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    stream
 }
 
 /// `proxy FLAGS…` with the client on its stdio (`PROXY_TEST_KEY` set in its environment).
@@ -603,16 +712,27 @@ impl StdioProxy {
     }
 }
 
-/// One request a scripted server received: its headers (lowercase names) and JSON body.
+/// One request a scripted server received: its method, headers (lowercase names) and JSON
+/// body.
 #[derive(Debug, Clone)]
 struct Seen {
+    method: String,
     headers: std::collections::HashMap<String, String>,
     body: Value,
 }
 
 /// An HTTP server on a loopback port: each request is recorded, then `answer` writes to the
-/// connection whatever it likes (returning false closes it). Returns the URL and the record.
+/// connection whatever it likes (returning false closes it); a GET is answered 405. Returns
+/// the URL and the record.
 fn scripted(
+    answer: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    scripted_with(false, answer)
+}
+
+/// [`scripted`], with GET requests answered by `answer` too when `get`.
+fn scripted_with(
+    get: bool,
     answer: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static,
 ) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -655,12 +775,17 @@ fn scripted(
                         return;
                     }
                     let seen = Seen {
+                        method: request_line
+                            .split(' ')
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
                         headers,
                         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
                     };
                     // Recorded before it is answered.
                     record.lock().unwrap().push(seen.clone());
-                    if !request_line.starts_with("POST") {
+                    if !(request_line.starts_with("POST") || get && seen.method == "GET") {
                         let _ = stream.write_all(
                             b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n",
                         );
@@ -887,4 +1012,396 @@ fn a_closed_stderr_never_stops_the_proxy() {
     client.initialize();
     assert!(client.state().is_object());
     assert_eq!(client.delete(), 200);
+}
+
+/// The JSON-RPC answer to a scripted server's `initialize` or `tools/list` (one `slow` tool),
+/// or `None` for another method.
+fn scripted_answer(body: &Value) -> Option<Value> {
+    let result = match body["method"].as_str()? {
+        "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "scripted", "version": "1"}}),
+        "tools/list" => json!({"tools": [{"name": "slow", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true}}]}),
+        _ => return None,
+    };
+    Some(json!({"jsonrpc": "2.0", "id": body["id"], "result": result}))
+}
+
+fn accepted(stream: &mut TcpStream) -> bool {
+    stream
+        .write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+        .is_ok()
+}
+
+/// A server whose `slow` tool, mid-call, sends a progress notification and a sampling request
+/// on the call's event stream, then waits (up to 10 s) for the client's answer to it before
+/// answering the call: the result says whether the answer came.
+fn mid_call_server() -> String {
+    let answered = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let (url, _seen) = scripted(move |seen, stream| {
+        let body = &seen.body;
+        if let Some(answer) = scripted_answer(body) {
+            return http(stream, "200 OK", "application/json", &answer.to_string());
+        }
+        if body["method"] != "tools/call" {
+            if body["id"] == "s1" && body.get("result").is_some() {
+                *answered.0.lock().unwrap() = true;
+                answered.1.notify_all();
+            }
+            return accepted(stream);
+        }
+        let token = &body["params"]["_meta"]["progressToken"];
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1, "total": 2}});
+        let sampling = json!({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
+            "params": {"messages": [], "maxTokens": 1}});
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        let events = format!(
+            "{head}event: message\ndata: {progress}\n\nevent: message\ndata: {sampling}\n\n"
+        );
+        if stream.write_all(events.as_bytes()).is_err() {
+            return false;
+        }
+        let (flag, signal) = &*answered;
+        let (done, _) = signal
+            .wait_timeout_while(flag.lock().unwrap(), Duration::from_secs(10), |done| !*done)
+            .unwrap();
+        let text = if *done { "answered" } else { "not answered" };
+        let result = json!({"jsonrpc": "2.0", "id": body["id"],
+            "result": {"content": [{"type": "text", "text": text}]}});
+        let _ = write!(stream, "event: message\ndata: {result}\n\n");
+        false
+    });
+    url
+}
+
+/// What reached the client on one call's event stream, in order, as it arrived: the server's
+/// requests are answered as they come.
+fn call_stream(client: &Client, id: u64, name: &str) -> Vec<(String, Value)> {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": {}, "_meta": {"progressToken": "p1"}}});
+    let mut events = call_events(client, &call);
+    let mut seen = Vec::new();
+    while let StreamEvent::Message(data) = events.next_event().unwrap() {
+        if data.is_empty() {
+            continue;
+        }
+        let message: Value = serde_json::from_str(&data).unwrap();
+        let kind = match (message.get("method"), message.get("id")) {
+            (Some(method), Some(_)) => {
+                let reply = json!({"jsonrpc": "2.0", "id": message["id"],
+                    "result": {"role": "assistant", "content": {"type": "text", "text": "ok"},
+                               "model": "m"}});
+                let mut replier = Client::new(&client.url);
+                replier.session = client.session.clone();
+                assert_eq!(replier.post(&reply).status, 202);
+                format!("request {}", method.as_str().unwrap())
+            }
+            (Some(method), None) => format!("notification {}", method.as_str().unwrap()),
+            (None, _) => "response".to_owned(),
+        };
+        let last = kind == "response" && message["id"] == id;
+        seen.push((kind, message));
+        if last {
+            break;
+        }
+    }
+    seen
+}
+
+/// Each event reaches the client as the server writes it: a progress notification and a
+/// server request sent mid-call arrive before the call's result, the client's answer reaches
+/// the server while the call waits for it, and a GET stream's head comes at once.
+#[test]
+fn events_reach_the_client_as_they_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = mid_call_server();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let started = Instant::now();
+    let seen = call_stream(&client, 7, "slow");
+    let kinds: Vec<&str> = seen.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "notification notifications/progress",
+            "request sampling/createMessage",
+            "response"
+        ],
+        "{seen:?}"
+    );
+    let (_, result) = &seen[2];
+    assert_eq!(
+        result["result"]["content"][0]["text"], "answered",
+        "{result}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    // The GET stream's head arrives before any event.
+    drop(open_get(&url, &client));
+}
+
+/// A notification the client sent reaches an HTTP server before anything the proxy sends
+/// after it: the server takes its time over `notifications/initialized`, and the proxy's own
+/// `tools/list` still comes after it.
+#[test]
+fn the_clients_order_reaches_the_http_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let order = Arc::new(Mutex::new(Vec::<String>::new()));
+    let taken = Arc::clone(&order);
+    let (upstream, _seen) = scripted(move |seen, stream| {
+        let method = seen.body["method"]
+            .as_str()
+            .unwrap_or("(answer)")
+            .to_owned();
+        if method == "notifications/initialized" {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        taken.lock().unwrap().push(method);
+        match scripted_answer(&seen.body) {
+            Some(answer) => http(stream, "200 OK", "application/json", &answer.to_string()),
+            None => accepted(stream),
+        }
+    });
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let has = |method: &str| order.lock().unwrap().iter().any(|m| m == method);
+    while !has("tools/list") || !has("notifications/initialized") {
+        assert!(Instant::now() < deadline, "{:?}", order.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let order = order.lock().unwrap().clone();
+    assert_eq!(
+        &order[..3],
+        ["initialize", "notifications/initialized", "tools/list"],
+        "{order:?}"
+    );
+}
+
+/// Batches exist only in MCP 2025-03-26: a batch under another revision's
+/// `MCP-Protocol-Version` is refused with 400 and -32600 before any of it reaches the server;
+/// one under 2025-03-26, or without the header (2025-03-26 by the transport's rule), is
+/// answered.
+#[test]
+fn batches_are_decided_by_the_protocol_revision() {
+    let (dir, log, _journal, _server, upstream) = behind_demo();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+         "params": {"name": "get_state", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 12, "method": "ping"}
+    ]);
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28", "nonsense"] {
+        client.headers = vec![("MCP-Protocol-Version".into(), version.into())];
+        let refused = client.post(&batch);
+        assert_eq!(refused.status, 400, "{version}: {:?}", refused.messages);
+        assert_eq!(refused.messages[0]["error"]["code"], -32600, "{version}");
+    }
+    assert!(calls_named(&log, "get_state").is_empty());
+    for headers in [
+        vec![("MCP-Protocol-Version".into(), "2025-03-26".into())],
+        vec![],
+    ] {
+        client.headers = headers;
+        let answered = client.post(&batch);
+        assert_eq!(answered.status, 200, "{:?}", answered.messages);
+        let ids: Vec<&Value> = answered.messages.iter().map(|m| &m["id"]).collect();
+        assert!(
+            ids.contains(&&json!(11)) && ids.contains(&&json!(12)),
+            "{ids:?}"
+        );
+    }
+    assert_eq!(calls_named(&log, "get_state").len(), 2);
+}
+
+/// A server that resumes, as the 2025-11-25 transport has it: its call stream sends a priming
+/// event (an id, a retry time, no data) and closes; the call's result comes on the GET that
+/// names that id in `Last-Event-ID`, after `delay`. Its GET stream primes and closes too, and
+/// sends a log message once reopened after that id. The `Last-Event-ID`s it was sent.
+fn resuming_server(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
+    let pending = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let resumed = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&resumed);
+    let (url, _seen) = scripted_with(true, move |seen, stream| {
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        if seen.method == "GET" {
+            let last = seen.headers.get("last-event-id");
+            if let Some(last) = last {
+                record.lock().unwrap().push(last.clone());
+            }
+            // The GET stream primes and ends; reopened after its id, it carries a message.
+            match last.map(String::as_str) {
+                None => {
+                    let _ = write!(stream, "{head}id: g1\nretry: 100\ndata: \n\n");
+                    return false;
+                }
+                Some("g1") => {
+                    let message = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": "after reconnecting"}});
+                    let _ = write!(stream, "{head}event: message\ndata: {message}\n\n");
+                    return false;
+                }
+                Some(_) => {}
+            }
+            let Some(id) = pending.lock().unwrap().pop() else {
+                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                return false;
+            };
+            let _ = stream.write_all(head.as_bytes());
+            std::thread::sleep(delay);
+            let result = json!({"jsonrpc": "2.0", "id": id,
+                "result": {"content": [{"type": "text", "text": "resumed"}]}});
+            let _ = write!(stream, "id: e2\nevent: message\ndata: {result}\n\n");
+            return false;
+        }
+        if let Some(answer) = scripted_answer(&seen.body) {
+            let answer = answer.to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n\
+                 Content-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            return stream.write_all(head.as_bytes()).is_ok()
+                && stream.write_all(answer.as_bytes()).is_ok();
+        }
+        if seen.body["method"] != "tools/call" {
+            return accepted(stream);
+        }
+        pending.lock().unwrap().push(seen.body["id"].clone());
+        let _ = write!(stream, "{head}id: e1\nretry: 200\ndata: \n\n");
+        false
+    });
+    (url, resumed)
+}
+
+/// What a client of 2025-11-25 gets from one call of `slow` at `url`: the first event's id and
+/// the retry time when the call's stream primes, and the result, resuming the stream with
+/// `Last-Event-ID` as the transport specifies when it ends first (or, with `leave`, right
+/// after the priming event, coming back that much later, as a client whose connection dropped
+/// would).
+fn resumed_call(
+    client: &mut Client,
+    leave: Option<Duration>,
+) -> (Option<String>, Option<u64>, Value) {
+    client.headers = vec![("MCP-Protocol-Version".into(), "2025-11-25".into())];
+    let call = json!({"jsonrpc": "2.0", "id": 70, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let mut events = call_events(client, &call);
+    let mut primed = None;
+    loop {
+        match events.next_event().unwrap() {
+            StreamEvent::Message(data) if data.is_empty() => {
+                primed = Some((events.last_event_id().map(str::to_owned), events.retry()));
+                if let Some(away) = leave {
+                    drop(events);
+                    std::thread::sleep(away);
+                    let (id, retry) = primed.clone().unwrap_or_default();
+                    return resume_with(client, id.as_deref().unwrap(), retry);
+                }
+            }
+            StreamEvent::Message(data) => {
+                let message: Value = serde_json::from_str(&data).unwrap();
+                if message["id"] == 70 {
+                    let (id, retry) = primed.unwrap_or_default();
+                    return (id, retry, message);
+                }
+            }
+            _ => break,
+        }
+    }
+    let (_, retry) = primed.clone().unwrap_or_default();
+    let last = events.last_event_id().map(str::to_owned);
+    drop(events);
+    let last = last.expect("the stream ended with no event id to resume from");
+    resume_with(client, &last, retry)
+}
+
+/// Resumes a call's stream after event `last`: the priming id, the retry time and the result.
+fn resume_with(
+    client: &Client,
+    last: &str,
+    retry: Option<u64>,
+) -> (Option<String>, Option<u64>, Value) {
+    let id = Some(last.to_owned());
+    let response = client
+        .agent
+        .get(&client.url)
+        .header("Accept", "text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Session-Id", client.session.as_deref().unwrap())
+        .header("Last-Event-ID", last)
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200, "resuming after {last}");
+    let mut events = EventReader::new(BufReader::new(response.into_body().into_reader()), 1 << 20);
+    while let StreamEvent::Message(data) = events.next_event().unwrap() {
+        if !data.is_empty() {
+            let message: Value = serde_json::from_str(&data).unwrap();
+            if message["id"] == 70 {
+                return (id, retry, message);
+            }
+        }
+    }
+    panic!("no result after resuming from {last}");
+}
+
+/// Resumption works through the proxy as it does directly: a call whose stream the server
+/// closes after its priming event gets its result (the proxy resumes the server's stream with
+/// `Last-Event-ID`), the client's stream primes with an id and a retry time, and a client that
+/// leaves its call's stream resumes it from the proxy with `Last-Event-ID`; the server's GET
+/// stream, ended after an id, is reopened with it.
+#[test]
+fn event_streams_resume_through_the_proxy_as_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, resumed) = resuming_server(Duration::from_millis(300));
+    let mut direct = Client::new(&upstream);
+    direct.initialize();
+    let (id, retry, result) = resumed_call(&mut direct, None);
+    assert_eq!((id.as_deref(), retry), (Some("e1"), Some(200)));
+    assert_eq!(
+        result["result"]["content"][0]["text"], "resumed",
+        "{result}"
+    );
+    assert_eq!(*resumed.lock().unwrap(), ["e1"]);
+
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    // The proxy reopens the server's GET stream after the id it ended with: the message sent
+    // then reaches the client's GET stream.
+    let mut listening = open_get(&url, &client);
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("after reconnecting") {
+        let mut buffer = [0u8; 1024];
+        let n = listening
+            .read(&mut buffer)
+            .expect("the server's message after reconnecting");
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    drop(listening);
+    // Back before the answer comes (the stream is taken over), and after the answer was sent
+    // to the connection that went away (the events are sent again).
+    let away = [
+        None,
+        Some(Duration::ZERO),
+        Some(Duration::from_millis(1500)),
+    ];
+    for leave in away {
+        let (id, retry, result) = resumed_call(&mut client, leave);
+        assert!(id.is_some_and(|id| !id.is_empty()), "leave {leave:?}");
+        assert_eq!(retry, Some(1000), "leave {leave:?}");
+        assert_eq!(
+            result["result"]["content"][0]["text"], "resumed",
+            "leave {leave:?}: {result}"
+        );
+    }
+    // The proxy resumed the server's streams from the ids the server gave.
+    assert_eq!(*resumed.lock().unwrap(), ["e1", "g1", "e1", "e1", "e1"]);
 }

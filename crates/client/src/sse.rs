@@ -20,6 +20,12 @@ pub struct EventReader<R> {
     reader: R,
     cap: usize,
     line: Vec<u8>,
+    /// The last event id the stream set (WHATWG: kept from event to event).
+    last_id: Option<String>,
+    /// The id field of the event being read.
+    id: Option<String>,
+    /// The reconnection time the stream asked for, in milliseconds.
+    retry: Option<u64>,
 }
 
 impl<R: BufRead> EventReader<R> {
@@ -29,7 +35,20 @@ impl<R: BufRead> EventReader<R> {
             reader,
             cap,
             line: Vec::new(),
+            last_id: None,
+            id: None,
+            retry: None,
         }
+    }
+
+    /// The last event id the stream gave (for `Last-Event-ID` when resuming), if any.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection time the stream's `retry` field asked for, in milliseconds, if any.
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
     }
 
     /// The underlying reader.
@@ -50,6 +69,10 @@ impl<R: BufRead> EventReader<R> {
                 LineRead::Line { .. } => {}
             }
             if self.line.is_empty() {
+                // An event, dispatched or not (an empty one primes the client), sets the id.
+                if let Some(id) = self.id.take() {
+                    self.last_id = (!id.is_empty()).then_some(id);
+                }
                 let is_message = kind.is_empty() || kind == "message";
                 match data.take() {
                     Some(mut data) if is_message => {
@@ -81,7 +104,10 @@ impl<R: BufRead> EventReader<R> {
                     data.push('\n');
                 }
                 "event" => kind = value.to_string(),
-                // `id` and `retry` matter only for resuming, which this client does not do.
+                "id" if !value.contains('\0') => self.id = Some(value.to_string()),
+                "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                    self.retry = value.parse().ok();
+                }
                 _ => {}
             }
         }
@@ -118,6 +144,26 @@ mod tests {
                 Event::End
             ]
         );
+    }
+
+    #[test]
+    fn keeps_the_last_event_id_and_the_retry_time() {
+        let input =
+            "id: e1\nretry: 500\ndata: \n\n: comment\n\ndata: {}\n\nid: e2\nretry: x\n\nid:\n\n";
+        let mut reader = EventReader::new(input.as_bytes(), 100);
+        // The priming event: an id and empty data.
+        assert_eq!(reader.next_event().unwrap(), Event::Message(String::new()));
+        assert_eq!(
+            (reader.last_event_id(), reader.retry()),
+            (Some("e1"), Some(500))
+        );
+        // An event without an id keeps the last one.
+        assert_eq!(reader.next_event().unwrap(), Event::Message("{}".into()));
+        assert_eq!(reader.last_event_id(), Some("e1"));
+        // An event without data still sets it; a malformed retry is ignored; an empty id
+        // resets it.
+        assert_eq!(reader.next_event().unwrap(), Event::End);
+        assert_eq!((reader.last_event_id(), reader.retry()), (None, Some(500)));
     }
 
     #[test]

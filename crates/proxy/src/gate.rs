@@ -4,9 +4,10 @@
 //! server over a Unix socket in a private directory; a connection beyond the cap is answered
 //! `503 Service Unavailable` with `Retry-After` and closed.
 //!
-//! The relay also keeps the I/O bounds: a request that stalls half-sent (in its head, or in a
-//! body counted by `Content-Length` or sent in chunks, which it follows chunk by chunk), or a
-//! connection idle between requests, is closed after the I/O timeout; a connection waiting for
+//! The relay also keeps the I/O bounds: a request must arrive whole (its head, and a body
+//! counted by `Content-Length` or sent in chunks, which it follows chunk by chunk) within the
+//! I/O timeout of its first byte, however the bytes trickle in, and a connection idle between
+//! requests is closed after the same timeout; a connection waiting for
 //! its answer is not (an event stream's keep-alive comments count as traffic); a peer that does
 //! not take what is written to it is dropped after the same timeout. A request whose end the
 //! relay cannot tell (a head over [`MAX_HEAD`], a transfer coding that does not end in chunked,
@@ -341,16 +342,35 @@ fn requests_to_server(
 ) {
     let mut framing = Framing::Idle;
     let mut buffer = vec![0u8; CHUNK];
+    // When the request under way must be in whole: one deadline per request, so a client
+    // trickling bytes cannot hold its place longer than a stalled one.
+    let mut deadline: Option<Instant> = None;
     loop {
+        let wait = deadline.map_or(io_timeout, |at| {
+            at.saturating_duration_since(Instant::now()).min(io_timeout)
+        });
+        if wait.is_zero() {
+            return close(&client, &server);
+        }
+        let _ = client.set_read_timeout(Some(wait));
         match client.read(&mut buffer) {
             Ok(0) => {
                 let _ = server.shutdown(Shutdown::Write);
                 return;
             }
             Ok(n) => {
-                if framing.feed(&buffer[..n]) {
+                let before = framing.in_request();
+                let completed = framing.feed(&buffer[..n]);
+                if completed {
                     lock(traffic).awaiting = true;
                 }
+                deadline = match (framing.in_request(), deadline) {
+                    (false, _) => None,
+                    // A request still under way keeps its deadline, unless it began in this
+                    // read (after the previous one ended).
+                    (true, Some(at)) if before && !completed => Some(at),
+                    (true, _) => Some(Instant::now() + io_timeout),
+                };
                 if framing == Framing::Refused || server.write_all(&buffer[..n]).is_err() {
                     return close(&client, &server);
                 }

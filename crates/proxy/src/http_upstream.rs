@@ -1,5 +1,6 @@
-//! A Streamable HTTP server behind the proxy: each message is POSTed by a small pool of
-//! worker threads, and everything the server answers (a JSON body or a `text/event-stream`,
+//! A Streamable HTTP server behind the proxy: each request is POSTed by one of a small pool of
+//! worker threads, each notification and response in turn (nothing after it is sent before the
+//! server has taken it, so the server sees the client's order), and everything the server answers (a JSON body or a `text/event-stream`,
 //! requests and notifications before the response included) reaches the session as
 //! [`Event::Server`] lines, as a child's stdout would.
 //!
@@ -14,7 +15,7 @@
 use std::io::{BufReader, Read};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_recovery_client::{
     EXCERPT_CHARS, EventReader, Header, Secrets, StreamEvent, Target, excerpt, excerpt_bytes,
@@ -34,6 +35,12 @@ const QUEUE: usize = 1024;
 const GRACE: Duration = Duration::from_secs(5);
 /// Longest time `close` spends on the DELETE.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait before resuming a stream that named no `retry` time.
+const DEFAULT_RETRY_MS: u64 = 1000;
+/// The shortest wait before reopening the GET stream.
+const MIN_RETRY_MS: u64 = 500;
+/// Most times one request's stream is resumed.
+const MAX_RESUMES: usize = 100;
 /// The `_meta` key of a 2026-07-28 request's protocol version.
 const VERSION_META: &str = "/params/_meta/io.modelcontextprotocol~1protocolVersion";
 
@@ -113,12 +120,15 @@ impl HttpUpstream {
             state: Mutex::new(State::default()),
         });
         let (outgoing, queue) = sync_channel::<String>(QUEUE);
-        let queue = Arc::new(Mutex::new(queue));
+        let (requests, jobs) = sync_channel::<String>(QUEUE);
+        let jobs = Arc::new(Mutex::new(jobs));
         for _ in 0..WORKERS {
             let shared = Arc::clone(&shared);
-            let queue = Arc::clone(&queue);
-            std::thread::spawn(move || worker(&shared, &queue));
+            let jobs = Arc::clone(&jobs);
+            std::thread::spawn(move || worker(&shared, &jobs));
         }
+        let dispatching = Arc::clone(&shared);
+        std::thread::spawn(move || dispatch(&dispatching, &queue, &requests));
         HttpUpstream {
             shared,
             outgoing: Some(outgoing),
@@ -176,6 +186,23 @@ impl Drop for HttpUpstream {
     fn drop(&mut self) {
         if self.outgoing.is_some() {
             self.close(Duration::from_millis(500));
+        }
+    }
+}
+
+/// Takes the messages in the order they were sent: a request goes to the workers (its answer
+/// may take as long as the call), a notification or a response is POSTed here, and nothing
+/// sent after it is POSTed before the server has taken it, so the server sees the client's
+/// order (`notifications/initialized` before the proxy's own `tools/list`).
+fn dispatch(shared: &Arc<Shared>, queue: &Receiver<String>, requests: &SyncSender<String>) {
+    while let Ok(text) = queue.recv() {
+        let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
+        if is_request(&message) {
+            if requests.send(text).is_err() {
+                return;
+            }
+        } else {
+            shared.post(&text);
         }
     }
 }
@@ -391,6 +418,10 @@ impl Shared {
         Outcome::Done
     }
 
+    /// Delivers the events of a response. A stream that ends before the request's answer,
+    /// after giving an event id, is resumed as the transport specifies: after the `retry` time
+    /// it asked for, a GET with `Last-Event-ID` continues it, until the answer comes or the
+    /// exchange's time is up.
     fn events_of(
         &self,
         body: ureq::Body,
@@ -398,36 +429,107 @@ impl Shared {
         method: &str,
         answered: &mut bool,
     ) -> Outcome {
+        let deadline = Instant::now() + self.timeout;
         let mut events = EventReader::new(BufReader::new(body.into_reader()), MAX_LINE_BYTES);
+        let mut resumed = 0;
         loop {
-            let data = match events.next_event() {
-                Ok(StreamEvent::Message(data)) => data,
-                Ok(StreamEvent::TooLarge) => {
-                    return Outcome::Failed(format!(
-                        "an event larger than {} MiB",
-                        MAX_LINE_BYTES / (1024 * 1024)
-                    ));
+            match self.read_events(&mut events, id, method, answered) {
+                Some(outcome) => return outcome,
+                None => {
+                    let Some(last) = events.last_event_id().map(str::to_owned) else {
+                        return Outcome::Done;
+                    };
+                    if id.is_none() || resumed >= MAX_RESUMES {
+                        return Outcome::Done;
+                    }
+                    let wait = Duration::from_millis(events.retry().unwrap_or(DEFAULT_RETRY_MS));
+                    if Instant::now() + wait >= deadline {
+                        return Outcome::Failed(format!(
+                            "the event stream ended after event {} and no answer came in time",
+                            quote(&last)
+                        ));
+                    }
+                    std::thread::sleep(wait);
+                    resumed += 1;
+                    match self.resume(&last, deadline) {
+                        Ok(body) => {
+                            events = EventReader::new(BufReader::new(body), MAX_LINE_BYTES);
+                        }
+                        Err(reason) => return Outcome::Failed(reason),
+                    }
                 }
-                Ok(StreamEvent::End) => return Outcome::Done,
-                Err(e) => return Outcome::Failed(self.transport(&ureq::Error::from(e))),
-            };
-            if data.trim().is_empty() {
-                continue;
-            }
-            let Ok(message) = mcp_recovery_model::json::from_str(&data) else {
-                return Outcome::Failed(format!("an event is not JSON: {}", quote(&data)));
-            };
-            if let Err(reason) = self.take(message, data, id, method, answered) {
-                return Outcome::Failed(reason);
-            }
-            // The response ends the request's business; the server may keep the stream open.
-            if *answered && id.is_some() {
-                return Outcome::Done;
             }
         }
     }
 
-    /// Opens the GET stream for server-initiated messages once, on a thread of its own.
+    /// Reads events until the request is answered (`Some(Done)`), the exchange fails, or the
+    /// stream ends (`None`).
+    fn read_events(
+        &self,
+        events: &mut EventReader<BufReader<ureq::BodyReader<'static>>>,
+        id: Option<&Value>,
+        method: &str,
+        answered: &mut bool,
+    ) -> Option<Outcome> {
+        loop {
+            let data = match events.next_event() {
+                Ok(StreamEvent::Message(data)) => data,
+                Ok(StreamEvent::TooLarge) => {
+                    return Some(Outcome::Failed(format!(
+                        "an event larger than {} MiB",
+                        MAX_LINE_BYTES / (1024 * 1024)
+                    )));
+                }
+                Ok(StreamEvent::End) => return None,
+                Err(e) => return Some(Outcome::Failed(self.transport(&ureq::Error::from(e)))),
+            };
+            // An event with no data (a priming event) carries only its id.
+            if data.trim().is_empty() {
+                continue;
+            }
+            let Ok(message) = mcp_recovery_model::json::from_str(&data) else {
+                return Some(Outcome::Failed(format!(
+                    "an event is not JSON: {}",
+                    quote(&data)
+                )));
+            };
+            if let Err(reason) = self.take(message, data, id, method, answered) {
+                return Some(Outcome::Failed(reason));
+            }
+            // The response ends the request's business; the server may keep the stream open.
+            if *answered && id.is_some() {
+                return Some(Outcome::Done);
+            }
+        }
+    }
+
+    /// Continues a stream after event `last` with a GET carrying `Last-Event-ID`.
+    fn resume(&self, last: &str, deadline: Instant) -> Result<ureq::BodyReader<'static>, String> {
+        let request = self
+            .agent
+            .get(&self.url)
+            .config()
+            .timeout_global(Some(deadline.saturating_duration_since(Instant::now())))
+            .build()
+            .header("Accept", "text/event-stream")
+            .header("Last-Event-ID", last);
+        let response = self
+            .prepare(request, None)
+            .call()
+            .map_err(|e| format!("resuming the event stream: {}", self.transport(&e)))?;
+        let status = response.status().as_u16();
+        if status != 200 || mcp_recovery_client::media_type(&response) != "text/event-stream" {
+            return Err(format!(
+                "resuming the event stream after event {}: HTTP status {status}",
+                quote(last)
+            ));
+        }
+        Ok(response.into_body().into_reader())
+    }
+
+    /// Opens the GET stream for server-initiated messages once, on a thread of its own. A
+    /// stream the server ends after an event id is reopened with `Last-Event-ID` after its
+    /// `retry` time (at least half a second), for as long as the session lasts.
     fn open_stream(&self) {
         {
             let mut state = self.lock();
@@ -436,44 +538,52 @@ impl Shared {
             }
             state.stream_opened = true;
         }
-        let request = self
-            .agent
-            .get(&self.url)
-            .config()
-            .timeout_global(None)
-            .build()
-            .header("Accept", "text/event-stream");
-        let request = self.prepare(request, None);
-        let response = match request.call() {
-            Ok(response) => response,
-            Err(_) => return,
-        };
-        let is_stream = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        if response.status().as_u16() != 200 || !is_stream {
-            // No stream offered (405 is the usual answer): requests carry everything.
-            return;
-        }
-        let mut events = EventReader::new(
-            BufReader::new(response.into_body().into_reader()),
-            MAX_LINE_BYTES,
-        );
-        while let Ok(StreamEvent::Message(data)) = events.next_event() {
-            if self.lock().closed {
+        let mut last: Option<String> = None;
+        loop {
+            let request = self
+                .agent
+                .get(&self.url)
+                .config()
+                .timeout_global(None)
+                .build()
+                .header("Accept", "text/event-stream");
+            let request = match &last {
+                Some(last) => request.header("Last-Event-ID", last),
+                None => request,
+            };
+            let Ok(response) = self.prepare(request, None).call() else {
+                return;
+            };
+            if response.status().as_u16() != 200
+                || mcp_recovery_client::media_type(&response) != "text/event-stream"
+            {
+                // No stream offered (405 is the usual answer): requests carry everything.
                 return;
             }
-            match mcp_recovery_model::json::from_str(&data) {
-                Ok(message) if message.is_object() => {
-                    if !self.deliver(message, data) {
-                        return;
-                    }
+            let mut events = EventReader::new(
+                BufReader::new(response.into_body().into_reader()),
+                MAX_LINE_BYTES,
+            );
+            while let Ok(StreamEvent::Message(data)) = events.next_event() {
+                if self.lock().closed {
+                    return;
                 }
-                _ if data.trim().is_empty() => {}
-                _ => self.note("the GET stream carried an event that is not JSON-RPC"),
+                match mcp_recovery_model::json::from_str(&data) {
+                    Ok(message) if message.is_object() => {
+                        if !self.deliver(message, data) {
+                            return;
+                        }
+                    }
+                    _ if data.trim().is_empty() => {}
+                    _ => self.note("the GET stream carried an event that is not JSON-RPC"),
+                }
             }
+            last = events.last_event_id().map(str::to_owned);
+            if last.is_none() || self.lock().closed {
+                return;
+            }
+            let wait = events.retry().unwrap_or(DEFAULT_RETRY_MS).max(MIN_RETRY_MS);
+            std::thread::sleep(Duration::from_millis(wait));
         }
     }
 }

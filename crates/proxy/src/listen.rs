@@ -36,7 +36,8 @@ pub const ENDPOINT: &str = "/mcp";
 /// The bounds of a listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Sessions open at once; a new one beyond it is refused with 503.
+    /// Sessions open at once; beyond it the least recently used one with nothing pending is
+    /// closed, and a new one is refused with 503 only when none is.
     pub max_sessions: usize,
     /// Largest request body; a larger one is refused with 413.
     pub max_body_bytes: usize,
@@ -78,6 +79,20 @@ pub struct Listener {
     /// The bounds.
     pub limits: Limits,
 }
+
+/// The one protocol revision with JSON-RPC batches. A POST without `MCP-Protocol-Version` is
+/// taken to be of it, as the transport specifies for a request without the header.
+const BATCH_REVISION: &str = "2025-03-26";
+
+/// Events kept for clients resuming a stream with `Last-Event-ID`, and their most bytes.
+const RESUMABLE_EVENTS: usize = 1024;
+const RESUMABLE_BYTES: usize = 4 * 1024 * 1024;
+/// Streams whose unanswered requests are kept for a resuming client.
+const PARKED_STREAMS: usize = 64;
+/// The reconnection time a stream's priming event asks for, in milliseconds.
+const RETRY_MS: u64 = 1000;
+/// The first revision whose clients are sent priming events (an id with empty data).
+const PRIMING_REVISION: &str = "2025-11-25";
 
 /// Messages waiting for a stream before the oldest are dropped.
 const BACKLOG: usize = 1024;
@@ -161,13 +176,30 @@ struct Downstream {
 
 #[derive(Default)]
 struct Routes {
-    /// Request id → the stream of the POST that carried it.
-    waiting: HashMap<String, SyncSender<String>>,
+    /// Request id → the stream of the POST that carried it (its number, 0 for a JSON answer).
+    waiting: HashMap<String, (u64, SyncSender<String>)>,
     /// Open streams for everything else, the newest POST first, then GET.
     streams: Vec<(u64, SyncSender<String>)>,
     backlog: VecDeque<String>,
     next_stream: u64,
     get_open: bool,
+    /// The number of the latest GET stream.
+    get_stream: u64,
+    /// The events last sent on the streams, for a client resuming one (bounded).
+    sent: VecDeque<Sent>,
+    sent_bytes: usize,
+    /// The number of the latest event sent.
+    last_event: u64,
+    /// A stream whose connection went away → its requests then still unanswered, for a client
+    /// resuming it (bounded).
+    parked: HashMap<u64, HashSet<String>>,
+}
+
+/// One event sent on a stream.
+struct Sent {
+    stream: u64,
+    event: u64,
+    text: String,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -206,13 +238,63 @@ fn json_response(status: u16, body: &Value) -> Body {
     add(response, "Content-Type", "application/json")
 }
 
-fn event_stream(body: Stream, session: Option<&str>) -> Response<Stream> {
-    let response = Response::new(StatusCode(200), Vec::new(), body, None, None);
-    let response = add(response, "Content-Type", "text/event-stream");
-    let response = add(response, "Cache-Control", "no-cache");
-    match session {
-        Some(id) => add(response, "Mcp-Session-Id", id),
-        None => response,
+/// Answers `request` with `body` as a `text/event-stream`, each event sent (and flushed) as it
+/// is written, the head at once: the HTTP server's own writer would hold events back until 8 KiB
+/// had gathered, so an answer the client must give mid-call would never be asked for in time.
+fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
+    // Priming events go to clients of the revisions that define them.
+    let prime = header(&request, "MCP-Protocol-Version")
+        .is_some_and(|version| version.trim() >= PRIMING_REVISION);
+    let version = request.http_version().clone();
+    let close = version < tiny_http::HTTPVersion(1, 1)
+        || header(&request, "Connection")
+            .is_some_and(|value| value.to_ascii_lowercase().contains("close"));
+    // HTTP/1.0 has no chunks: the body ends when the connection does.
+    let chunked = version >= tiny_http::HTTPVersion(1, 1);
+    let mut writer = request.into_writer();
+    let mut head = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n",
+    );
+    if let Some(id) = session {
+        head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+    }
+    head.push_str(if chunked {
+        "Transfer-Encoding: chunked\r\n"
+    } else {
+        "Connection: close\r\n"
+    });
+    if close && chunked {
+        head.push_str("Connection: close\r\n");
+    }
+    head.push_str("\r\n");
+    let send = |writer: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
+        if chunked {
+            write!(writer, "{:x}\r\n", bytes.len())?;
+            writer.write_all(bytes)?;
+            writer.write_all(b"\r\n")?;
+        } else {
+            writer.write_all(bytes)?;
+        }
+        writer.flush()
+    };
+    if writer
+        .write_all(head.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
+        return;
+    }
+    if prime && send(&mut *writer, &body.priming()).is_err() {
+        return;
+    }
+    while let Some(event) = body.next_event() {
+        // A client that went away ends the stream.
+        if send(&mut *writer, &event).is_err() {
+            return;
+        }
+    }
+    if chunked {
+        let _ = writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush());
     }
 }
 
@@ -312,7 +394,28 @@ impl Hub {
             Value::Array(batch) if batch.is_empty() => {
                 return answer(request, rpc_error(400, -32600, "an empty batch"));
             }
-            Value::Array(batch) => batch,
+            Value::Array(batch) => {
+                if let Some(version) = header(&request, "MCP-Protocol-Version")
+                    .filter(|version| version.trim() != BATCH_REVISION)
+                {
+                    note(&format!(
+                        "refused a batch under protocol {}: batches exist only in {BATCH_REVISION}",
+                        crate::escape(&version)
+                    ));
+                    return answer(
+                        request,
+                        rpc_error(
+                            400,
+                            -32600,
+                            &format!(
+                                "a JSON-RPC batch is not allowed: MCP-Protocol-Version names a \
+                                 revision without batches (only {BATCH_REVISION} has them)"
+                            ),
+                        ),
+                    );
+                }
+                batch
+            }
             single => vec![single],
         };
         if messages.iter().any(|m| !m.is_object()) {
@@ -378,13 +481,13 @@ impl Hub {
             receiver,
             number: stream,
             remaining: Some(ids.into_iter().collect()),
+            standalone: false,
+            replay: VecDeque::new(),
             patience: self.patience(),
             last: Instant::now(),
-            buffer: Vec::new(),
-            at: 0,
         };
         if wants_stream {
-            return answer(request, event_stream(body, created.as_deref()));
+            return event_stream(request, body, created.as_deref());
         }
         let answers = body.collect();
         let value = match <[Value; 1]>::try_from(answers) {
@@ -410,6 +513,15 @@ impl Hub {
         let Some(downstream) = self.find(&id) else {
             return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
         };
+        if let Some(last) = header(&request, "Last-Event-ID") {
+            return match downstream.resume(&last, self.patience()) {
+                Some(body) => event_stream(request, body, None),
+                None => answer(
+                    request,
+                    plain(404, "no stream of this session has that Last-Event-ID"),
+                ),
+            };
+        }
         let (sender, receiver) = sync_channel(STREAM_BUFFER);
         let number = {
             let mut routes = lock(&downstream.routes);
@@ -421,19 +533,21 @@ impl Hub {
                 );
             }
             routes.get_open = true;
-            routes.add_stream(sender, false)
+            let number = routes.add_stream(sender, false);
+            routes.get_stream = number;
+            number
         };
         let body = Stream {
             downstream,
             receiver,
             number: Some(number),
             remaining: None,
+            standalone: true,
+            replay: VecDeque::new(),
             patience: Duration::MAX,
             last: Instant::now(),
-            buffer: Vec::new(),
-            at: 0,
         };
-        answer(request, event_stream(body, None));
+        event_stream(request, body, None);
     }
 
     fn delete(&self, request: Request, session: Option<String>) {
@@ -468,19 +582,7 @@ impl Hub {
             (Ok(id), Ok(journal_id)) => (id, journal_id),
             (Err(e), _) | (_, Err(e)) => return Err(failed(e)),
         };
-        {
-            let sessions = lock(&self.sessions);
-            if sessions.len() >= self.listener.limits.max_sessions {
-                return Err(rpc_error(
-                    503,
-                    -32000,
-                    &format!(
-                        "mcp-recovery proxy: {} sessions are open, the most allowed",
-                        sessions.len()
-                    ),
-                ));
-            }
-        }
+        self.make_room()?;
         let (sender, events) = sync_channel(EVENT_BUFFER);
         let upstream = self
             .upstream
@@ -524,6 +626,39 @@ impl Hub {
             }
         });
         Ok((id, downstream))
+    }
+
+    /// At the session cap, closes the least recently used session with nothing pending (no
+    /// request waiting for its answer, no POST stream open), so clients that never send DELETE do
+    /// not lock new ones out; refuses (503) only when every session is busy.
+    fn make_room(&self) -> Result<(), Body> {
+        let mut sessions = lock(&self.sessions);
+        if sessions.len() < self.listener.limits.max_sessions {
+            return Ok(());
+        }
+        let oldest = sessions
+            .iter()
+            .filter(|(_, d)| d.at_rest())
+            .min_by_key(|(_, d)| *lock(&d.last_used))
+            .map(|(id, _)| id.clone());
+        let Some(downstream) = oldest.and_then(|id| sessions.remove(&id)) else {
+            return Err(rpc_error(
+                503,
+                -32000,
+                &format!(
+                    "mcp-recovery proxy: {} sessions are open and busy, the most allowed",
+                    sessions.len()
+                ),
+            ));
+        };
+        drop(sessions);
+        note(&format!(
+            "session {} closed to make room: {} sessions were open, the most allowed, and it \
+             was the least recently used with nothing pending",
+            downstream.journal_id, self.listener.limits.max_sessions
+        ));
+        downstream.end();
+        Ok(())
     }
 
     /// Closes the sessions idle for longer than the limit.
@@ -603,10 +738,13 @@ impl Downstream {
                 "a request id is used twice while pending",
             ));
         }
+        let number = stream.then(|| routes.add_stream(sender.clone(), true));
         for id in ids {
-            routes.waiting.insert(id.clone(), sender.clone());
+            routes
+                .waiting
+                .insert(id.clone(), (number.unwrap_or(0), sender.clone()));
         }
-        Ok(stream.then(|| routes.add_stream(sender.clone(), true)))
+        Ok(number)
     }
 
     /// Unregisters a POST's requests and its stream.
@@ -618,6 +756,86 @@ impl Downstream {
         if let Some(number) = stream {
             routes.streams.retain(|(n, _)| *n != number);
         }
+    }
+
+    /// Records an event sent on stream `number`; its number.
+    fn sent(&self, number: u64, text: &str) -> u64 {
+        let mut routes = lock(&self.routes);
+        routes.last_event += 1;
+        let event = routes.last_event;
+        routes.sent_bytes += text.len();
+        routes.sent.push_back(Sent {
+            stream: number,
+            event,
+            text: text.to_owned(),
+        });
+        while routes.sent.len() > RESUMABLE_EVENTS || routes.sent_bytes > RESUMABLE_BYTES {
+            match routes.sent.pop_front() {
+                Some(old) => routes.sent_bytes -= old.text.len(),
+                None => break,
+            }
+        }
+        event
+    }
+
+    /// A stream continuing the one whose event `last` (`STREAM-EVENT`, as this proxy numbers
+    /// them) the client saw last: the events after it again, then what the stream still owes
+    /// (the answers to its requests, or for a GET stream everything until the session ends).
+    /// `None` when no such stream is known.
+    fn resume(self: &Arc<Downstream>, last: &str, patience: Duration) -> Option<Stream> {
+        let (stream, event) = last.trim().split_once('-')?;
+        let (stream, event): (u64, u64) = (stream.parse().ok()?, event.parse().ok()?);
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let mut routes = lock(&self.routes);
+        if stream == 0 || stream > routes.next_stream || event > routes.last_event {
+            return None;
+        }
+        let replay: VecDeque<String> = routes
+            .sent
+            .iter()
+            .filter(|sent| sent.stream == stream && sent.event > event)
+            .map(|sent| sent.text.clone())
+            .collect();
+        let listening = stream == routes.get_stream;
+        let standalone = listening && !routes.get_open;
+        if standalone {
+            routes.get_open = true;
+        }
+        let number = routes.add_stream(sender.clone(), !listening);
+        if listening {
+            routes.get_stream = number;
+        }
+        // The requests it owes: those parked when its connection went away, and those whose
+        // answers would still go to it.
+        let mut owed = routes.parked.remove(&stream).unwrap_or_default();
+        for (key, waiting) in &mut routes.waiting {
+            if waiting.0 == stream {
+                *waiting = (number, sender.clone());
+                owed.insert(key.clone());
+            }
+        }
+        for key in &owed {
+            routes.waiting.insert(key.clone(), (number, sender.clone()));
+        }
+        drop(routes);
+        Some(Stream {
+            downstream: Arc::clone(self),
+            receiver,
+            number: Some(number),
+            remaining: (!listening).then_some(owed),
+            standalone,
+            replay,
+            patience: if listening { Duration::MAX } else { patience },
+            last: Instant::now(),
+        })
+    }
+
+    /// No request of the session waits for its answer and no POST stream of it is open (its
+    /// GET stream only listens, and a client that went away leaves it open until a keep-alive
+    /// finds out).
+    fn at_rest(&self) -> bool {
+        let routes = lock(&self.routes);
+        routes.waiting.is_empty() && routes.streams.len() <= usize::from(routes.get_open)
     }
 
     /// Asks the session to finish (it answers what is pending, then closes its upstream).
@@ -662,9 +880,14 @@ impl Writer {
     fn send(&self, text: String) {
         let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
         let mut routes = lock(&self.downstream.routes);
-        if is_response(&message)
-            && let Some(sender) = id_key(&message).and_then(|key| routes.waiting.remove(&key))
-        {
+        let key = is_response(&message).then(|| id_key(&message)).flatten();
+        if let Some(key) = &key {
+            // An answer no stream waits for is no longer owed to a resuming client.
+            for parked in routes.parked.values_mut() {
+                parked.remove(key);
+            }
+        }
+        if let Some((_, sender)) = key.and_then(|key| routes.waiting.remove(&key)) {
             match sender.try_send(text) {
                 Ok(()) => return,
                 Err(TrySendError::Full(text) | TrySendError::Disconnected(text)) => {
@@ -688,17 +911,24 @@ struct Stream {
     number: Option<u64>,
     /// The requests still unanswered (`None`: a GET stream, open until the session ends).
     remaining: Option<HashSet<String>>,
+    /// The session's GET stream (its end lets another open).
+    standalone: bool,
+    /// Events sent before on the stream this one resumes, to send again first (with ids of
+    /// this stream).
+    replay: VecDeque<String>,
     /// Longest wait for the next message.
     patience: Duration,
     /// When the last message came (or the stream opened).
     last: Instant,
-    buffer: Vec<u8>,
-    at: usize,
 }
 
 impl Stream {
     /// The next message, or `None` when the stream is over.
     fn next_message(&mut self) -> Option<Result<String, ()>> {
+        if let Some(text) = self.replay.pop_front() {
+            self.answered(&text);
+            return Some(Ok(text));
+        }
         if self.remaining.as_ref().is_some_and(HashSet::is_empty) {
             return None;
         }
@@ -712,17 +942,22 @@ impl Stream {
         {
             Ok(text) => {
                 self.last = Instant::now();
-                if let Some(remaining) = self.remaining.as_mut()
-                    && let Ok(message) = mcp_recovery_model::json::from_str(&text)
-                    && is_response(&message)
-                    && let Some(key) = id_key(&message)
-                {
-                    remaining.remove(&key);
-                }
+                self.answered(&text);
                 Some(Ok(text))
             }
             Err(RecvTimeoutError::Timeout) => Some(Err(())),
             Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Counts `text` off the requests still unanswered when it answers one.
+    fn answered(&mut self, text: &str) {
+        if let Some(remaining) = self.remaining.as_mut()
+            && let Ok(message) = mcp_recovery_model::json::from_str(text)
+            && is_response(&message)
+            && let Some(key) = id_key(&message)
+        {
+            remaining.remove(&key);
         }
     }
 
@@ -740,25 +975,29 @@ impl Stream {
     }
 }
 
-impl Read for Stream {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.at >= self.buffer.len() {
-            self.buffer.clear();
-            self.at = 0;
-            match self.next_message() {
-                None => return Ok(0),
-                Some(Ok(text)) => {
-                    self.buffer.extend_from_slice(b"event: message\ndata: ");
-                    self.buffer.extend_from_slice(text.as_bytes());
-                    self.buffer.extend_from_slice(b"\n\n");
-                }
-                Some(Err(())) => self.buffer.extend_from_slice(b": keep-alive\n\n"),
+impl Stream {
+    /// The next event's bytes (a keep-alive comment when none came in time), or `None` when the
+    /// stream is over.
+    fn next_event(&mut self) -> Option<Vec<u8>> {
+        match self.next_message()? {
+            Ok(text) => {
+                let stream = self.number.unwrap_or(0);
+                let event = self.downstream.sent(stream, &text);
+                let mut event =
+                    format!("id: {stream}-{event}\nevent: message\ndata: ").into_bytes();
+                event.extend_from_slice(text.as_bytes());
+                event.extend_from_slice(b"\n\n");
+                Some(event)
             }
+            Err(()) => Some(b": keep-alive\n\n".to_vec()),
         }
-        let n = out.len().min(self.buffer.len() - self.at);
-        out[..n].copy_from_slice(&self.buffer[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
+    }
+
+    /// The priming event: an id for the stream's start and the reconnection time.
+    fn priming(&self) -> Vec<u8> {
+        let event = lock(&self.downstream.routes).last_event;
+        let stream = self.number.unwrap_or(0);
+        format!("id: {stream}-{event}\nretry: {RETRY_MS}\ndata: \n\n").into_bytes()
     }
 }
 
@@ -768,10 +1007,28 @@ impl Drop for Stream {
         if let Some(number) = self.number {
             routes.streams.retain(|(n, _)| *n != number);
         }
-        if self.remaining.is_none() {
+        if self.standalone {
             routes.get_open = false;
         }
-        if let Some(remaining) = &self.remaining {
+        if let (Some(remaining), Some(number)) = (&self.remaining, self.number) {
+            // The requests still waiting on this stream are kept for a client resuming it.
+            let mine: HashSet<String> = remaining
+                .iter()
+                .filter(|key| routes.waiting.get(*key).is_some_and(|(n, _)| *n == number))
+                .cloned()
+                .collect();
+            for key in &mine {
+                routes.waiting.remove(key);
+            }
+            if !mine.is_empty() {
+                if routes.parked.len() >= PARKED_STREAMS
+                    && let Some(oldest) = routes.parked.keys().min().copied()
+                {
+                    routes.parked.remove(&oldest);
+                }
+                routes.parked.insert(number, mine);
+            }
+        } else if let Some(remaining) = &self.remaining {
             for key in remaining {
                 routes.waiting.remove(key);
             }
@@ -956,6 +1213,72 @@ mod tests {
                 answer.is_empty() || answer.contains("408"),
                 "{stalled:?}: {answer:?}"
             );
+        }
+    }
+
+    /// Clients trickling a request a byte at a time, each byte well within the I/O timeout,
+    /// are cut when the whole request is not in by the timeout, so they cannot keep every
+    /// place taken: a new client is served while they still trickle.
+    #[cfg(unix)]
+    #[test]
+    fn trickling_clients_are_cut_at_the_request_deadline() {
+        let timeout = Duration::from_millis(1500);
+        let address = listening(Limits {
+            io_timeout: timeout,
+            max_connections: 4,
+            ..Limits::default()
+        });
+        let started = Instant::now();
+        let request = b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+        let tricklers: Vec<_> = (0..4)
+            .map(|_| {
+                let mut stream = connect(address);
+                std::thread::spawn(move || {
+                    // One byte every 200 ms: the whole request would take over 14 s.
+                    for byte in request {
+                        if stream.write_all(&[*byte]).is_err() {
+                            return Instant::now();
+                        }
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    let mut answer = String::new();
+                    let _ = stream.read_to_string(&mut answer);
+                    assert!(
+                        answer.is_empty(),
+                        "a trickled request was answered: {answer}"
+                    );
+                    Instant::now()
+                })
+            })
+            .collect();
+        // Wait until all four hold a place: a fifth connection is refused.
+        std::thread::sleep(Duration::from_millis(300));
+        let ask = || {
+            let mut stream = connect(address);
+            let request = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut answer = String::new();
+            let _ = BufReader::new(stream).read_to_string(&mut answer);
+            answer
+        };
+        assert!(ask().starts_with("HTTP/1.1 503"));
+        // Once the deadline has passed the places are free again, long before the tricklers
+        // would finish.
+        let served = loop {
+            let answer = ask();
+            if answer.starts_with("HTTP/1.1 404") {
+                break started.elapsed();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(8),
+                "no place came free: {answer}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(served >= timeout, "served after {served:?}");
+        for trickler in tricklers {
+            let cut = trickler.join().unwrap().duration_since(started);
+            assert!(cut < Duration::from_secs(8), "cut after {cut:?}");
         }
     }
 
