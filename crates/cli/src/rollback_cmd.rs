@@ -15,7 +15,6 @@ use mcp_recovery_journal::{
 };
 use mcp_recovery_plan::{
     Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
-    trace_sessions,
 };
 use mcp_recovery_proxy::{
     Approver, Effects, Policy, Prior, Reply, Verdict, escape, prior_compensations, rollback,
@@ -250,6 +249,9 @@ impl Recorded {
     }
 }
 
+/// One session's id, its journal lines and its records.
+type SessionLines = (String, String, Vec<Map<String, Value>>);
+
 /// The sessions to roll back: `--session`; else every one with effects left (compensations not
 /// yet done, or steps needing attention no rollback has reported) when `--all` says so (newest
 /// first), else the only one. Several without `--all` are listed and refused: nothing is rolled
@@ -261,16 +263,34 @@ fn chosen_sessions(
     records: &[Map<String, Value>],
     tools: &ToolList,
 ) -> Result<Vec<Recorded>, Failure> {
-    let read = |id: &str| {
+    let read = |id: &str, text: &str, records: &[Map<String, Value>]| {
         Recorded::read(id, text, records, tools)
             .map_err(|e| Failure::Usage(format!("{shown}: {e}")))
     };
     if let Some(id) = &args.session {
-        return Ok(vec![read(id)?]);
+        return Ok(vec![read(id, text, records)?]);
+    }
+    // Each session's lines and records, gathered in one pass, so that a journal of many
+    // sessions is read once rather than once per session.
+    let mut groups: Vec<SessionLines> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (line, record) in text.lines().zip(records) {
+        let id = record
+            .get("session")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let at = *index.entry(id.to_owned()).or_insert_with(|| {
+            groups.push((id.to_owned(), String::new(), Vec::new()));
+            groups.len() - 1
+        });
+        let (_, lines, own) = &mut groups[at];
+        lines.push_str(line);
+        lines.push('\n');
+        own.push(record.clone());
     }
     let mut open = Vec::new();
-    for id in trace_sessions(text).iter().rev() {
-        let session = read(id)?;
+    for (id, lines, own) in groups.iter().rev() {
+        let session = read(id, lines, own)?;
         if session.left > 0 || session.unreported > 0 {
             open.push(session);
         }
