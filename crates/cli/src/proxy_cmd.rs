@@ -30,9 +30,6 @@ pub struct ProxyArgs {
     /// last records).
     #[arg(long)]
     pub no_fsync: bool,
-    /// Waiting for another writer of the journal.
-    #[command(flatten)]
-    pub lock: LockArgs,
     /// Apply this overlay (JSON or TOML) to the server's tools before they are classified and
     /// planned from (repeatable; the server's own declarations win). The client's tools/list
     /// is passed on unchanged.
@@ -64,6 +61,9 @@ pub struct ProxyArgs {
     /// Where the server is and how the client connects.
     #[command(flatten)]
     pub transport: crate::proxy_http::TransportArgs,
+    /// Waiting for another writer of the journal.
+    #[command(flatten)]
+    pub lock: LockArgs,
     /// The server command and its arguments (after `--`), unless --config or --url names it.
     #[arg(
         last = true,

@@ -33,16 +33,11 @@ pub struct RollbackArgs {
     /// The journal of the session to roll back (compensations are appended to it).
     #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: PathBuf,
-    /// The session to roll back (default: the only session with compensations left; when
-    /// several have some, they are listed and nothing is done unless --all is given).
+    /// The session to roll back (default: the only session with effects left: compensations
+    /// not yet done, or effects needing attention never reported; when several have some,
+    /// they are listed and nothing is done unless --all is given).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Roll back every session with compensations left, newest first.
-    #[arg(long, conflicts_with = "session")]
-    pub all: bool,
-    /// Waiting for another writer of the journal.
-    #[command(flatten)]
-    pub lock: LockArgs,
     /// Print what would be done; call nothing and write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -59,6 +54,12 @@ pub struct RollbackArgs {
     /// The live server.
     #[command(flatten)]
     pub server: ServerArgs,
+    /// Roll back every session with effects left, newest first.
+    #[arg(long, conflicts_with = "session")]
+    pub all: bool,
+    /// Waiting for another writer of the journal.
+    #[command(flatten)]
+    pub lock: LockArgs,
 }
 
 /// Runs `rollback`: exit 0 when every compensation succeeded or was done before, 1 when some
