@@ -360,6 +360,8 @@ for line in sys.stdin:
         orders += 1
         order = {"orderId": f"o-{orders}", "padding": "x" * pad}
         result = {"content": [{"type": "text", "text": "ok"}], "structuredContent": order}
+        if params["name"] == "fail_order":
+            result = {"content": [{"type": "text", "text": "failed"}], "isError": True}
     else:
         error = {"code": -32601, "message": "no such method"}
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
@@ -367,24 +369,48 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
 "#;
 
+/// The command line of [`BIG_SERVER`] with `create_order`, `cancel_order` and `extra` tools,
+/// `pad` bytes of padding and its call log at `log`.
+fn big_server(dir: &Path, extra: &[Value], log: &Path, pad: usize) -> Vec<String> {
+    let tools = dir.join("tools.json");
+    let mut list: Value =
+        serde_json::from_str(&common::order_tools("cancel_order", true, true)).unwrap();
+    list["tools"]
+        .as_array_mut()
+        .unwrap()
+        .extend_from_slice(extra);
+    std::fs::write(&tools, list.to_string()).unwrap();
+    let script = dir.join("big.py");
+    std::fs::write(&script, BIG_SERVER).unwrap();
+    [
+        "python3".to_owned(),
+        script.display().to_string(),
+        tools.display().to_string(),
+        log.display().to_string(),
+        pad.to_string(),
+    ]
+    .to_vec()
+}
+
+/// The order ids `cancel_order` was called with, in order.
+fn cancelled(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|c| c["name"] == "cancel_order")
+        .map(|c| c["arguments"]["orderId"].clone())
+        .collect()
+}
+
 /// Two results of 5 MiB through a proxy whose journal cap is 8 MiB: the journal stays small
 /// (the bodies are beside it, by digest), verifies, opens again, and `rollback` reads the
 /// order id back from the side file to cancel both orders.
 #[test]
 fn results_larger_than_the_cap_are_kept_beside_the_journal() {
     let (dir, journal, log) = setup();
-    let tools = dir.path().join("tools.json");
-    std::fs::write(&tools, common::order_tools("cancel_order", true, true)).unwrap();
-    let script = dir.path().join("big.py");
-    std::fs::write(&script, BIG_SERVER).unwrap();
-    let pad = (5 << 20).to_string();
-    let server = [
-        "python3",
-        script.to_str().unwrap(),
-        tools.to_str().unwrap(),
-        log.to_str().unwrap(),
-        &pad,
-    ];
+    let owned = big_server(dir.path(), &[], &log, 5 << 20);
+    let server: Vec<&str> = owned.iter().map(String::as_str).collect();
     let flags = [
         "--max-file-size",
         "8M",
@@ -426,14 +452,7 @@ fn results_larger_than_the_cap_are_kept_beside_the_journal() {
         stdout(&output),
         String::from_utf8_lossy(&output.stderr)
     );
-    let cancelled: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|c| c["name"] == "cancel_order")
-        .map(|c| c["arguments"]["orderId"].clone())
-        .collect();
-    assert_eq!(cancelled, [json!("o-2"), json!("o-1")]);
+    assert_eq!(cancelled(&log), [json!("o-2"), json!("o-1")]);
 
     // A side file edited afterwards breaks the line that names it.
     let first = std::fs::read_dir(&side)
@@ -461,6 +480,33 @@ fn results_larger_than_the_cap_are_kept_beside_the_journal() {
     let (status, out) = audit_verify(dir.path(), &journal);
     assert_eq!(status, 1, "{out}");
     assert!(out.contains("cannot be read"), "{out}");
+}
+
+/// The proxy's own rollback reaches past its window into the journal, and reads the big
+/// result of the older call back from its side file to compensate it.
+#[test]
+fn the_proxy_reads_big_results_back_past_its_rollback_window() {
+    let (dir, journal, log) = setup();
+    let failing = json!({"name": "fail_order", "inputSchema": {"type": "object"}});
+    let owned = big_server(dir.path(), &[failing], &log, 200 << 10);
+    let server: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--on-failure",
+        "rollback",
+        "--rollback-window",
+        "1",
+    ];
+    let calls = [
+        ("create_order", json!({"sku": "a"})),
+        ("create_order", json!({"sku": "b"})),
+        ("fail_order", json!({})),
+    ];
+    session(dir.path(), &flags, &server, &calls);
+    assert!(std::fs::metadata(&journal).unwrap().len() < 64 * 1024);
+    assert_eq!(cancelled(&log), [json!("o-2"), json!("o-1")]);
+    verified(dir.path(), &journal);
 }
 
 /// The Python verifier of `spec/journal.md`, written to `dir`.
