@@ -1,5 +1,5 @@
-//! The journal reader on any bytes: `verify_reader` never panics and agrees with `verify` on
-//! the same bytes read as text, one byte at a time or all at once; a cap below the input's
+//! The journal reader on any bytes: `verify_reader` never panics, refuses bytes that are not
+//! UTF-8, and agrees with `verify` on the same bytes as text, one byte at a time or all at once; a cap below the input's
 //! length is an error, never a partial verdict; `read_records` never panics; a journal that
 //! verifies reopens with `Journal::open` at its head, and one more record keeps it verifying.
 
@@ -13,8 +13,13 @@ use mcp_recovery_journal::{
 };
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let whole = verify(&text);
+    // Bytes that are not UTF-8 never verify (a line is never decoded lossily).
+    let Ok(text) = std::str::from_utf8(data) else {
+        let streamed = verify_reader(data, u64::MAX, Verifier::new());
+        assert!(streamed.is_ok_and(|r| r.broken.is_some()));
+        return;
+    };
+    let whole = verify(text);
     let streamed = verify_reader(data, u64::MAX, Verifier::new());
     assert_eq!(streamed.as_ref().ok(), Some(&whole));
     let split = verify_reader(BufReader::with_capacity(7, data), data.len() as u64, Verifier::new());
@@ -33,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(matches!(capped, Err(ReadError::TooLarge { .. })));
         }
     }
-    let _ = read_records(&text);
+    let _ = read_records(text);
     if whole.broken.is_some() {
         return;
     }

@@ -47,6 +47,11 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         Some(head) => Verifier::expecting_head(head),
         None => Verifier::new(),
     };
+    // Out-of-line members are checked against `JOURNAL.d` (not for a journal on stdin).
+    let verifier = match &input {
+        Input::File(path) => verifier.with_side_files(path),
+        Input::Stdin => verifier,
+    };
     let report = verify_reader(input.open()?, policy().max_bytes, verifier)
         .map_err(|e| input.failure(inputs::journal_read_error(e)))?;
     let mut out = std::io::stdout().lock();

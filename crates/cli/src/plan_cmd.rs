@@ -75,6 +75,18 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     let trace_bytes = Input::named(&args.trace).read()?;
     let trace_text = String::from_utf8(trace_bytes)
         .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;
+    // A journal keeps big results beside it; the plan binds from them.
+    let trace_text = if args.trace.as_os_str() == "-" {
+        trace_text
+    } else {
+        mcp_recovery_journal::inline_out_of_line(
+            &trace_text,
+            &args.trace,
+            args.session.as_deref(),
+            mcp_recovery_journal::READ_BACK_MAX_BYTES,
+        )
+        .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?
+    };
     let trace = match &args.session {
         Some(session) => parse_session_trace(&trace_text, session),
         None => parse_trace(&trace_text),

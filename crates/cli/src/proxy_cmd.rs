@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use mcp_recovery_client::{Options, Target};
-use mcp_recovery_journal::{Journal, JournalError};
+use mcp_recovery_journal::{Holder, Journal, JournalError};
 use mcp_recovery_proxy::{
     Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays, Policy,
     PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
@@ -61,6 +61,9 @@ pub struct ProxyArgs {
     /// Where the server is and how the client connects.
     #[command(flatten)]
     pub transport: crate::proxy_http::TransportArgs,
+    /// Waiting for another writer of the journal.
+    #[command(flatten)]
+    pub lock: LockArgs,
     /// The server command and its arguments (after `--`), unless --config or --url names it.
     #[arg(
         last = true,
@@ -69,6 +72,25 @@ pub struct ProxyArgs {
         conflicts_with = "url"
     )]
     pub command: Vec<String>,
+}
+
+/// The journal-lock flag shared by `proxy` and `rollback`.
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// When another proxy or rollback is writing the journal, wait up to SECONDS for it to
+    /// finish instead of failing at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub wait_lock: u64,
+}
+
+impl LockArgs {
+    /// The lock holder `mcp-recovery COMMAND` (no arguments: they may carry secrets).
+    pub fn holder(&self, command: &str) -> Holder {
+        Holder {
+            command: format!("mcp-recovery {command}"),
+            wait: std::time::Duration::from_secs(self.wait_lock),
+        }
+    }
 }
 
 /// The policy flags shared by `proxy` and `rollback`.
@@ -132,13 +154,18 @@ impl PolicyArgs {
     }
 }
 
-/// Opens (or creates) the journal at `path` for appending, under the size cap of every input
-/// (`--max-file-size`) and refused over it with the same error as any other input.
-pub fn open_journal(path: &Path, fsync: bool) -> Result<Journal, Failure> {
-    let mut journal = Journal::open(path, inputs::policy().max_bytes).map_err(|e| match e {
+/// Opens (or creates) the journal at `path` for appending, as its only writer (`holder`),
+/// under the size cap of every input (`--max-file-size`, also the cap no append goes past) and
+/// refused over it with the same error as any other input.
+pub fn open_journal(path: &Path, fsync: bool, holder: &Holder) -> Result<Journal, Failure> {
+    let max_bytes = inputs::policy().max_bytes;
+    let mut journal = Journal::open_as(path, max_bytes, holder).map_err(|e| match e {
         JournalError::TooLarge { limit, .. } => {
             Input::File(path.to_owned()).failure(inputs::ReadError::TooLarge { limit })
         }
+        e @ JournalError::Locked { .. } if holder.wait.is_zero() => Failure::Usage(format!(
+            "{e}; wait for it with --wait-lock SECONDS, or give this run its own journal"
+        )),
         e => Failure::Usage(e.to_string()),
     })?;
     journal.set_sync(fsync);
@@ -223,7 +250,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     let journal = args
         .journal
         .as_deref()
-        .map(|path| open_journal(path, !args.no_fsync))
+        .map(|path| open_journal(path, !args.no_fsync, &args.lock.holder("proxy")))
         .transpose()?;
     let settings = Settings {
         policy,

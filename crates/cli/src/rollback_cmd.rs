@@ -1,6 +1,7 @@
 //! `mcp-recovery rollback`: run the compensation plan of a recorded session against a live
 //! server, journaling each step; resumable after a crash.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,10 +10,14 @@ use std::time::Duration;
 
 use clap::Args;
 use mcp_recovery_client::{ClientError, Connection};
-use mcp_recovery_journal::{Journal, JournalError, Kind, read_records, verify};
-use mcp_recovery_plan::{load_tools, parse_session_calls, trace_sessions};
+use mcp_recovery_journal::{
+    Journal, JournalError, Kind, READ_BACK_MAX_BYTES, inline_out_of_line, read_records, verify,
+};
+use mcp_recovery_plan::{
+    Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
+};
 use mcp_recovery_proxy::{
-    Approver, Effects, Policy, Reply, Verdict, escape, prior_compensations, rollback,
+    Approver, Effects, Policy, Prior, Reply, Verdict, escape, prior_compensations, rollback,
 };
 use serde_json::{Map, Value, json};
 
@@ -20,7 +25,7 @@ use crate::Failure;
 use crate::cli::ServerArgs;
 use crate::inputs::Input;
 use crate::live;
-use crate::proxy_cmd::{PolicyArgs, one_server, open_journal, read_overlays};
+use crate::proxy_cmd::{LockArgs, PolicyArgs, one_server, open_journal, read_overlays};
 
 /// Arguments of `rollback`.
 #[derive(Debug, Args)]
@@ -28,7 +33,9 @@ pub struct RollbackArgs {
     /// The journal of the session to roll back (compensations are appended to it).
     #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: PathBuf,
-    /// The session to roll back (default: the journal's last session).
+    /// The session to roll back (default: the only session with effects left: compensations
+    /// not yet done, or effects needing attention never reported; when several have some,
+    /// they are listed and nothing is done unless --all is given).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Print what would be done; call nothing and write nothing.
@@ -47,30 +54,51 @@ pub struct RollbackArgs {
     /// The live server.
     #[command(flatten)]
     pub server: ServerArgs,
+    /// Roll back every session with effects left, newest first.
+    #[arg(long, conflicts_with = "session")]
+    pub all: bool,
+    /// Waiting for another writer of the journal.
+    #[command(flatten)]
+    pub lock: LockArgs,
 }
 
 /// Runs `rollback`: exit 0 when every compensation succeeded or was done before, 1 when some
 /// step needs attention, 2 when it could not run.
 pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
-    let journal = Input::named(&args.journal);
-    let shown = journal.display();
-    let bytes = journal.read()?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if let Some(broken) = verify(&text).broken {
+    // The writer's lock is taken before the journal is read, so no other writer appends
+    // between the reading and the rollback's own records.
+    let mut journal = if args.dry_run {
+        None
+    } else {
+        Some(open_journal(
+            &args.journal,
+            true,
+            &args.lock.holder("rollback"),
+        )?)
+    };
+    let input = Input::named(&args.journal);
+    let shown = input.display();
+    let bytes = input.read()?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        Failure::Usage(format!(
+            "{shown}: the journal is not UTF-8 (byte {}); refusing to act on it",
+            e.valid_up_to() + 1
+        ))
+    })?;
+    if let Some(broken) = verify(text).broken {
         return Err(Failure::Usage(format!(
             "{shown}: the journal does not verify ({broken}); refusing to act on it"
         )));
     }
-    let session = match &args.session {
-        Some(session) => session.clone(),
-        None => trace_sessions(&text)
-            .pop()
-            .ok_or_else(|| Failure::Usage(format!("{shown}: the journal has no session")))?,
-    };
-    let calls = parse_session_calls(&text, &session)
-        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    // Big results were written beside the journal; the plan binds from them.
+    let text = inline_out_of_line(
+        text,
+        &args.journal,
+        args.session.as_deref(),
+        READ_BACK_MAX_BYTES,
+    )
+    .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
-    let prior = prior_compensations(&records, &session);
     let (policy, approver) = args.policy.resolve()?;
     let overlays = read_overlays(&args.overlays)?;
     let server = one_server(
@@ -93,73 +121,253 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         overlay.apply(&mut listed)?;
     }
     let tools = load_tools(&listed).map_err(|e| Failure::Usage(format!("server {name}: {e}")))?;
+    let sessions = chosen_sessions(args, &shown, &text, &records, &tools)?;
     let mut out = std::io::stdout().lock();
     if args.dry_run {
-        let plan = mcp_recovery_plan::build_plan(
-            &tools,
-            &calls.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
-        );
-        writeln!(out, "session {}", escape(&session))?;
-        for ((id, _), step) in calls.iter().rev().zip(&plan.steps) {
-            let done = prior
-                .get(&id.to_string())
-                .filter(|p| p.outcomes > 0 || p.intents > 0)
-                .map_or("", |p| {
-                    if p.outcomes > 0 {
-                        " (compensation already recorded)"
-                    } else {
-                        " (an earlier compensation's outcome is unknown)"
-                    }
-                });
-            let call = step.call.as_ref().map_or_else(
-                || "-".to_owned(),
-                |c| format!("{} {}", c.name, Value::Object(c.arguments.clone())),
-            );
-            writeln!(
-                out,
-                "  call {id}: {} {} {}{done}: {}",
-                escape(&step.tool),
-                step.status,
-                escape(&call),
-                escape(&step.reason)
-            )?;
+        for session in &sessions {
+            dry_run(&mut out, &tools, session)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     drop(out);
-    let mut journal = open_journal(&args.journal, true)?;
+    let Some(journal) = journal.as_mut() else {
+        return Err(Failure::Usage("the journal is not open".into()));
+    };
     let timeout = Duration::from_secs(args.server.timeout);
-    let mut runner = Runner::start(connection, &mut journal, session.clone(), approver, &policy);
-    let report = rollback(
-        &mut runner,
-        &tools.tools,
-        &policy,
-        &calls,
-        &prior,
-        json!({"command": "rollback"}),
-        timeout,
-        None,
-    )
-    .map_err(|e| Failure::Usage(e.to_string()))?;
-    runner.stop();
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "session {}: {} compensated, {} already done, {} failed, {} skipped",
-        escape(&session),
-        report.compensated,
-        report.already,
-        report.failed,
-        report.skipped
-    )?;
-    for line in &report.attention {
-        writeln!(out, "  needs attention: {}", escape(line))?;
+    let mut runner = Runner::start(connection, journal, approver, &policy);
+    let mut attention = false;
+    for session in &sessions {
+        runner.session.clone_from(&session.id);
+        let report = rollback(
+            &mut runner,
+            &tools.tools,
+            &policy,
+            &session.calls,
+            &session.prior,
+            json!({"command": "rollback"}),
+            timeout,
+            None,
+        )
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "session {}: {} compensated, {} already done, {} failed, {} skipped",
+            escape(&session.id),
+            report.compensated,
+            report.already,
+            report.failed,
+            report.skipped
+        )?;
+        for line in &report.attention {
+            writeln!(out, "  needs attention: {}", escape(line))?;
+        }
+        attention |= !report.attention.is_empty();
     }
-    Ok(if report.attention.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    runner.stop();
+    Ok(if attention {
         ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
+}
+
+/// A session of the journal as a rollback sees it.
+struct Recorded {
+    id: String,
+    /// The `time` and `upstream` of its `session.start` record.
+    started: String,
+    upstream: String,
+    calls: Vec<(Value, TracedCall)>,
+    prior: HashMap<String, Prior>,
+    /// Compensations the plan makes that no earlier rollback completed.
+    left: usize,
+    /// Steps needing attention (unknown outcomes, irreversible or undeclared tools) that no
+    /// rollback has reported since the session's last call.
+    unreported: usize,
+}
+
+impl Recorded {
+    fn read(
+        id: &str,
+        text: &str,
+        records: &[Map<String, Value>],
+        tools: &ToolList,
+    ) -> Result<Recorded, TraceError> {
+        let calls = parse_session_calls(text, id)?;
+        let prior = prior_compensations(records, id);
+        let plan = build_plan(
+            tools,
+            &calls.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>(),
+        );
+        let left = calls
+            .iter()
+            .rev()
+            .zip(&plan.steps)
+            .filter(|((key, _), step)| {
+                step.status == Status::Compensate
+                    && !prior.get(&key.to_string()).is_some_and(|p| p.succeeded)
+            })
+            .count();
+        let last = |kinds: &[Kind]| {
+            records.iter().rposition(|r| {
+                r.get("session").and_then(Value::as_str) == Some(id)
+                    && r.get("kind")
+                        .and_then(Value::as_str)
+                        .and_then(Kind::parse)
+                        .is_some_and(|k| kinds.contains(&k))
+            })
+        };
+        let reported = last(&[Kind::RollbackEnd]) > last(&[Kind::CallIntent, Kind::CallOutcome]);
+        let unreported = if reported {
+            0
+        } else {
+            plan.steps
+                .iter()
+                .filter(|s| s.status.needs_attention())
+                .count()
+        };
+        let start = records.iter().find(|r| {
+            r.get("session").and_then(Value::as_str) == Some(id)
+                && r.get("kind").and_then(Value::as_str) == Some(Kind::SessionStart.as_str())
+        });
+        let member = |name: &str| {
+            start
+                .and_then(|r| r.get(name))
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned()
+        };
+        Ok(Recorded {
+            id: id.to_owned(),
+            started: member("time"),
+            upstream: member("upstream"),
+            calls,
+            prior,
+            left,
+            unreported,
+        })
+    }
+}
+
+/// One session's id, its journal lines and its records.
+type SessionLines = (String, String, Vec<Map<String, Value>>);
+
+/// The sessions to roll back: `--session`; else every one with effects left (compensations not
+/// yet done, or steps needing attention no rollback has reported) when `--all` says so (newest
+/// first), else the only one. Several without `--all` are listed and refused: nothing is rolled
+/// back by guessing which.
+fn chosen_sessions(
+    args: &RollbackArgs,
+    shown: &str,
+    text: &str,
+    records: &[Map<String, Value>],
+    tools: &ToolList,
+) -> Result<Vec<Recorded>, Failure> {
+    let read = |id: &str, text: &str, records: &[Map<String, Value>]| {
+        Recorded::read(id, text, records, tools)
+            .map_err(|e| Failure::Usage(format!("{shown}: {e}")))
+    };
+    if let Some(id) = &args.session {
+        return Ok(vec![read(id, text, records)?]);
+    }
+    // Each session's lines and records, gathered in one pass, so that a journal of many
+    // sessions is read once rather than once per session.
+    let mut groups: Vec<SessionLines> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (line, record) in text.lines().zip(records) {
+        let id = record
+            .get("session")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let at = *index.entry(id.to_owned()).or_insert_with(|| {
+            groups.push((id.to_owned(), String::new(), Vec::new()));
+            groups.len() - 1
+        });
+        let (_, lines, own) = &mut groups[at];
+        lines.push_str(line);
+        lines.push('\n');
+        own.push(record.clone());
+    }
+    let mut open = Vec::new();
+    for (id, lines, own) in groups.iter().rev() {
+        let session = read(id, lines, own)?;
+        if session.left > 0 || session.unreported > 0 {
+            open.push(session);
+        }
+    }
+    if open.len() > 1 && !args.all {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "sessions with effects left (newest first):")?;
+        for session in &open {
+            writeln!(
+                out,
+                "  {}  started {}  upstream {}  {} to compensate, {} needing attention",
+                escape(&session.id),
+                escape(&session.started),
+                escape(&session.upstream),
+                session.left,
+                session.unreported
+            )?;
+        }
+        return Err(Failure::Usage(format!(
+            "{shown}: {} sessions have effects left; name one with --session ID, or roll them \
+             all back, newest first, with --all",
+            open.len()
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    match open.as_slice() {
+        [] => writeln!(out, "no session of {shown} has effects left to roll back")?,
+        [one] if !args.all => writeln!(
+            out,
+            "rolling back session {} (started {}, upstream {}): the only one with effects left",
+            escape(&one.id),
+            escape(&one.started),
+            escape(&one.upstream)
+        )?,
+        _ => {}
+    }
+    Ok(open)
+}
+
+/// `--dry-run`: the plan of one session and what earlier runs did.
+fn dry_run(out: &mut impl Write, tools: &ToolList, session: &Recorded) -> Result<(), Failure> {
+    let plan = build_plan(
+        tools,
+        &session
+            .calls
+            .iter()
+            .map(|(_, c)| c.clone())
+            .collect::<Vec<_>>(),
+    );
+    writeln!(out, "session {}", escape(&session.id))?;
+    for ((id, _), step) in session.calls.iter().rev().zip(&plan.steps) {
+        let done = session
+            .prior
+            .get(&id.to_string())
+            .filter(|p| p.outcomes > 0 || p.intents > 0)
+            .map_or("", |p| {
+                if p.outcomes > 0 {
+                    " (compensation already recorded)"
+                } else {
+                    " (an earlier compensation's outcome is unknown)"
+                }
+            });
+        let call = step.call.as_ref().map_or_else(
+            || "-".to_owned(),
+            |c| format!("{} {}", c.name, Value::Object(c.arguments.clone())),
+        );
+        writeln!(
+            out,
+            "  call {id}: {} {} {}{done}: {}",
+            escape(&step.tool),
+            step.status,
+            escape(&call),
+            escape(&step.reason)
+        )?;
+    }
+    Ok(())
 }
 
 type Job = (
@@ -184,7 +392,6 @@ impl<'j> Runner<'j> {
     fn start(
         mut connection: Connection,
         journal: &'j mut Journal,
-        session: String,
         approver: Approver,
         policy: &Policy,
     ) -> Runner<'j> {
@@ -200,7 +407,7 @@ impl<'j> Runner<'j> {
             worker: Some(worker),
             broken: None,
             journal,
-            session,
+            session: String::new(),
             approver,
             approval_timeout: policy.approval_timeout(),
         }
@@ -234,6 +441,7 @@ impl Effects for Runner<'_> {
             .send((name.to_owned(), arguments.clone(), sender))
             .is_err()
         {
+            self.broken = Some("the connection is closed".into());
             return Reply::Lost("the connection is closed".into());
         }
         match receiver.recv_timeout(timeout) {
@@ -241,7 +449,12 @@ impl Effects for Runner<'_> {
             Ok(Err(ClientError::Rpc { code, message, .. })) => {
                 Reply::Error(json!({"code": code, "message": message}))
             }
-            Ok(Err(e)) => Reply::Lost(e.to_string()),
+            Ok(Err(e)) => {
+                // The server exited or the connection broke: what follows is not sent.
+                let reason = e.to_string();
+                self.broken = Some(reason.clone());
+                Reply::Lost(reason)
+            }
             Err(_) => {
                 // The connection is still waiting for that answer: nothing more can be sent
                 // on it, and a rerun resumes from the journal.
@@ -250,6 +463,10 @@ impl Effects for Runner<'_> {
                 Reply::Lost(reason)
             }
         }
+    }
+
+    fn unsent(&mut self) -> Option<String> {
+        self.broken.clone()
     }
 
     fn approve(&mut self, impact: &Value) -> Verdict {

@@ -183,24 +183,10 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-/// The calls the server received, by tool name.
-fn calls_at_server(log: &Path, name: &str) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| serde_json::from_str::<Value>(line).unwrap()["name"] == name)
-        .count()
-}
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-use common::{audit_verify as verify, journal_kinds as kinds, journal_records as records};
+use common::{
+    audit_verify as verify, calls_at_server, journal_kinds as kinds, journal_records as records,
+    wait_for,
+};
 
 fn tools_file(dir: &Path) -> PathBuf {
     let output = run_in(dir, &["fetch", "--stdio", "--", BIN, "demo-server"]);

@@ -12,45 +12,20 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{
-    audit_verify, bin_in, code, initialize_params, journal_kinds, journal_records as records,
+    Running, audit_verify, bin_in, code, demo_http, initialize_params, journal_kinds,
+    journal_records as records,
 };
 use mcp_recovery_client::{EventReader, StreamEvent};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
 const MODERN: &str = "2026-07-28";
-
-/// A child that is killed when the test ends, whatever happens.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The demo server on a free loopback port, logging its calls; its URL.
-fn demo_http(log: &Path) -> (Running, String) {
-    let mut child = Command::new(BIN)
-        .args(["demo-server", "--http", "127.0.0.1:0", "--call-log"])
-        .arg(log)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    (Running(child), url.trim().to_owned())
-}
 
 /// A test directory, the demo server's call log and a journal path in it, the demo server over
 /// HTTP and its URL.

@@ -33,6 +33,8 @@
 
 mod canonical;
 pub mod keys;
+mod lock;
+mod outside;
 mod time;
 mod verify;
 
@@ -43,6 +45,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+pub use lock::{Holder, lock_path};
+pub use outside::{
+    INLINE_MAX_BYTES, OUT_OF_LINE, READ_BACK_MAX_BYTES, SIDE_FILE_MAX_BYTES, inline_out_of_line,
+    side_dir,
+};
 use time::rfc3339_now;
 pub use verify::{Broken, ReadError, Verification, Verifier, verify, verify_reader};
 
@@ -138,6 +145,27 @@ pub enum JournalError {
         /// The file.
         path: String,
     },
+    /// Another writer holds the journal's lock.
+    #[error("journal {path}: another writer holds its lock: {holder}{}", waited_for(*.waited))]
+    Locked {
+        /// The file.
+        path: String,
+        /// Who, as its lock file says (pid, command, since when).
+        holder: String,
+        /// How long this writer waited.
+        waited: std::time::Duration,
+    },
+    /// The record would take the file past the cap every reader and the next writer enforce.
+    #[error(
+        "journal {path}: the record would take it past the limit of {limit} bytes; nothing more \
+         is written to it (start a new journal)"
+    )]
+    Full {
+        /// The file.
+        path: String,
+        /// The cap in bytes.
+        limit: u64,
+    },
     /// The existing file does not verify, so nothing is appended to it.
     #[error("journal {path}: {broken}; refusing to append (run `mcp-recovery audit verify`)")]
     Broken {
@@ -148,7 +176,18 @@ pub enum JournalError {
     },
 }
 
-/// An open journal, positioned after its last record.
+fn waited_for(waited: std::time::Duration) -> String {
+    if waited.is_zero() {
+        String::new()
+    } else {
+        format!(" (waited {} s)", waited.as_secs_f64())
+    }
+}
+
+/// The members [`Journal::append`] sets itself, never moved out of line.
+const RESERVED: [&str; 6] = ["seq", "time", "session", "kind", "prev", "hash"];
+
+/// An open journal, positioned after its last record, and the only writer of it while open.
 #[derive(Debug)]
 pub struct Journal {
     file: File,
@@ -156,14 +195,25 @@ pub struct Journal {
     seq: u64,
     head: String,
     sync: bool,
+    size: u64,
+    max_bytes: u64,
+    /// Held open for the lock on `JOURNAL.lock`.
+    _lock: File,
 }
 
 impl Journal {
     /// Opens (creating when missing) a journal for appending. An existing file is verified
     /// first, one line at a time; a broken one is refused, so a new record never commits to
     /// tampered history. A file longer than `max_bytes`, or one that is not a regular file, is
-    /// refused before it is read.
+    /// refused before it is read; no append takes it past `max_bytes`. Fails at once when
+    /// another writer holds the journal.
     pub fn open(path: &Path, max_bytes: u64) -> Result<Journal, JournalError> {
+        Journal::open_as(path, max_bytes, &Holder::default())
+    }
+
+    /// [`Journal::open`], as `holder`: the lock of `JOURNAL.lock` is taken first (waiting at
+    /// most `holder.wait` for another writer) and held until the journal is dropped.
+    pub fn open_as(path: &Path, max_bytes: u64, holder: &Holder) -> Result<Journal, JournalError> {
         let shown = path.display().to_string();
         let io_error = |source| JournalError::Io {
             path: shown.clone(),
@@ -177,6 +227,7 @@ impl Journal {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(e)),
         }
+        let lock = lock::acquire(path, holder)?;
         let file = OpenOptions::new()
             .read(true)
             .create(true)
@@ -187,7 +238,8 @@ impl Journal {
             path: shown.clone(),
             limit: max_bytes,
         };
-        if file.metadata().map_err(io_error)?.len() > max_bytes {
+        let size = file.metadata().map_err(io_error)?.len();
+        if size > max_bytes {
             return Err(too_large());
         }
         let report = match verify_reader(BufReader::new(&file), max_bytes, Verifier::new()) {
@@ -207,6 +259,9 @@ impl Journal {
             seq: report.records,
             head: report.head.unwrap_or_else(|| GENESIS.to_owned()),
             sync: true,
+            size,
+            max_bytes,
+            _lock: lock,
         })
     }
 
@@ -228,14 +283,22 @@ impl Journal {
     }
 
     /// Appends one record: `fields` plus `seq`, `time`, `session`, `kind`, `prev` and `hash`
-    /// (those six replace any member of the same name). Returns the record as written.
+    /// (those six replace any member of the same name). A member longer than
+    /// [`INLINE_MAX_BYTES`] goes to a side file (see [`side_dir`]). Returns the record as
+    /// written; a record that would take the file past its cap is refused.
     pub fn append(
         &mut self,
         session: &str,
         kind: Kind,
         fields: Map<String, Value>,
     ) -> Result<Map<String, Value>, JournalError> {
+        let io_error = |source| JournalError::Io {
+            path: self.path.display().to_string(),
+            source,
+        };
         let mut record = fields;
+        record.remove(OUT_OF_LINE);
+        outside::move_out(&mut record, &self.path, &RESERVED).map_err(io_error)?;
         record.insert("seq".into(), Value::from(self.seq + 1));
         record.insert("time".into(), Value::from(rfc3339_now()));
         record.insert("session".into(), Value::from(session));
@@ -247,10 +310,12 @@ impl Journal {
         let mut line = Vec::new();
         canonical::write_object(&record, None, &mut line);
         line.push(b'\n');
-        let io_error = |source| JournalError::Io {
-            path: self.path.display().to_string(),
-            source,
-        };
+        if self.size.saturating_add(line.len() as u64) > self.max_bytes {
+            return Err(JournalError::Full {
+                path: self.path.display().to_string(),
+                limit: self.max_bytes,
+            });
+        }
         // One write per record: a crash leaves at most one incomplete last line, which
         // `audit verify` reports as a truncation.
         self.file.write_all(&line).map_err(io_error)?;
@@ -258,6 +323,7 @@ impl Journal {
             self.file.sync_data().map_err(io_error)?;
         }
         self.seq += 1;
+        self.size += line.len() as u64;
         self.head = hash;
         Ok(record)
     }

@@ -164,12 +164,127 @@ fn streaming_gives_what_the_whole_text_gives() {
         let streamed = verify_reader(reader, 1 << 20, Verifier::new()).unwrap();
         assert_eq!(streamed, verify(case), "{case:?}");
     }
-    // Invalid UTF-8 is read as the replacement character, never refused for it.
+    // Invalid UTF-8 is refused where it is, never decoded lossily into a line that verifies.
     let mut bytes = text.clone().into_bytes();
-    bytes.insert(0, 0xff);
+    let second = text.find('\n').unwrap() + 1;
+    bytes.insert(second + 20, 0xff);
     let streamed = verify_reader(&bytes[..], 1 << 20, Verifier::new()).unwrap();
-    assert_eq!(streamed, verify(&String::from_utf8_lossy(&bytes)));
-    assert_eq!(streamed.broken.unwrap().line, 1);
+    let broken = streamed.broken.unwrap();
+    assert_eq!((broken.line, streamed.records), (2, 1), "{}", broken.reason);
+    assert!(broken.reason.contains("not UTF-8"), "{}", broken.reason);
+}
+
+/// The same record spelled otherwise is not the line that was written: each respelling keeps
+/// the hash (the record is the same) and is refused at its line.
+#[test]
+fn only_the_canonical_spelling_of_a_line_verifies() {
+    let (_dir, _path, text) = journal(3);
+    let lines: Vec<&str> = text.lines().collect();
+    let second = lines[1];
+    let respelled = [
+        second.replacen("\"kind\":", "\"kind\": ", 1),
+        second.replacen("\"name\":\"t\"", "\"name\":\"\\u0074\"", 1),
+        second.replacen('{', "{\"seq\":2,", 1),
+        format!(" {second}"),
+        second.replacen(
+            "\"arguments\":{\"f\":1.5e-7,\"x\":1}",
+            "\"arguments\":{\"x\":1,\"f\":1.5e-7}",
+            1,
+        ),
+    ];
+    for line in &respelled {
+        assert_ne!(line, second);
+        let case = format!("{}\n{line}\n{}\n", lines[0], lines[2]);
+        let (at, reason) = broken_line(&case);
+        assert_eq!(at, 2, "{line}: {reason}");
+        assert!(reason.contains("canonical"), "{line}: {reason}");
+    }
+}
+
+/// One writer at a time: a second open fails naming the first, or waits for it.
+#[test]
+fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
+    let (_dir, path, _text) = journal(1);
+    let holder = Holder {
+        command: "first writer".into(),
+        wait: std::time::Duration::ZERO,
+    };
+    let first = Journal::open_as(&path, 1 << 20, &holder).unwrap();
+    let error = Journal::open(&path, 1 << 20).unwrap_err().to_string();
+    let pid = std::process::id().to_string();
+    assert!(
+        error.contains(&format!("pid {pid} (first writer) since 20")),
+        "{error}"
+    );
+    let waiting = Holder {
+        command: "second".into(),
+        wait: std::time::Duration::from_secs(20),
+    };
+    let released = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(first);
+    });
+    let mut second = Journal::open_as(&path, 1 << 20, &waiting).unwrap();
+    released.join().unwrap();
+    second.append("s", Kind::SessionEnd, Map::new()).unwrap();
+    assert_eq!(verify(&std::fs::read_to_string(&path).unwrap()).records, 2);
+}
+
+/// A big member goes to a side file: the line stays small, the cap holds, and the side file is
+/// checked and read back.
+#[test]
+fn big_members_are_kept_out_of_line_and_the_cap_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let mut journal = Journal::open(&path, 1 << 20).unwrap();
+    journal.set_sync(false);
+    let big = "x".repeat(2 * INLINE_MAX_BYTES);
+    let result = json!({"content": [{"type": "text", "text": big}]});
+    let mut record = fields(json!({"call": 1, "name": "t", "arguments": {}}));
+    record.insert("result".into(), result.clone());
+    journal
+        .append("s", Kind::CallOutcome, record.clone())
+        .unwrap();
+    // The same body again: one side file.
+    journal.append("s", Kind::CallOutcome, record).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.len() < 4096, "{}", text.len());
+    let files: Vec<_> = std::fs::read_dir(side_dir(&path)).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let checked = |text: &str| {
+        verify_reader(
+            text.as_bytes(),
+            1 << 20,
+            Verifier::new().with_side_files(&path),
+        )
+        .unwrap()
+    };
+    assert_eq!(checked(&text).broken, None);
+    let inlined = inline_out_of_line(&text, &path, Some("s"), 1 << 20).unwrap();
+    let first: Value = serde_json::from_str(inlined.lines().next().unwrap()).unwrap();
+    assert_eq!(first["result"], result);
+    assert!(inline_out_of_line(&text, &path, None, 1000).is_err());
+    // An edited side file breaks the line naming it.
+    let side = files[0].as_ref().unwrap().path();
+    let edited = std::fs::read_to_string(&side)
+        .unwrap()
+        .replacen('x', "y", 1);
+    std::fs::write(&side, edited).unwrap();
+    let broken = checked(&text).broken.unwrap();
+    assert_eq!(broken.line, 1);
+    assert!(broken.reason.contains("sha256"), "{}", broken.reason);
+    // No record takes the file past its cap, so the next open (same cap) still reads it.
+    drop(journal);
+    let mut journal = Journal::open(&path, text.len() as u64 + 200).unwrap();
+    let error = loop {
+        match journal.append("s", Kind::SessionEnd, fields(json!({"reason": "r"}))) {
+            Ok(_) => continue,
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(error, JournalError::Full { .. }), "{error}");
+    drop(journal);
+    Journal::open(&path, text.len() as u64 + 200).unwrap();
 }
 
 #[test]

@@ -2,10 +2,11 @@
 
 use std::fmt;
 use std::io::{self, BufRead};
+use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::{GENESIS, record_hash};
+use crate::{GENESIS, canonical, outside, record_hash};
 
 /// The first fault of a journal: its 1-based line and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +70,8 @@ pub struct Verifier {
     line: usize,
     saved: Option<String>,
     saved_found: bool,
+    /// The journal whose side files are checked (`None`: out-of-line members are not).
+    side_files: Option<PathBuf>,
 }
 
 impl Default for Verifier {
@@ -90,7 +93,15 @@ impl Verifier {
             line: 0,
             saved: None,
             saved_found: false,
+            side_files: None,
         }
+    }
+
+    /// Also checks every out-of-line member against the side files of the journal at `journal`
+    /// (present, of the recorded size and sha256).
+    pub fn with_side_files(mut self, journal: impl Into<PathBuf>) -> Verifier {
+        self.side_files = Some(journal.into());
+        self
     }
 
     /// A verifier that also checks a head saved earlier: one of the verified records must have
@@ -118,8 +129,18 @@ impl Verifier {
             Some(body) => (body, true),
             None => (line, false),
         };
-        let body = String::from_utf8_lossy(body);
-        let hash = match check_line(&body, self.report.records + 1, &self.prev) {
+        let checked = match std::str::from_utf8(body) {
+            Ok(body) => check_line(body, self.report.records + 1, &self.prev),
+            Err(e) => Err(format!(
+                "the line is not UTF-8 (byte {} of the line)",
+                e.valid_up_to() + 1
+            )),
+        };
+        let checked = checked.and_then(|(hash, record)| match &self.side_files {
+            Some(journal) => outside::check(&record, journal, false).map(|_| hash),
+            None => Ok(hash),
+        });
+        let hash = match checked {
             Err(reason) if !complete => {
                 let reason =
                     format!("the last line is incomplete (the journal was truncated): {reason}");
@@ -209,8 +230,8 @@ pub fn verify_reader(
     Ok(verifier.finish())
 }
 
-/// Checks one line (without its newline) against the chain; gives its `hash`.
-fn check_line(line: &str, seq: u64, prev: &str) -> Result<String, String> {
+/// Checks one line (without its newline) against the chain; gives its `hash` and the record.
+fn check_line(line: &str, seq: u64, prev: &str) -> Result<(String, Map<String, Value>), String> {
     if line.trim().is_empty() {
         return Err("a blank line inside the journal".into());
     }
@@ -255,7 +276,23 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<String, String> {
             shown(hash)
         ));
     }
-    Ok(expected)
+    // The spec makes every line canonical: the same record spelled otherwise (whitespace, an
+    // escaped letter, a duplicate member, reordered members) is not the line that was written.
+    let mut written = Vec::with_capacity(line.len());
+    canonical::write_object(&record, None, &mut written);
+    if written != line.as_bytes() {
+        let at = written
+            .iter()
+            .zip(line.as_bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| written.len().min(line.len()));
+        return Err(format!(
+            "the line is not in canonical form (it differs from the record's canonical \
+             serialization at byte {}): it was rewritten",
+            at + 1
+        ));
+    }
+    Ok((expected, record))
 }
 
 /// A hash from the file, shortened and stripped of control characters for the message.

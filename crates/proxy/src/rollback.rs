@@ -36,14 +36,22 @@ pub trait Effects {
     fn approve(&mut self, impact: &Value) -> Verdict;
     /// Appends one record to the journal (a no-op without a journal).
     fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError>;
+    /// Why nothing more can be sent (an earlier call timed out on the connection, the server
+    /// exited), asked before each compensation's intent is journaled: such a compensation is
+    /// journaled as not sent, and a rerun sends it.
+    fn unsent(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// What earlier runs did about one call's compensation, read from the journal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Prior {
-    /// Compensation attempts sent.
+    /// Compensation attempts sent (or about to be: an intent is journaled before sending).
     pub intents: u32,
-    /// Compensation attempts whose outcome was recorded (successful or not).
+    /// Compensation attempts the server answered (a result, successful or not, or a JSON-RPC
+    /// error). An attempt with no answer (no outcome, or one with `result: null` and a
+    /// `reason`: timed out, the server exited) has an unknown outcome.
     pub outcomes: u32,
     /// True when a recorded outcome succeeded.
     pub succeeded: bool,
@@ -66,7 +74,7 @@ pub fn prior_compensations(
         let key = record.get("call").map(Value::to_string).unwrap_or_default();
         match kind {
             Some(Kind::CompensationIntent) => prior.entry(key).or_default().intents += 1,
-            Some(Kind::CompensationOutcome) => {
+            Some(Kind::CompensationOutcome) if answered(record) => {
                 let entry = prior.entry(key).or_default();
                 entry.outcomes += 1;
                 entry.succeeded |= succeeded(record.get("result"));
@@ -75,6 +83,11 @@ pub fn prior_compensations(
         }
     }
     prior
+}
+
+/// Whether a `compensation.outcome` records an answer of the server (not a lost one).
+fn answered(record: &Map<String, Value>) -> bool {
+    record.get("error").is_some() || record.get("result").is_some_and(|r| !r.is_null())
 }
 
 fn succeeded(result: Option<&Value>) -> bool {
@@ -89,11 +102,12 @@ fn succeeded(result: Option<&Value>) -> bool {
 pub struct Report {
     /// Compensating calls that succeeded in this run.
     pub compensated: usize,
-    /// Compensations already done (or attempted with a recorded outcome) by an earlier run.
+    /// Compensations an earlier run sent and the server answered (successfully or not).
     pub already: usize,
     /// Compensating calls that failed, were refused or whose outcome is unknown.
     pub failed: usize,
-    /// Steps not compensated: failed calls, read-only tools, and those needing attention.
+    /// Steps not compensated: failed calls, read-only tools, those needing attention, and
+    /// compensations not sent (the connection could take no more; a rerun sends them).
     pub skipped: usize,
     /// Steps whose effect stays in place with nobody undoing it (unknown outcomes,
     /// irreversible or undeclared tools, unavailable or failed compensations).
@@ -123,8 +137,9 @@ fn map(value: Value) -> Map<String, Value> {
 /// One rollback over `calls` (journal `call` id and call, in completion order): LIFO, each step
 /// decided by the plan crate, each compensation gated by `policy`, retried only when the
 /// compensator is idempotent (up to `maxRetries`), waiting at most `timeoutMs` (else
-/// `default_timeout`). `prior` makes it resumable: a compensation with a recorded outcome is
-/// never re-sent; one whose outcome is unknown is re-sent only to an idempotent compensator.
+/// `default_timeout`). `prior` makes it resumable: a compensation the server answered is never
+/// re-sent; one whose outcome is unknown is re-sent only to an idempotent compensator; one never
+/// sent (journaled as a `not-sent` skip when [`Effects::unsent`] says so) is sent.
 /// `beyond` says which calls the rollback cannot reach (the proxy's rollback window): it is
 /// journaled as a `beyond-window` skip and reported as needing attention.
 #[allow(clippy::too_many_arguments)]
@@ -274,7 +289,18 @@ pub fn rollback(
             }
         }
         let mut done = false;
+        let mut sent = 0;
         for attempt in 1..=retries.saturating_add(1) {
+            if let Some(why) = effects.unsent() {
+                let reason = format!(
+                    "'{}' was not sent ({why}); run the rollback again to send it",
+                    planned.name
+                );
+                skip(effects, "not-sent", &reason)?;
+                report.attention.push(format!("{}: {reason}", call.name));
+                break;
+            }
+            sent += 1;
             let base = with(
                 json!({"name": planned.name, "undoes": call.name, "attempt": attempt}),
                 [
@@ -313,6 +339,8 @@ pub fn rollback(
         }
         if done {
             report.compensated += 1;
+        } else if sent == 0 {
+            report.skipped += 1;
         } else {
             report.failed += 1;
             report.attention.push(format!(
@@ -323,4 +351,142 @@ pub fn rollback(
     }
     effects.journal(Kind::RollbackEnd, report.fields())?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Effects that record what was sent and journaled, answering every call with success
+    /// unless nothing can be sent.
+    #[derive(Default)]
+    struct Recorded {
+        sent: Vec<String>,
+        records: Vec<Map<String, Value>>,
+        unsent: Option<String>,
+    }
+
+    impl Effects for Recorded {
+        fn call_tool(&mut self, name: &str, _: &Map<String, Value>, _: Duration) -> Reply {
+            self.sent.push(name.to_owned());
+            Reply::Result(json!({"content": []}))
+        }
+        fn approve(&mut self, _: &Value) -> Verdict {
+            Verdict {
+                approved: false,
+                by: "test",
+                reason: "no approvals here".into(),
+            }
+        }
+        fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
+            let mut record = fields;
+            record.insert("kind".into(), Value::from(kind.as_str()));
+            record.insert("session".into(), Value::from("s"));
+            self.records.push(record);
+            Ok(())
+        }
+        fn unsent(&mut self) -> Option<String> {
+            self.unsent.clone()
+        }
+    }
+
+    fn tools(idempotent: bool) -> Vec<Tool> {
+        let list = json!([
+            {"name": "create_order", "inputSchema": {"type": "object"},
+             "annotations": {"recovery": {"strategy": "compensation", "compensatingOperation": {
+                 "operationId": "cancel_order",
+                 "parameters": {"orderId": "$response.body#/orderId"}}}}},
+            {"name": "cancel_order", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": false, "idempotentHint": idempotent}}
+        ]);
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| Tool::from_json(t).unwrap())
+            .collect()
+    }
+
+    fn calls() -> Vec<(Value, TracedCall)> {
+        let call = json!({"name": "create_order", "arguments": {},
+            "result": {"content": [], "structuredContent": {"orderId": "o-1"}}});
+        vec![(json!(1), TracedCall::from_value(&call).unwrap())]
+    }
+
+    fn run(effects: &mut Recorded, idempotent: bool, prior: &HashMap<String, Prior>) -> Report {
+        rollback(
+            effects,
+            &tools(idempotent),
+            &Policy::default(),
+            &calls(),
+            prior,
+            json!({"command": "test"}),
+            Duration::from_secs(1),
+            None,
+        )
+        .unwrap()
+    }
+
+    fn record(kind: Kind, extra: Value) -> Map<String, Value> {
+        let mut record = map(extra);
+        record.insert("kind".into(), Value::from(kind.as_str()));
+        record.insert("session".into(), Value::from("s"));
+        record.insert("call".into(), json!(1));
+        record
+    }
+
+    /// A compensation that could not be sent leaves no intent: the next run sends it.
+    #[test]
+    fn what_was_not_sent_is_sent_by_the_next_run() {
+        let mut first = Recorded {
+            unsent: Some("no answer within 2000 ms".into()),
+            ..Recorded::default()
+        };
+        let report = run(&mut first, false, &HashMap::new());
+        assert!(first.sent.is_empty());
+        assert_eq!((report.compensated, report.skipped), (0, 1));
+        assert!(report.attention[0].contains("was not sent"), "{report:?}");
+        assert!(
+            first
+                .records
+                .iter()
+                .all(|r| r["kind"] != "compensation.intent")
+        );
+        let prior = prior_compensations(&first.records, "s");
+        let mut second = Recorded::default();
+        let report = run(&mut second, false, &prior);
+        assert_eq!(second.sent, ["cancel_order"]);
+        assert_eq!(report.compensated, 1);
+        assert!(report.attention.is_empty());
+    }
+
+    /// Sent without an answer (no outcome, or a lost one): resent only to an idempotent
+    /// compensator, else reported; an answered one is never resent.
+    #[test]
+    fn an_unknown_outcome_is_resent_only_when_idempotent() {
+        let intent = record(Kind::CompensationIntent, json!({"name": "cancel_order"}));
+        let lost = record(
+            Kind::CompensationOutcome,
+            json!({"result": null, "reason": "the server exited"}),
+        );
+        let answered = record(
+            Kind::CompensationOutcome,
+            json!({"result": {"content": []}}),
+        );
+        for history in [vec![intent.clone()], vec![intent.clone(), lost]] {
+            let prior = prior_compensations(&history, "s");
+            let mut strict = Recorded::default();
+            let report = run(&mut strict, false, &prior);
+            assert!(strict.sent.is_empty());
+            assert!(report.attention[0].contains("not idempotent"), "{report:?}");
+            let mut idempotent = Recorded::default();
+            let report = run(&mut idempotent, true, &prior);
+            assert_eq!(idempotent.sent, ["cancel_order"]);
+            assert_eq!(report.compensated, 1);
+        }
+        let prior = prior_compensations(&[intent, answered], "s");
+        let mut again = Recorded::default();
+        let report = run(&mut again, true, &prior);
+        assert!(again.sent.is_empty());
+        assert_eq!(report.already, 1);
+    }
 }

@@ -820,11 +820,20 @@ impl<W: Write> Session<W> {
             .unwrap_or_else(PoisonError::into_inner)
             .path()
             .to_path_buf();
+        let session = self.settings.session.as_str();
         let older = std::fs::read_to_string(&path)
             .map_err(|e| e.to_string())
             .and_then(|text| {
-                parse_session_calls(&text, &self.settings.session).map_err(|e| e.to_string())
-            });
+                // Big results are beside the journal; the plan binds from them.
+                mcp_recovery_journal::inline_out_of_line(
+                    &text,
+                    &path,
+                    Some(session),
+                    mcp_recovery_journal::READ_BACK_MAX_BYTES,
+                )
+                .map_err(|e| e.to_string())
+            })
+            .and_then(|text| parse_session_calls(&text, session).map_err(|e| e.to_string()));
         let older = match older {
             Ok(calls) => calls,
             Err(e) => {
@@ -979,6 +988,11 @@ impl<W: Write> Effects for Session<W> {
 
     fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
         self.record(kind, fields)
+    }
+
+    fn unsent(&mut self) -> Option<String> {
+        let reason = self.server_closed.as_ref()?;
+        Some(format!("the server exited ({reason})"))
     }
 }
 

@@ -2,8 +2,10 @@
 //! workspace root so that paths in output read `fixtures/...`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -145,4 +147,55 @@ pub fn audit_verify(dir: &Path, journal: &Path) -> (i32, String) {
 pub fn initialize_params() -> Value {
     serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
                        "clientInfo": {"name": "test", "version": "1"}})
+}
+
+/// A child that is killed when the test ends, whatever happens.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The binary's demo server over HTTP on a free loopback port, logging its calls to `log`,
+/// started with `extra`; its URL. Its state outlives every connection to it.
+pub fn demo_http_with(log: &Path, extra: &[&str]) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-recovery"))
+        .args(["demo-server", "--http", "127.0.0.1:0", "--call-log"])
+        .arg(log)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    (Running(child), url.trim().to_owned())
+}
+
+/// [`demo_http_with`] without extra flags.
+pub fn demo_http(log: &Path) -> (Running, String) {
+    demo_http_with(log, &[])
+}
+
+/// The calls a demo server's `--call-log` recorded, by tool name.
+pub fn calls_at_server(log: &Path, name: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| serde_json::from_str::<Value>(line).unwrap()["name"] == name)
+        .count()
+}
+
+/// Polls `done` every 20 ms, failing after 30 s.
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
