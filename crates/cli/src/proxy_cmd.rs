@@ -8,8 +8,8 @@ use clap::Args;
 use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::{Journal, JournalError};
 use mcp_recovery_proxy::{
-    Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays, Policy,
-    PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
+    Action, Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays,
+    Policy, PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
 };
 
 use crate::Failure;
@@ -89,10 +89,25 @@ pub struct PolicyArgs {
     /// Refuse calls to tools matching this glob (repeatable; over the file and the other flags).
     #[arg(long, value_name = "GLOB")]
     pub deny: Vec<String>,
+    /// What a call to a tool the server did not list does (over the file's `unlisted-tools`;
+    /// default deny).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub unlisted_tools: Option<ActionArg>,
     /// Decide `ask` with this shell command instead of the terminal: it reads the impact as
     /// JSON on stdin, exit status 0 approves.
     #[arg(long, value_name = "CMD")]
     pub approve_with: Option<String>,
+}
+
+/// `--unlisted-tools` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ActionArg {
+    /// Forward the call.
+    Allow,
+    /// Ask before forwarding it.
+    Ask,
+    /// Refuse it.
+    Deny,
 }
 
 /// `--on-failure` values.
@@ -122,6 +137,11 @@ impl PolicyArgs {
                 OnFailureArg::Rollback => OnFailure::Rollback,
                 OnFailureArg::Ask => OnFailure::Ask,
                 OnFailureArg::Record => OnFailure::Record,
+            }),
+            unlisted_tools: self.unlisted_tools.map(|a| match a {
+                ActionArg::Allow => Action::Allow,
+                ActionArg::Ask => Action::Ask,
+                ActionArg::Deny => Action::Deny,
             }),
         };
         let approver = match &self.approve_with {
