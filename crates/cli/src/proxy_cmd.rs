@@ -26,6 +26,10 @@ pub struct ProxyArgs {
     /// The policy file (TOML; schema in spec/schema/policy.schema.json).
     #[command(flatten)]
     pub policy: PolicyArgs,
+    /// What a call to a tool the server did not list does (over the policy's `unlisted-tools`;
+    /// default deny).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub unlisted_tools: Option<ActionArg>,
     /// Do not wait for each journal record to reach the disk (faster; a crash may lose the
     /// last records).
     #[arg(long)]
@@ -89,10 +93,6 @@ pub struct PolicyArgs {
     /// Refuse calls to tools matching this glob (repeatable; over the file and the other flags).
     #[arg(long, value_name = "GLOB")]
     pub deny: Vec<String>,
-    /// What a call to a tool the server did not list does (over the file's `unlisted-tools`;
-    /// default deny).
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub unlisted_tools: Option<ActionArg>,
     /// Decide `ask` with this shell command instead of the terminal: it reads the impact as
     /// JSON on stdin, exit status 0 approves.
     #[arg(long, value_name = "CMD")]
@@ -138,11 +138,7 @@ impl PolicyArgs {
                 OnFailureArg::Ask => OnFailure::Ask,
                 OnFailureArg::Record => OnFailure::Record,
             }),
-            unlisted_tools: self.unlisted_tools.map(|a| match a {
-                ActionArg::Allow => Action::Allow,
-                ActionArg::Ask => Action::Ask,
-                ActionArg::Deny => Action::Deny,
-            }),
+            unlisted_tools: None,
         };
         let approver = match &self.approve_with {
             Some(command) => Approver::Command(command.clone()),
@@ -216,7 +212,12 @@ fn server(args: &ProxyArgs) -> Result<Server, Failure> {
 /// Runs `proxy`: exit 0 when the client closed the session, 2 when the server could not start
 /// or the journal failed, 1 when the server exited first.
 pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
-    let (policy, approver) = args.policy.resolve()?;
+    let (mut policy, approver) = args.policy.resolve()?;
+    policy.unlisted_tools = args.unlisted_tools.map(|a| match a {
+        ActionArg::Allow => Action::Allow,
+        ActionArg::Ask => Action::Ask,
+        ActionArg::Deny => Action::Deny,
+    });
     let overlays = read_overlays(&args.overlays)?
         .into_iter()
         .map(|o| NamedOverlay {

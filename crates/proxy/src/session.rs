@@ -17,8 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::approval::{Approver, Verdict, escape};
 use crate::classify::{Class, Classification, classify};
 use crate::overlays::Overlays;
-use crate::policy::{Action, OnFailure, Policy};
-use crate::policy::{Decision, fold_name};
+use crate::policy::{Action, Decision, OnFailure, Policy, fold_name};
 use crate::rollback::{Effects, Reply, rollback};
 use crate::upstream::Upstream;
 use crate::wire::{
@@ -693,13 +692,13 @@ impl<W: Write> Session<W> {
                 }
                 Reply::Error(error) => {
                     note(&format!(
-                        "tools/list failed ({error}): every tool is unknown"
+                        "tools/list failed ({error}): no tool is listed, so every call counts as unlisted"
                     ));
                     break;
                 }
                 Reply::Lost(reason) => {
                     note(&format!(
-                        "tools/list failed ({reason}): every tool is unknown"
+                        "tools/list failed ({reason}): no tool is listed, so every call counts as unlisted"
                     ));
                     break;
                 }
