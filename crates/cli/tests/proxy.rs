@@ -1730,7 +1730,12 @@ fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
     // The server's get_state is listed under that name (JSON escapes, as a server writes them).
     let escaped = r"get\\u202eetats\\u2028x\\u200b\\ufeff\\u2066\\u0085\\u001b[2J";
     let server = recording(&[], &format!(r#"s/"name":"get_state"/"name":"{escaped}"/"#));
-    let flags = ["--ask", "*", "--approve-with", "cat > impact.json; exit 1"];
+    let flags = [
+        "--ask",
+        "*",
+        "--approve-with",
+        "cat >> impacts.jsonl; exit 1",
+    ];
     let mut wire = Wire::start(dir.path(), &flags, &server);
     wire.initialize("2025-11-25");
     let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -1743,9 +1748,8 @@ fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
     wire.send(&call.to_string());
     wire.next();
     wire.finish();
-    let impact: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("impact.json")).unwrap())
-            .unwrap();
+    let impacts = std::fs::read_to_string(dir.path().join("impacts.jsonl")).unwrap();
+    let impact: Value = serde_json::from_str(impacts.lines().next().unwrap()).unwrap();
     assert_eq!(impact["tool"], name);
     let stderr = proxy_stderr(dir.path());
     assert!(
