@@ -1726,9 +1726,9 @@ fn ids_are_matched_by_value_and_answered_in_the_clients_spelling() {
 #[test]
 fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
     let dir = tempfile::tempdir().unwrap();
-    let name = "get\u{202e}etats\u{2028}x\u{200b}\u{feff}\u{2066}\u{85}\u{1b}[2J";
+    let name = "get\u{202e}etats\u{2028}x\u{200b}\u{feff}\u{2066}\u{85}\u{7f}\u{ad}\u{1b}[2J";
     // The server's get_state is listed under that name (JSON escapes, as a server writes them).
-    let escaped = r"get\\u202eetats\\u2028x\\u200b\\ufeff\\u2066\\u0085\\u001b[2J";
+    let escaped = r"get\\u202eetats\\u2028x\\u200b\\ufeff\\u2066\\u0085\\u007f\\u00ad\\u001b[2J";
     let server = recording(&[], &format!(r#"s/"name":"get_state"/"name":"{escaped}"/"#));
     let flags = [
         "--ask",
