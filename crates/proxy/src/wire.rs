@@ -95,9 +95,9 @@ pub fn parse_line(bytes: &[u8]) -> Line {
     }
 }
 
-/// Every request method of the MCP revisions the proxy knows (the `method` constants of the
-/// request types in the published schemas, 2024-11-05 to 2026-07-28, either direction). A
-/// message with one of these methods and no id is a request in disguise: never forwarded.
+/// Every MCP request method, either direction: the `method` constants of the request types in
+/// the 2025-11-25 and 2026-07-28 schemas (between them, every earlier revision's requests too).
+/// A message with one of these methods and no id is a request in disguise: never forwarded.
 pub const REQUEST_METHODS: &[&str] = &[
     "completion/complete",
     "elicitation/create",
