@@ -1,6 +1,6 @@
 //! The proxy's policy loader on any text: `PolicyFile::parse` never panics and refuses with a
 //! message; the first lines of the text, taken as tool names and as globs, match exactly when
-//! a dynamic-programming matcher says they do, and every glob matches its own text
+//! a dynamic-programming matcher says they do (ASCII letters in either case), and every glob matches its own text
 //! with `*` read as nothing and `?` as one character; `Policy::decide` on an accepted
 //! file, with some lines as `--deny`/`--ask`/`--allow` flags, picks the first flag, then the
 //! first tool rule, then the class action, and names the rule that decided.
@@ -13,7 +13,7 @@ use mcp_recovery_proxy::{Action, Class, Policy, PolicyFile, glob_match};
 /// Lines taken as tool names and globs (each pair is matched, so keep it small).
 const LINES: usize = 8;
 
-/// The textbook dynamic-programming glob matcher: `matches[i][j]` says whether the first `i`
+/// The textbook dynamic-programming glob matcher (ASCII letters in either case): `matches[i][j]` says whether the first `i`
 /// characters of the glob match the first `j` characters of the text.
 fn reference_match(glob: &str, text: &str) -> bool {
     let glob: Vec<char> = glob.chars().collect();
@@ -25,7 +25,7 @@ fn reference_match(glob: &str, text: &str) -> bool {
             matches[i][j] = match glob[i - 1] {
                 '*' => matches[i - 1][j] || (j > 0 && matches[i][j - 1]),
                 '?' => j > 0 && matches[i - 1][j - 1],
-                c => j > 0 && text[j - 1] == c && matches[i - 1][j - 1],
+                c => j > 0 && text[j - 1].eq_ignore_ascii_case(&c) && matches[i - 1][j - 1],
             };
         }
     }

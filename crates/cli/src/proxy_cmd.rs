@@ -8,8 +8,8 @@ use clap::Args;
 use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::{Holder, Journal, JournalError};
 use mcp_recovery_proxy::{
-    Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays, Policy,
-    PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
+    Action, Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays,
+    Policy, PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
 };
 
 use crate::Failure;
@@ -26,6 +26,10 @@ pub struct ProxyArgs {
     /// The policy file (TOML; schema in spec/schema/policy.schema.json).
     #[command(flatten)]
     pub policy: PolicyArgs,
+    /// What a call to a tool the server did not list does (over the policy's `unlisted-tools`;
+    /// default deny).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub unlisted_tools: Option<ActionArg>,
     /// Do not wait for each journal record to reach the disk (faster; a crash may lose the
     /// last records).
     #[arg(long)]
@@ -117,6 +121,17 @@ pub struct PolicyArgs {
     pub approve_with: Option<String>,
 }
 
+/// `--unlisted-tools` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ActionArg {
+    /// Forward the call.
+    Allow,
+    /// Ask before forwarding it.
+    Ask,
+    /// Refuse it.
+    Deny,
+}
+
 /// `--on-failure` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OnFailureArg {
@@ -145,6 +160,7 @@ impl PolicyArgs {
                 OnFailureArg::Ask => OnFailure::Ask,
                 OnFailureArg::Record => OnFailure::Record,
             }),
+            unlisted_tools: None,
         };
         let approver = match &self.approve_with {
             Some(command) => Approver::Command(command.clone()),
@@ -223,7 +239,12 @@ fn server(args: &ProxyArgs) -> Result<Server, Failure> {
 /// Runs `proxy`: exit 0 when the client closed the session, 2 when the server could not start
 /// or the journal failed, 1 when the server exited first.
 pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
-    let (policy, approver) = args.policy.resolve()?;
+    let (mut policy, approver) = args.policy.resolve()?;
+    policy.unlisted_tools = args.unlisted_tools.map(|a| match a {
+        ActionArg::Allow => Action::Allow,
+        ActionArg::Ask => Action::Ask,
+        ActionArg::Deny => Action::Deny,
+    });
     let overlays = read_overlays(&args.overlays)?
         .into_iter()
         .map(|o| NamedOverlay {

@@ -38,28 +38,9 @@ impl Proxy {
     }
 
     /// Starts `command`, a `proxy` command line.
-    fn spawn(dir: &Path, mut command: Command) -> Proxy {
-        // Every proxy of a test directory appends its stderr to one file there.
-        let stderr = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("proxy.stderr"))
-            .unwrap();
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
-        let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let value: Value = serde_json::from_str(&line).expect("stdout carries only JSON");
-                if sender.send(value).is_err() {
-                    return;
-                }
-            }
+    fn spawn(dir: &Path, command: Command) -> Proxy {
+        let (mut child, lines) = spawn_piped(dir, command, |line| {
+            serde_json::from_str::<Value>(&line).expect("stdout carries only JSON")
         });
         let stdin = child.stdin.take();
         Proxy {
@@ -160,6 +141,37 @@ impl Proxy {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
+}
+
+/// Starts `command` (a `proxy` command line) with its stderr appended to `proxy.stderr` of the
+/// test directory `dir` (every proxy of a directory shares it), and its stdout lines, each
+/// read by `read`, on a channel.
+fn spawn_piped<T: Send + 'static>(
+    dir: &Path,
+    mut command: Command,
+    read: fn(String) -> T,
+) -> (Child, Receiver<T>) {
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("proxy.stderr"))
+        .unwrap();
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(read(line)).is_err() {
+                return;
+            }
+        }
+    });
+    (child, lines)
 }
 
 /// The demo server as the upstream: this binary's hidden `demo-server`, logging its calls.
@@ -1375,4 +1387,366 @@ fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
     drop(to_proxy.take());
     assert_eq!(proxy.finish(), 0);
     drop(keyboard);
+}
+
+/// The proxy as a child whose stdout lines are kept as the exact text it wrote.
+struct Wire {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Wire {
+    fn start(dir: &Path, flags: &[&str], server: &[String]) -> Wire {
+        let mut command = bin_in(dir);
+        command.arg("proxy").args(flags).arg("--").args(server);
+        let (mut child, lines) = spawn_piped(dir, command, |line| line);
+        let stdin = child.stdin.take();
+        Wire {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{text}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a line from the proxy within 30 s")
+    }
+
+    /// Initializes the session (the server answers with its own revision).
+    fn initialize(&mut self, revision: &str) {
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{revision}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        ));
+        let answer = self.next();
+        assert!(answer.contains("protocolVersion"), "{answer}");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    /// Closes stdin and returns every line still to come, once the proxy has exited.
+    fn finish(mut self) -> Vec<String> {
+        self.stdin = None;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the proxy did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.lines.try_iter().collect()
+    }
+}
+
+/// The demo server behind `tee`, so that `received.jsonl` holds every line the server got;
+/// with a `sed` program, its output is edited by it.
+fn recording(extra: &[&str], sed: &str) -> Vec<String> {
+    let sed = if sed.is_empty() {
+        String::new()
+    } else {
+        format!(" | sed -u -E '{sed}'")
+    };
+    let script =
+        format!(r#"tee -a received.jsonl | "$0" demo-server --call-log calls.jsonl "$@"{sed}"#);
+    let mut command = vec!["sh".to_owned(), "-c".to_owned(), script, BIN.to_owned()];
+    command.extend(extra.iter().map(|s| (*s).to_owned()));
+    command
+}
+
+/// The lines the recording server received.
+fn received(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("received.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The `tools/call` requests among the received lines, by tool name (batches included).
+fn calls_received(dir: &Path) -> Vec<String> {
+    received(dir)
+        .iter()
+        .flat_map(|line| match serde_json::from_str::<Value>(line).unwrap() {
+            Value::Array(items) => items,
+            other => vec![other],
+        })
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| m["params"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+const CHARGE_BATCH: &str = r#"[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"charge_payment"}},{"jsonrpc":"2.0","id":"b2","method":"tools/call","params":{"name":"get_state"}}]"#;
+
+/// A batch on stdio: in a 2025-03-26 session each element is gated and journaled and the answers
+/// come back as one array; in a later one the batch is refused whole and nothing is forwarded.
+#[test]
+fn a_batch_on_stdio_is_gated_or_refused_by_revision() {
+    for revision in ["2025-11-25", "2025-03-26"] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = recording(&[], "");
+        let journal = dir.path().join("journal.jsonl");
+        let flags = ["--journal", journal.to_str().unwrap(), "--deny", "charge_*"];
+        let mut wire = Wire::start(dir.path(), &flags, &server);
+        wire.initialize(revision);
+        wire.send(CHARGE_BATCH);
+        let answer: Value = serde_json::from_str(&wire.next()).unwrap();
+        let answers = answer.as_array().unwrap_or_else(|| panic!("{answer}"));
+        assert_eq!(answers.len(), 2, "{answer}");
+        let by_id = |id: &str| answers.iter().find(|a| a["id"] == id).unwrap();
+        assert!(wire.finish().is_empty());
+        assert!(!received(dir.path()).iter().any(|l| l.starts_with('[')));
+        let intents = kinds(&journal, "call.intent");
+        if revision == "2025-03-26" {
+            assert_eq!(calls_received(dir.path()), ["get_state"]);
+            assert_eq!(by_id("b1")["result"]["isError"], true, "{answer}");
+            assert!(
+                by_id("b2")["result"]["structuredContent"].is_object(),
+                "{answer}"
+            );
+            assert_eq!(intents.len(), 1);
+            assert_eq!(intents[0]["name"], "get_state");
+            let refusals = kinds(&journal, "approval");
+            assert_eq!(refusals[0]["name"], "charge_payment");
+            assert_eq!(refusals[0]["decision"], "deny");
+        } else {
+            assert!(calls_received(dir.path()).is_empty());
+            assert!(intents.is_empty());
+            for id in ["b1", "b2"] {
+                assert_eq!(by_id(id)["error"]["code"], -32600, "{answer}");
+            }
+            assert!(proxy_stderr(dir.path()).contains("batches exist only in MCP 2025-03-26"));
+        }
+        assert_eq!(verify(dir.path(), &journal).0, 0);
+    }
+}
+
+/// `tools/call` (or any request method) without an id is dropped and noted, never forwarded;
+/// values that are not objects and ids that are null or fractions are refused.
+#[test]
+fn request_methods_without_an_id_and_invalid_messages_are_never_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = recording(&[], "");
+    let mut wire = Wire::start(dir.path(), &["--deny", "charge_*"], &server);
+    wire.initialize("2025-11-25");
+    for method in ["tools/call", "resources/read", "prompts/get", "initialize"] {
+        wire.send(&format!(
+            r#"{{"jsonrpc":"2.0","method":"{method}","params":{{"name":"charge_payment"}}}}"#
+        ));
+    }
+    for invalid in [
+        r#""tools/call""#,
+        "42",
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"get_state"}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"get_state"}}"#,
+    ] {
+        wire.send(invalid);
+        let answer: Value = serde_json::from_str(&wire.next()).unwrap();
+        assert_eq!(answer["error"]["code"], -32600, "{invalid}: {answer}");
+        assert_eq!(answer["id"], Value::Null);
+    }
+    assert!(wire.finish().is_empty());
+    assert!(
+        calls_received(dir.path()).is_empty(),
+        "{:?}",
+        received(dir.path())
+    );
+    let forwarded: Vec<String> = received(dir.path())
+        .into_iter()
+        .filter(|l| l.contains("charge") || l.contains("resources/read") || l.contains("\"42\""))
+        .collect();
+    assert!(forwarded.is_empty(), "{forwarded:?}");
+    let stderr = proxy_stderr(dir.path());
+    assert!(
+        stderr.contains("a tools/call without an id was dropped"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("a prompts/get without an id was dropped"),
+        "{stderr}"
+    );
+}
+
+/// `--deny 'charge_*'` holds against `CHARGE_payment`; a name the server never listed is
+/// refused, a look-alike of a listed one named in the refusal, and both are journaled.
+#[test]
+fn names_are_matched_case_insensitively_and_unlisted_tools_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = recording(&[], "");
+    let journal = dir.path().join("journal.jsonl");
+    let flags = ["--journal", journal.to_str().unwrap(), "--deny", "charge_*"];
+    let mut wire = Wire::start(dir.path(), &flags, &server);
+    wire.initialize("2025-11-25");
+    for (id, name) in [
+        (1, "CHARGE_payment"),
+        (2, "Get_State"),
+        (3, "ｇｅｔ_state"),
+        (4, "never_listed"),
+    ] {
+        wire.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}"}}}}"#
+        ));
+        let answer: Value = serde_json::from_str(&wire.next()).unwrap();
+        assert_eq!(answer["result"]["isError"], true, "{name}: {answer}");
+    }
+    assert!(wire.finish().is_empty());
+    assert!(
+        calls_received(dir.path()).is_empty(),
+        "{:?}",
+        received(dir.path())
+    );
+    let refusals = kinds(&journal, "approval");
+    assert_eq!(refusals.len(), 4);
+    assert_eq!(refusals[0]["rule"], "--deny 'charge_*'");
+    let reasons: Vec<&str> = refusals
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons[0].contains("looks like the listed 'charge_payment'"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[1].contains("looks like the listed 'get_state'"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[2].contains("looks like the listed 'get_state'"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[3].contains("not in the server's tools/list"),
+        "{reasons:?}"
+    );
+    assert!(refusals[1..].iter().all(|r| r["rule"] == "unlisted-tools"));
+    assert!(kinds(&journal, "call.intent").is_empty());
+    // `--unlisted-tools allow` lets the unlisted name through; the --deny still holds.
+    let flags = ["--deny", "charge_*", "--unlisted-tools", "allow"];
+    let mut wire = Wire::start(dir.path(), &flags, &server);
+    wire.initialize("2025-11-25");
+    for (id, name) in [(1, "CHARGE_payment"), (2, "never_listed")] {
+        wire.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}"}}}}"#
+        ));
+        wire.next();
+    }
+    wire.finish();
+    assert_eq!(calls_received(dir.path()), ["never_listed"]);
+}
+
+/// A second request with an id already pending (`1`, then `1.0`) is refused, not forwarded,
+/// not journaled; the first one's answer is the only one with that id.
+#[test]
+fn a_second_request_with_a_pending_id_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = recording(&["--slow", "get_state=1500"], "");
+    let journal = dir.path().join("journal.jsonl");
+    let mut wire = Wire::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &server,
+    );
+    wire.initialize("2025-11-25");
+    let call = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_state"}}}}"#
+        )
+    };
+    wire.send(&call("1"));
+    wire.send(&call("1.0"));
+    let refused: Value = serde_json::from_str(&wire.next()).unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("an id already pending")
+    );
+    let answered: Value = serde_json::from_str(&wire.next()).unwrap();
+    assert!(
+        answered["result"]["structuredContent"].is_object(),
+        "{answered}"
+    );
+    assert!(wire.finish().is_empty());
+    assert_eq!(calls_received(dir.path()), ["get_state"]);
+    assert_eq!(kinds(&journal, "call.intent").len(), 1);
+    assert_eq!(kinds(&journal, "call.outcome").len(), 1);
+}
+
+/// The client sends `"id":1e0`, the server answers `1.0`: the answer is matched (journaled as
+/// the call's result, not a timeout) and reaches the client once, with the id `1e0`.
+#[test]
+fn ids_are_matched_by_value_and_answered_in_the_clients_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    // Its answers spell the id `1e0` as `1.0`, as a server that reads ids as floats does.
+    let server = recording(&[], r#"s/"id":1e[+]?0([,}])/"id":1.0\1/"#);
+    let journal = dir.path().join("journal.jsonl");
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "call-timeout-secs = 3\n").unwrap();
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ];
+    let mut wire = Wire::start(dir.path(), &flags, &server);
+    wire.initialize("2025-11-25");
+    wire.send(r#"{"jsonrpc":"2.0","id":1e0,"method":"tools/call","params":{"name":"get_state"}}"#);
+    let answer = wire.next();
+    assert!(answer.contains(r#""id":1e0"#), "{answer}");
+    std::thread::sleep(Duration::from_secs(4));
+    let rest = wire.finish();
+    assert!(rest.is_empty(), "a second answer: {rest:?}");
+    let outcomes = kinds(&journal, "call.outcome");
+    assert_eq!(outcomes.len(), 1);
+    assert!(outcomes[0].get("reason").is_none(), "{}", outcomes[0]);
+    assert!(outcomes[0]["result"]["structuredContent"].is_object());
+}
+
+/// Bidi controls, line separators and zero-width characters in a tool name and its arguments
+/// reach the approver's JSON (as JSON) but never the class table or the notes raw.
+#[test]
+fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "get\u{202e}etats\u{2028}x\u{200b}\u{feff}\u{2066}\u{85}\u{7f}\u{ad}\u{1b}[2J";
+    // The server's get_state is listed under that name (JSON escapes, as a server writes them).
+    let escaped = r"get\\u202eetats\\u2028x\\u200b\\ufeff\\u2066\\u0085\\u007f\\u00ad\\u001b[2J";
+    let server = recording(&[], &format!(r#"s/"name":"get_state"/"name":"{escaped}"/"#));
+    let flags = [
+        "--ask",
+        "*",
+        "--approve-with",
+        "cat >> impacts.jsonl; exit 1",
+    ];
+    let mut wire = Wire::start(dir.path(), &flags, &server);
+    wire.initialize("2025-11-25");
+    let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": name, "arguments": {"note": "a\u{2029}b\u{200d}c\u{61c}"}}});
+    wire.send(&call.to_string());
+    let answer: Value = serde_json::from_str(&wire.next()).unwrap();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    call["id"] = json!(2);
+    call["params"]["name"] = json!("unlisted\u{202e}\u{2028}");
+    wire.send(&call.to_string());
+    wire.next();
+    wire.finish();
+    let impacts = std::fs::read_to_string(dir.path().join("impacts.jsonl")).unwrap();
+    let impact: Value = serde_json::from_str(impacts.lines().next().unwrap()).unwrap();
+    assert_eq!(impact["tool"], name);
+    let stderr = proxy_stderr(dir.path());
+    assert!(
+        stderr.contains("get\\u{202e}etats\\u{2028}x\\u{200b}"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("refused"), "{stderr}");
+    for c in stderr.chars() {
+        assert!(
+            c == '\n' || !mcp_recovery_validator::is_unsafe_char(c),
+            "{c:?} raw in {stderr}"
+        );
+    }
 }

@@ -6,14 +6,15 @@ use std::time::Duration;
 /// Longest excerpt of server output quoted in an error, in characters.
 pub const EXCERPT_CHARS: usize = 160;
 
-/// Quotes at most `max_chars` characters of `text`, escaping control characters so that
-/// terminal escape sequences or carriage returns from a server cannot rewrite the screen.
+/// Quotes at most `max_chars` characters of `text`, with the workspace's one escape
+/// ([`mcp_recovery_model::text::escape_controls`]) so that terminal escape sequences, carriage
+/// returns or bidirectional controls from a server cannot rewrite the screen.
 pub fn excerpt(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut chars = text.chars();
     for c in chars.by_ref().take(max_chars) {
-        if c.is_control() {
-            out.extend(c.escape_default());
+        if mcp_recovery_model::text::is_unsafe_char(c) {
+            mcp_recovery_model::text::push_escape(&mut out, c);
         } else {
             out.push(c);
         }
@@ -81,6 +82,10 @@ mod tests {
     #[test]
     fn excerpt_escapes_controls_and_truncates() {
         assert_eq!(excerpt("a\u{1b}[2Jb\r", 10), "a\\u{1b}[2Jb\\r");
+        assert_eq!(
+            excerpt("x\u{202e}y\u{2028}\u{200b}", 10),
+            "x\\u{202e}y\\u{2028}\\u{200b}"
+        );
         assert_eq!(excerpt("abcdef", 3), "abc…");
         assert_eq!(excerpt("abc", 3), "abc");
     }

@@ -40,6 +40,7 @@ mod jsonpath;
 mod overlay;
 mod pointer;
 mod recovery;
+pub mod text;
 mod tool;
 
 pub use binding::{

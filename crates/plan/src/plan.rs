@@ -536,9 +536,17 @@ impl Plan {
     }
 }
 
-/// Control characters from the trace or tool list never reach the terminal.
+/// Characters from the trace or tool list that must not reach a terminal raw (the workspace's
+/// [`is_unsafe_char`](mcp_recovery_model::text::is_unsafe_char)) become spaces, which keep the
+/// table's columns.
 fn one_line(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if mcp_recovery_model::text::is_unsafe_char(c) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect()
 }

@@ -55,17 +55,10 @@ fn refuse(by: &'static str, reason: impl Into<String>) -> Verdict {
     }
 }
 
-/// Escapes control characters so nothing from the server or client can drive the terminal.
+/// Text from either peer as one inert line: the escape every printer of the workspace uses
+/// (controls, bidirectional and other format characters, line separators).
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    mcp_recovery_model::text::escape_controls(text).into_owned()
 }
 
 /// The impact as lines for a person: every value is JSON text (escaped), so it is shown as data.
@@ -217,5 +210,41 @@ mod tests {
         assert!(!shown.contains('\u{1b}'));
         assert!(shown.contains("x\\u{1b}[2Jy"), "{shown}");
         assert!(shown.contains("\"\\n\""), "{shown}");
+    }
+
+    #[test]
+    fn descriptions_escape_every_unsafe_class() {
+        // C0, C1, DEL, bidi controls, separators, zero-width and other format characters.
+        let unsafe_chars = [
+            '\u{7}',
+            '\u{85}',
+            '\u{7f}',
+            '\u{61c}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{202a}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{200b}',
+            '\u{200d}',
+            '\u{2060}',
+            '\u{feff}',
+            '\u{ad}',
+            '\u{e0041}',
+        ];
+        for c in unsafe_chars {
+            let text = format!("a{c}b");
+            let shown =
+                describe(&json!({"tool": text, "arguments": {"note": text, text.clone(): 1}}));
+            assert!(!shown.contains(c), "{c:?} raw in {shown}");
+            assert!(
+                shown.contains(&format!("a\\u{{{:x}}}b", u32::from(c))),
+                "{shown}"
+            );
+            assert!(!escape(&text).contains(c));
+        }
     }
 }

@@ -35,11 +35,14 @@ pub use listen::{Limits, Listener, serve};
 pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
     Action, ClassActions, Decision, OnFailure, Policy, PolicyError, PolicyFile, ToolRule,
-    glob_match,
+    fold_name, glob_match,
 };
 pub use rollback::{Effects, Prior, Reply, Report, prior_compensations, rollback};
 pub use session::{DEFAULT_ROLLBACK_WINDOW, End, Event, Session, Settings, SharedJournal};
-pub use upstream::{HttpUpstream, Launch, StdioUpstream, Upstream};
+pub use upstream::{
+    HttpUpstream, Launch, ScriptRun, ScriptedUpstream, StdioUpstream, Upstream, run_scripted,
+};
+pub use wire::{Line, REQUEST_METHODS, parse_line, read_lines};
 
 use mcp_recovery_client::{Header, Secrets, Target};
 use mcp_recovery_journal::{Journal, JournalError};

@@ -28,6 +28,16 @@ impl Action {
             Action::Ask => "ask",
         }
     }
+
+    /// True when `self` lets less through than `other` (deny, then ask, then allow).
+    pub fn is_stricter_than(self, other: Action) -> bool {
+        let rank = |action| match action {
+            Action::Allow => 0,
+            Action::Ask => 1,
+            Action::Deny => 2,
+        };
+        rank(self) > rank(other)
+    }
 }
 
 /// What a failed call (`isError: true`, a JSON-RPC error or a timeout) does.
@@ -85,7 +95,7 @@ impl ClassActions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolRule {
-    /// A glob over the tool name: `*` any run of characters, `?` one character.
+    /// A glob over the tool name: `*` any run, `?` one character, ASCII letters in either case.
     #[serde(rename = "match")]
     pub pattern: String,
     /// What to do with a matching call.
@@ -105,6 +115,8 @@ pub struct PolicyFile {
     /// How long an approval may take before it counts as a refusal, in seconds (default 300).
     #[schemars(range(min = 1))]
     pub approval_timeout_secs: Option<u64>,
+    /// What a call to a tool missing from the server's tools/list does (default `deny`).
+    pub unlisted_tools: Option<Action>,
     /// The action per class.
     #[serde(default)]
     pub classes: ClassActions,
@@ -184,6 +196,8 @@ pub struct Policy {
     pub allow: Vec<String>,
     /// `--on-failure`, over the file's.
     pub on_failure: Option<OnFailure>,
+    /// `--unlisted-tools`, over the file's.
+    pub unlisted_tools: Option<Action>,
 }
 
 impl Policy {
@@ -192,6 +206,13 @@ impl Policy {
         self.on_failure
             .or(self.file.on_failure)
             .unwrap_or(OnFailure::Record)
+    }
+
+    /// What a call to a tool the server did not list does.
+    pub fn unlisted_tools(&self) -> Action {
+        self.unlisted_tools
+            .or(self.file.unlisted_tools)
+            .unwrap_or(Action::Deny)
     }
 
     /// How long a request may wait.
@@ -235,7 +256,9 @@ impl Policy {
     }
 }
 
-/// Matches `*` (any run, also empty) and `?` (one character); everything else literally.
+/// Matches `*` (any run, also empty) and `?` (one character); everything else literally, except
+/// that ASCII letters match either case (`purge_*` matches `PURGE_everything`: servers that
+/// look tools up case-insensitively must not get around a rule by a spelling).
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
@@ -247,7 +270,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
                 star = Some((p, t));
                 p += 1;
             }
-            Some(&c) if c == '?' || c == text[t] => {
+            Some(&c) if c == '?' || c.eq_ignore_ascii_case(&text[t]) => {
                 p += 1;
                 t += 1;
             }
@@ -264,6 +287,89 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     pattern[p..].iter().all(|&c| c == '*')
 }
 
+/// A tool name as it looks: invisible format characters dropped, fullwidth forms and the Cyrillic
+/// and Greek letters that look like Latin ones mapped to those, then lowercased. Two names that
+/// fold alike look alike to a person (and to some servers).
+pub fn fold_name(name: &str) -> String {
+    name.chars()
+        .filter(|&c| !mcp_recovery_model::text::is_unsafe_char(c))
+        .map(|c| match u32::from(c) {
+            // Fullwidth ASCII (U+FF01 to U+FF5E) is ASCII shifted by U+FEE0.
+            code @ 0xff01..=0xff5e => char::from_u32(code - 0xfee0).unwrap_or(c),
+            _ => LOOKALIKES
+                .iter()
+                .find(|(from, _)| *from == c)
+                .map_or(c, |&(_, to)| to),
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Letters of other scripts drawn like Latin ones (after Unicode's confusables list).
+const LOOKALIKES: &[(char, char)] = &[
+    ('а', 'a'),
+    ('в', 'b'),
+    ('е', 'e'),
+    ('к', 'k'),
+    ('м', 'm'),
+    ('н', 'h'),
+    ('о', 'o'),
+    ('р', 'p'),
+    ('с', 'c'),
+    ('т', 't'),
+    ('у', 'y'),
+    ('х', 'x'),
+    ('ѕ', 's'),
+    ('і', 'i'),
+    ('ј', 'j'),
+    ('ԁ', 'd'),
+    ('ԛ', 'q'),
+    ('ԝ', 'w'),
+    ('һ', 'h'),
+    ('ӏ', 'l'),
+    ('ɡ', 'g'),
+    ('А', 'A'),
+    ('В', 'B'),
+    ('Е', 'E'),
+    ('К', 'K'),
+    ('М', 'M'),
+    ('Н', 'H'),
+    ('О', 'O'),
+    ('Р', 'P'),
+    ('С', 'C'),
+    ('Т', 'T'),
+    ('Х', 'X'),
+    ('Ѕ', 'S'),
+    ('І', 'I'),
+    ('Ј', 'J'),
+    ('α', 'a'),
+    ('ι', 'i'),
+    ('κ', 'k'),
+    ('ν', 'v'),
+    ('ο', 'o'),
+    ('ρ', 'p'),
+    ('υ', 'u'),
+    ('Α', 'A'),
+    ('Β', 'B'),
+    ('Ε', 'E'),
+    ('Ζ', 'Z'),
+    ('Η', 'H'),
+    ('Ι', 'I'),
+    ('Κ', 'K'),
+    ('Μ', 'M'),
+    ('Ν', 'N'),
+    ('Ο', 'O'),
+    ('Ρ', 'P'),
+    ('Τ', 'T'),
+    ('Υ', 'Y'),
+    ('Χ', 'X'),
+    ('ı', 'i'),
+    ('ſ', 's'),
+    ('\u{212a}', 'K'),
+    ('\u{2160}', 'I'),
+    ('\u{217c}', 'l'),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +384,36 @@ mod tests {
         assert!(!glob_match("delete_*", "undelete_file"));
         assert!(!glob_match("a?", "a"));
         assert!(glob_match("exact", "exact"));
+        assert!(glob_match("purge_*", "PURGE_everything"));
+        assert!(glob_match("PuRgE_?x", "purge_Ax"));
+        // Only ASCII folds: other scripts are caught as unlisted look-alikes instead.
+        assert!(!glob_match("é", "É"));
+    }
+
+    #[test]
+    fn look_alikes_fold_alike() {
+        for like in [
+            "PURGE_everything",
+            "ｐｕｒｇｅ_everything",
+            "purge_еverything",
+            "pur\u{200b}ge_everything",
+            "ΡURGE_everything",
+        ] {
+            assert_eq!(fold_name(like), "purge_everything", "{like:?}");
+        }
+        assert_ne!(fold_name("purge_every"), "purge_everything");
+    }
+
+    #[test]
+    fn unlisted_tools_are_refused_unless_the_policy_says_otherwise() {
+        let mut policy = Policy::default();
+        assert_eq!(policy.unlisted_tools(), Action::Deny);
+        policy.file = PolicyFile::parse("unlisted-tools = \"ask\"\n").unwrap();
+        assert_eq!(policy.unlisted_tools(), Action::Ask);
+        policy.unlisted_tools = Some(Action::Allow);
+        assert_eq!(policy.unlisted_tools(), Action::Allow);
+        assert!(Action::Deny.is_stricter_than(Action::Ask));
+        assert!(!Action::Allow.is_stricter_than(Action::Allow));
     }
 
     #[test]

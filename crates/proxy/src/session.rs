@@ -17,11 +17,12 @@ use serde_json::{Map, Value, json};
 use crate::approval::{Approver, Verdict, escape};
 use crate::classify::{Class, Classification, classify};
 use crate::overlays::Overlays;
-use crate::policy::{Action, OnFailure, Policy};
+use crate::policy::{Action, Decision, OnFailure, Policy, fold_name};
 use crate::rollback::{Effects, Reply, rollback};
 use crate::upstream::Upstream;
 use crate::wire::{
-    Line, error_response, id_key, is_request, is_response, method, params, success, tool_error,
+    BATCH_REVISION, Line, REQUEST_METHODS, Shape, error_response, id_key, id_value_key,
+    is_response, method, params, shape, success, tool_error,
 };
 
 /// Something that happened on either side.
@@ -66,15 +67,32 @@ struct Evicted {
     last: u64,
 }
 
+/// Where an answer to the client goes: a place in a batch's answer (batch number, index).
+type Slot = (u64, usize);
+
+/// The answers to a batch's requests, sent as one array once every request is answered.
+#[derive(Debug, Default)]
+struct Batch {
+    /// One entry per request of the batch; `None` while unanswered (or cancelled).
+    answers: Vec<Option<String>>,
+    /// Requests still waiting for their answer.
+    open: usize,
+    /// Every element of the batch has been handled.
+    sealed: bool,
+}
+
 /// A forwarded client request waiting for its answer.
 #[derive(Debug)]
 struct Pending {
+    /// The id exactly as the client spelled it (answers get this spelling back).
     id: Value,
     method: String,
     deadline: Instant,
     call: Option<CallContext>,
     /// A `tools/list` without a cursor: its answer may become the classification list.
     first_page: bool,
+    /// Set when the request came in a batch: where its answer goes.
+    batch: Option<Slot>,
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +139,13 @@ pub struct Session<W: Write> {
     client_closed: bool,
     server_closed: Option<String>,
     rolling_back: bool,
+    /// The negotiated protocol revision: the server's `initialize` result, or a 2026-07-28
+    /// client's per-request `_meta`.
+    revision: Option<String>,
+    batches: HashMap<u64, Batch>,
+    next_batch: u64,
+    /// While a batch's element is handled: where the proxy's own answer to it goes.
+    current: Option<Slot>,
 }
 
 /// The prefix of the proxy's own request ids upstream.
@@ -169,6 +194,10 @@ impl<W: Write> Session<W> {
             client_closed: false,
             server_closed: None,
             rolling_back: false,
+            revision: None,
+            batches: HashMap::new(),
+            next_batch: 0,
+            current: None,
         }
     }
 
@@ -260,6 +289,54 @@ impl<W: Write> Session<W> {
         }
     }
 
+    /// An answer to the client: written at once, or kept for its batch's array.
+    fn answer(&mut self, slot: Option<Slot>, text: String) {
+        let Some((number, index)) = slot else {
+            return self.send_client(&text);
+        };
+        let Some(batch) = self.batches.get_mut(&number) else {
+            return self.send_client(&text);
+        };
+        if let Some(entry @ None) = batch.answers.get_mut(index) {
+            *entry = Some(text);
+            batch.open -= 1;
+        }
+        self.flush_batch(number);
+    }
+
+    /// A request of a batch that will get no answer (cancelled by the client).
+    fn forget(&mut self, slot: Option<Slot>) {
+        if let Some((number, _)) = slot
+            && let Some(batch) = self.batches.get_mut(&number)
+        {
+            batch.open = batch.open.saturating_sub(1);
+            self.flush_batch(number);
+        }
+    }
+
+    /// Sends a batch's answers as one array once all are in (nothing when none are).
+    fn flush_batch(&mut self, number: u64) {
+        let done = self
+            .batches
+            .get(&number)
+            .is_some_and(|b| b.sealed && b.open == 0);
+        if !done {
+            return;
+        }
+        let Some(batch) = self.batches.remove(&number) else {
+            return;
+        };
+        let answers: Vec<String> = batch.answers.into_iter().flatten().collect();
+        if !answers.is_empty() {
+            self.send_client(&format!("[{}]", answers.join(",")));
+        }
+    }
+
+    /// The proxy's own answer to the client message being handled.
+    fn reply(&mut self, message: &Value) {
+        self.answer(self.current, message.to_string());
+    }
+
     fn on_client(&mut self, line: Line) -> Result<(), JournalError> {
         let (message, text) = match line {
             Line::Message(message, text) => (message, text),
@@ -273,63 +350,180 @@ impl<W: Write> Session<W> {
                 return Ok(());
             }
         };
-        if is_request(&message) {
-            // A 2026-07-28 client's requests carry the version, and the proxy's own copy the
-            // latest one; a client that falls back to `initialize` stops carrying it.
-            self.request_meta = message
-                .pointer("/params/_meta")
-                .and_then(Value::as_object)
-                .filter(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"))
-                .map(|meta| {
-                    let mut template = meta.clone();
-                    template.remove("progressToken");
-                    template
-                });
+        match message {
+            Value::Array(items) => self.on_batch(items),
+            message => self.on_message(message, &text),
         }
-        if is_request(&message) && method(&message) == Some("tools/call") {
-            return self.on_call(&message, &text);
-        }
-        if is_request(&message) {
-            let method = method(&message).unwrap_or_default().to_owned();
-            let first_page = method == "tools/list"
-                && message.pointer("/params/cursor").is_none_or(Value::is_null);
-            if let Some(key) = id_key(&message) {
-                self.pending.insert(
-                    key,
-                    Pending {
-                        id: message.get("id").cloned().unwrap_or(Value::Null),
-                        method,
-                        deadline: Instant::now() + self.settings.policy.call_timeout(),
-                        call: None,
-                        first_page,
-                    },
-                );
-            }
-            self.send_server(&text);
+    }
+
+    /// A JSON-RPC batch: in a 2025-03-26 session each element is handled as if it came alone
+    /// and the answers go back as one array; in any other (or before a revision is known)
+    /// nothing is forwarded and each request gets an error.
+    fn on_batch(&mut self, items: Vec<Value>) -> Result<(), JournalError> {
+        if items.is_empty() {
+            note("client: an empty batch was refused");
+            self.send_client_value(&error_response(
+                &Value::Null,
+                -32600,
+                "an empty batch is not a request",
+            ));
             return Ok(());
         }
-        if method(&message) == Some("notifications/cancelled") {
-            self.on_cancelled(&message)?;
+        if self.revision.as_deref() != Some(BATCH_REVISION) {
+            let revision = match &self.revision {
+                Some(revision) => format!("this session speaks {revision}"),
+                None => "this session has no protocol revision yet".to_owned(),
+            };
+            let why = format!(
+                "JSON-RPC batches exist only in MCP {BATCH_REVISION} and {revision}: nothing in the batch was forwarded"
+            );
+            note(&format!(
+                "client: a batch of {} was refused: {why}",
+                items.len()
+            ));
+            let errors: Vec<Value> = items
+                .iter()
+                .filter(|item| !matches!(shape(item), Shape::Notification | Shape::Response))
+                .map(|item| {
+                    let id = item.get("id").cloned().unwrap_or(Value::Null);
+                    error_response(&id, -32600, &why)
+                })
+                .collect();
+            if !errors.is_empty() {
+                self.send_client_value(&Value::Array(errors));
+            }
+            return Ok(());
         }
-        self.send_server(&text);
-        if method(&message) == Some("notifications/initialized") && self.tools.is_none() {
+        let number = self.next_batch;
+        self.next_batch += 1;
+        self.batches.insert(number, Batch::default());
+        for item in items {
+            let answered = !matches!(shape(&item), Shape::Notification | Shape::Response);
+            self.current = match self.batches.get_mut(&number) {
+                Some(batch) if answered => {
+                    batch.answers.push(None);
+                    batch.open += 1;
+                    Some((number, batch.answers.len() - 1))
+                }
+                _ => None,
+            };
+            let text = item.to_string();
+            let outcome = self.on_message(item, &text);
+            self.current = None;
+            outcome?;
+        }
+        if let Some(batch) = self.batches.get_mut(&number) {
+            batch.sealed = true;
+        }
+        self.flush_batch(number);
+        Ok(())
+    }
+
+    /// One message from the client (alone or an element of a batch).
+    fn on_message(&mut self, message: Value, text: &str) -> Result<(), JournalError> {
+        let key = match shape(&message) {
+            Shape::Invalid(why) => {
+                note(&format!("client: an invalid message was refused: {why}"));
+                let answer = format!("invalid request: {why}; it was not forwarded");
+                self.reply(&error_response(&Value::Null, -32600, &answer));
+                return Ok(());
+            }
+            Shape::Response => {
+                self.send_server(text);
+                return Ok(());
+            }
+            Shape::Notification => return self.on_notification(&message, text),
+            Shape::Request(key) => key,
+        };
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let method = method(&message).unwrap_or_default().to_owned();
+        if self.pending.contains_key(&key) || self.waiting.contains(&key) {
+            note(&format!(
+                "client: a {method} whose id {id} is already pending was refused"
+            ));
+            let answer = format!(
+                "an id already pending: a request with the id {id} is unanswered; this {method} was not forwarded"
+            );
+            self.reply(&error_response(&id, -32600, &answer));
+            return Ok(());
+        }
+        // A 2026-07-28 client's requests carry the version, and the proxy's own copy the
+        // latest one; a client that falls back to `initialize` stops carrying it.
+        let meta = message
+            .pointer("/params/_meta")
+            .and_then(Value::as_object)
+            .filter(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"));
+        if let Some(Value::String(version)) =
+            meta.and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
+        {
+            self.revision = Some(version.clone());
+        }
+        self.request_meta = meta.map(|meta| {
+            let mut template = meta.clone();
+            template.remove("progressToken");
+            template
+        });
+        if method == "tools/call" {
+            return self.on_call(&message, text, key);
+        }
+        let first_page =
+            method == "tools/list" && message.pointer("/params/cursor").is_none_or(Value::is_null);
+        self.pending.insert(
+            key,
+            Pending {
+                id,
+                method,
+                deadline: Instant::now() + self.settings.policy.call_timeout(),
+                call: None,
+                first_page,
+                batch: self.current,
+            },
+        );
+        self.send_server(text);
+        Ok(())
+    }
+
+    /// A notification from the client. One whose method is a request method is a request in
+    /// disguise that no gate or journal would see: dropped.
+    fn on_notification(&mut self, message: &Value, text: &str) -> Result<(), JournalError> {
+        let method = method(message).unwrap_or_default();
+        if REQUEST_METHODS.contains(&method) {
+            note(&format!(
+                "client: a {method} without an id was dropped: a request method sent as a notification is never forwarded"
+            ));
+            return Ok(());
+        }
+        if method == "notifications/cancelled"
+            && let Some(spelled) = self.on_cancelled(message)?
+        {
+            // The server hears the id as the request spelled it.
+            let mut cancel = message.clone();
+            cancel["params"]["requestId"] = spelled;
+            self.send_server(&cancel.to_string());
+        } else {
+            self.send_server(text);
+        }
+        if method == "notifications/initialized" && self.tools.is_none() {
             self.fetch_tools();
         }
         Ok(())
     }
 
-    fn on_cancelled(&mut self, message: &Value) -> Result<(), JournalError> {
+    /// Ends the cancelled request (matched by value); returns its id as the request spelled it
+    /// when the cancellation spelled it otherwise.
+    fn on_cancelled(&mut self, message: &Value) -> Result<Option<Value>, JournalError> {
         let Some(request) = message.pointer("/params/requestId") else {
-            return Ok(());
+            return Ok(None);
         };
-        let key = request.to_string();
-        if let Some(pending) = self.pending.remove(&key)
-            && let Some(call) = pending.call
-        {
+        let Some(pending) = id_value_key(request).and_then(|key| self.pending.remove(&key)) else {
+            return Ok(None);
+        };
+        if let Some(call) = &pending.call {
             // The server need not answer a cancelled request: its outcome is unknown.
-            self.finish_call(&call, &pending.id, None, Some("cancelled by the client"))?;
+            self.finish_call(call, &pending.id, None, Some("cancelled by the client"))?;
         }
-        Ok(())
+        self.forget(pending.batch);
+        Ok((*request != pending.id).then_some(pending.id))
     }
 
     fn on_server(&mut self, line: Line) -> Result<(), JournalError> {
@@ -360,7 +554,14 @@ impl<W: Write> Session<W> {
                 // A late answer to a request of ours that already timed out.
                 return Ok(());
             }
+            let mut slot = None;
+            let mut text = text;
             if let Some(pending) = self.pending.remove(&key) {
+                if pending.method == "initialize"
+                    && let Some(Value::String(version)) = message.pointer("/result/protocolVersion")
+                {
+                    self.revision = Some(version.clone());
+                }
                 if let Some(call) = &pending.call {
                     let result = message.get("result").and_then(Value::as_object).cloned();
                     let failed = match &result {
@@ -375,8 +576,15 @@ impl<W: Write> Session<W> {
                 } else if pending.first_page && pending.method == "tools/list" {
                     self.observe_tools(&message);
                 }
+                // The client hears its id as it spelled it (`1e0`, not the server's `1.0`).
+                if message.get("id") != Some(&pending.id) {
+                    let mut respelled = message;
+                    respelled["id"] = pending.id.clone();
+                    text = respelled.to_string();
+                }
+                slot = pending.batch;
             }
-            self.send_client(&text);
+            self.answer(slot, text);
             return Ok(());
         }
         if method(&message) == Some("notifications/tools/list_changed") {
@@ -484,13 +692,13 @@ impl<W: Write> Session<W> {
                 }
                 Reply::Error(error) => {
                     note(&format!(
-                        "tools/list failed ({error}): every tool is unknown"
+                        "tools/list failed ({error}): no tool is listed, so every call counts as unlisted"
                     ));
                     break;
                 }
                 Reply::Lost(reason) => {
                     note(&format!(
-                        "tools/list failed ({reason}): every tool is unknown"
+                        "tools/list failed ({reason}): no tool is listed, so every call counts as unlisted"
                     ));
                     break;
                 }
@@ -503,7 +711,7 @@ impl<W: Write> Session<W> {
     fn request_upstream(&mut self, method: &str, params: Value, timeout: Duration) -> Reply {
         self.own_ids += 1;
         let id = format!("{OWN_ID_PREFIX}{}", self.own_ids);
-        let key = Value::from(id.as_str()).to_string();
+        let key = id_value_key(&Value::from(id.as_str())).unwrap_or_default();
         let request = with(
             json!({"jsonrpc": "2.0", "id": id, "method": method}),
             [("params", params)],
@@ -553,11 +761,11 @@ impl<W: Write> Session<W> {
         reply
     }
 
-    fn on_call(&mut self, message: &Value, text: &str) -> Result<(), JournalError> {
+    fn on_call(&mut self, message: &Value, text: &str, key: String) -> Result<(), JournalError> {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         let params = params(message);
         let Some(Value::String(name)) = params.get("name") else {
-            self.send_client_value(&error_response(
+            self.reply(&error_response(
                 &id,
                 -32602,
                 "tools/call needs a string \"name\"",
@@ -568,7 +776,7 @@ impl<W: Write> Session<W> {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(arguments)) => arguments.clone(),
             Some(_) => {
-                self.send_client_value(&error_response(
+                self.reply(&error_response(
                     &id,
                     -32602,
                     "tools/call \"arguments\" must be an object",
@@ -584,7 +792,17 @@ impl<W: Write> Session<W> {
             class: Class::Unknown,
             source: crate::classify::Source::None,
         });
-        let decision = self.settings.policy.decide(&name, classification.class);
+        let unlisted = self.unlisted(&name);
+        let mut decision = self.settings.policy.decide(&name, classification.class);
+        if unlisted.is_some() {
+            let action = self.settings.policy.unlisted_tools();
+            if action.is_stricter_than(decision.action) {
+                decision = Decision {
+                    action,
+                    rule: "unlisted-tools".into(),
+                };
+            }
+        }
         let base = with(
             json!({"name": name, "class": classification.class.as_str(),
                 "classSource": classification.source.as_str(), "rule": decision.rule}),
@@ -598,7 +816,10 @@ impl<W: Write> Session<W> {
             Action::Deny => Some(Verdict {
                 approved: false,
                 by: "policy",
-                reason: format!("denied by {}", decision.rule),
+                reason: match &unlisted {
+                    Some(why) => format!("denied by {}: {why}", decision.rule),
+                    None => format!("denied by {}", decision.rule),
+                },
             }),
             Action::Ask => {
                 let impact = self.impact(&name, &arguments, classification, &decision.rule);
@@ -621,7 +842,7 @@ impl<W: Write> Session<W> {
                     "mcp-recovery proxy refused this call to '{name}' ({}); the server was not called",
                     verdict.reason
                 );
-                self.send_client_value(&success(&id, tool_error(&text)));
+                self.reply(&success(&id, tool_error(&text)));
                 return Ok(());
             }
         }
@@ -638,27 +859,45 @@ impl<W: Write> Session<W> {
             note(&format!(
                 "cannot journal the call, so it is not forwarded: {e}"
             ));
-            self.send_client_value(&error_response(
+            self.reply(&error_response(
                 &id,
                 -32603,
                 "mcp-recovery proxy cannot write its journal; the call was not forwarded",
             ));
             return Err(e);
         }
-        if let Some(key) = id_key(message) {
-            self.pending.insert(
-                key,
-                Pending {
-                    id,
-                    method: "tools/call".into(),
-                    deadline: Instant::now() + self.settings.policy.call_timeout(),
-                    call: Some(call),
-                    first_page: false,
-                },
-            );
-        }
+        self.pending.insert(
+            key,
+            Pending {
+                id,
+                method: "tools/call".into(),
+                deadline: Instant::now() + self.settings.policy.call_timeout(),
+                call: Some(call),
+                first_page: false,
+                batch: self.current,
+            },
+        );
         self.send_server(text);
         Ok(())
+    }
+
+    /// Why `name` counts as unlisted (`None` when the server listed it): not in the server's
+    /// tools/list, naming the listed tool it looks like after case folding and the mapping of
+    /// look-alike characters, if one does.
+    fn unlisted(&self, name: &str) -> Option<String> {
+        let tools = self.tools.as_deref().unwrap_or_default();
+        if tools.iter().any(|t| t.name == name) {
+            return None;
+        }
+        let folded = fold_name(name);
+        let shown = escape(name);
+        Some(match tools.iter().find(|t| fold_name(&t.name) == folded) {
+            Some(like) => format!(
+                "'{shown}' is not in the server's tools/list; it looks like the listed '{}'",
+                escape(&like.name)
+            ),
+            None => format!("'{shown}' is not in the server's tools/list"),
+        })
     }
 
     /// What an `ask` shows: the call, its class, and the compensation that would undo it,
@@ -876,12 +1115,13 @@ impl<W: Write> Session<W> {
                 "params": {"reason": "timed out"}});
             cancel["params"]["requestId"] = pending.id.clone();
             self.send_server(&cancel.to_string());
+            let answer = error_response(&pending.id, -32001, &message).to_string();
             if let Some(call) = &pending.call {
                 self.finish_call(call, &pending.id, None, Some("timed out"))?;
-                self.send_client_value(&error_response(&pending.id, -32001, &message));
+                self.answer(pending.batch, answer);
                 self.on_failure(&call.name)?;
             } else {
-                self.send_client_value(&error_response(&pending.id, -32001, &message));
+                self.answer(pending.batch, answer);
             }
         }
         Ok(())
@@ -895,7 +1135,7 @@ impl<W: Write> Session<W> {
                 self.finish_call(call, &p.id, None, Some(why))?;
             }
             let message = format!("mcp-recovery proxy: {why} before answering {}", p.method);
-            self.send_client_value(&error_response(&p.id, -32000, &message));
+            self.answer(p.batch, error_response(&p.id, -32000, &message).to_string());
         }
         Ok(())
     }

@@ -80,7 +80,8 @@ pub(crate) fn read_bounded_line(
     }
 }
 
-fn parse_line(bytes: &[u8]) -> Line {
+/// One line's bytes (without or with its line break) as the reader gives them.
+pub fn parse_line(bytes: &[u8]) -> Line {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Line::Garbage("a line that is not UTF-8 was dropped".into());
     };
@@ -94,9 +95,122 @@ fn parse_line(bytes: &[u8]) -> Line {
     }
 }
 
-/// The `id` of a request or response, as a map key (`None` for notifications).
+/// Every MCP request method, either direction: the `method` constants of the request types in
+/// the 2025-11-25 and 2026-07-28 schemas (between them, every earlier revision's requests too).
+/// A message with one of these methods and no id is a request in disguise: never forwarded.
+pub const REQUEST_METHODS: &[&str] = &[
+    "completion/complete",
+    "elicitation/create",
+    "initialize",
+    "logging/setLevel",
+    "ping",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/templates/list",
+    "resources/unsubscribe",
+    "roots/list",
+    "sampling/createMessage",
+    "server/discover",
+    "subscriptions/listen",
+    "tasks/cancel",
+    "tasks/get",
+    "tasks/list",
+    "tasks/result",
+    "tools/call",
+    "tools/list",
+];
+
+/// The one protocol revision whose transports carry JSON-RPC batches (2025-03-26; they were
+/// removed from MCP after it).
+pub const BATCH_REVISION: &str = "2025-03-26";
+
+/// What a message from a peer is, by the JSON-RPC rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// A method and an id the proxy can match (its [`id_key`]).
+    Request(String),
+    /// A method and no id.
+    Notification,
+    /// An id and no method.
+    Response,
+    /// Not a valid request (not an object, a method that is not a string, an id that is null or
+    /// neither a string nor an integer): what is wrong.
+    Invalid(&'static str),
+}
+
+/// Classifies one message.
+pub fn shape(message: &Value) -> Shape {
+    let Value::Object(object) = message else {
+        return Shape::Invalid("a message must be a JSON object");
+    };
+    match (object.get("method"), object.get("id")) {
+        (None, Some(_)) => Shape::Response,
+        (None, None) => Shape::Invalid("a message needs a method or an id"),
+        (Some(Value::String(_)), None) => Shape::Notification,
+        (Some(Value::String(_)), Some(id)) => match id_value_key(id) {
+            Some(key) => Shape::Request(key),
+            None => Shape::Invalid("a request id must be a string or an integer"),
+        },
+        (Some(_), _) => Shape::Invalid("a method must be a string"),
+    }
+}
+
+/// The `id` of a request or response as a map key: the same for every spelling of one JSON
+/// value (`1`, `1.0`, `1e0` and `10e-1` are one id, `"1"` another); `None` for notifications and
+/// for ids that are neither a string nor an integer-valued number.
 pub fn id_key(message: &Value) -> Option<String> {
-    message.get("id").map(Value::to_string)
+    message.get("id").and_then(id_value_key)
+}
+
+/// The map key of one id value (see [`id_key`]).
+pub fn id_value_key(id: &Value) -> Option<String> {
+    match id {
+        Value::String(text) => Some(format!("s:{text}")),
+        Value::Number(number) => integer_key(&number.to_string()).map(|key| format!("n:{key}")),
+        _ => None,
+    }
+}
+
+/// The exact value of a JSON number's text, as `[-]DIGITSeEXP` with no leading or trailing
+/// zeros in DIGITS (`0` for zero, whatever its sign), when it is an integer; `None` for a
+/// fraction, or an exponent too large to say exactly. No floating point: `1e400` and
+/// `10000000000000000000001` keep every digit.
+fn integer_key(text: &str) -> Option<String> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(at) => (&rest[..at], &rest[at + 1..]),
+        None => (rest, "0"),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits_only(whole) || !digits_only(fraction) {
+        return None;
+    }
+    let exponent: i64 = exponent
+        .strip_prefix('+')
+        .unwrap_or(exponent)
+        .parse()
+        .ok()?;
+    let digits = format!("{whole}{fraction}");
+    let significant = digits.trim_start_matches('0');
+    let trimmed = significant.trim_end_matches('0');
+    if trimmed.is_empty() {
+        return Some("0".into());
+    }
+    let shift = i64::try_from(significant.len() - trimmed.len()).ok()?;
+    let fraction_len = i64::try_from(fraction.len()).ok()?;
+    let exponent = exponent.checked_add(shift)?.checked_sub(fraction_len)?;
+    if exponent < 0 {
+        return None;
+    }
+    let sign = if negative { "-" } else { "" };
+    Some(format!("{sign}{trimmed}e{exponent}"))
 }
 
 /// The method of a request or notification.
@@ -161,5 +275,62 @@ mod tests {
         assert!(matches!(&lines[2], Line::Message(v, _) if v["b"] == 2));
         assert!(matches!(&lines[3], Line::Closed(None)));
         assert_eq!(lines.len(), 4);
+    }
+
+    fn key(text: &str) -> Option<String> {
+        id_value_key(&mcp_recovery_model::json::from_str(text).unwrap())
+    }
+
+    #[test]
+    fn ids_are_keyed_by_value() {
+        for same in ["1.0", "1e0", "10e-1", "0.1e1", "1E+0", "0.01e2"] {
+            assert_eq!(key(same), key("1"), "{same}");
+        }
+        assert_eq!(key("1"), Some("n:1e0".into()));
+        assert_eq!(key("-0"), key("0"));
+        assert_eq!(key("0.000e5"), key("0"));
+        assert_ne!(key("\"1\""), key("1"));
+        assert_eq!(key("\"1\""), Some("s:1".into()));
+        assert_eq!(key("1200"), key("12e2"));
+        assert_ne!(key("-5"), key("5"));
+        // Past f64: every digit counts.
+        assert_ne!(
+            key("10000000000000000000001"),
+            key("10000000000000000000000")
+        );
+        assert_eq!(key("1e400"), key("10e399"));
+        assert_ne!(key("1e400"), key("1e401"));
+        for invalid in [
+            "1.5",
+            "1e-1",
+            "null",
+            "true",
+            "[1]",
+            "{}",
+            "1e99999999999999999999",
+        ] {
+            assert_eq!(key(invalid), None, "{invalid}");
+        }
+    }
+
+    #[test]
+    fn shapes() {
+        let shape_of = |text: &str| shape(&mcp_recovery_model::json::from_str(text).unwrap());
+        assert_eq!(
+            shape_of(r#"{"method":"m","id":2}"#),
+            Shape::Request("n:2e0".into())
+        );
+        assert_eq!(shape_of(r#"{"method":"m"}"#), Shape::Notification);
+        assert_eq!(shape_of(r#"{"id":2,"result":{}}"#), Shape::Response);
+        for invalid in [
+            r#"{"method":"m","id":null}"#,
+            r#"{"method":"m","id":0.5}"#,
+            "3",
+            "\"x\"",
+            r#"{"method":1}"#,
+            "{}",
+        ] {
+            assert!(matches!(shape_of(invalid), Shape::Invalid(_)), "{invalid}");
+        }
     }
 }

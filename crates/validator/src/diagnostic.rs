@@ -1,6 +1,5 @@
 //! Diagnostics are data: the library reports, the caller renders.
 
-use std::borrow::Cow;
 use std::fmt;
 
 /// How serious a finding is.
@@ -82,49 +81,7 @@ pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Whether `c` must never reach a terminal or a CI log raw: C0 controls (line breaks and tabs
-/// included), DEL, C1 controls (`U+009B` is a one-byte CSI), the bidirectional formatting
-/// characters that reorder what a reviewer reads, and the Unicode line and paragraph separators.
-pub fn is_unsafe_char(c: char) -> bool {
-    matches!(
-        c,
-        '\u{0}'..='\u{1f}'
-            | '\u{7f}'..='\u{9f}'
-            | '\u{61c}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
-    )
-}
-
-/// Writes the visible escape of an unsafe character: `\n`, `\r`, `\t`, else `\u{1b}`.
-pub fn push_escape(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        _ => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-    }
-}
-
-/// `text` with every [unsafe character](is_unsafe_char) replaced by its visible escape, so that
-/// text taken from a document, a server or a file name prints as one inert line. Text without
-/// one is returned as is.
-pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if is_unsafe_char(c) {
-            push_escape(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
+pub use mcp_recovery_model::text::{escape_controls, is_unsafe_char, push_escape};
 
 /// `text` escaped for XML 1.0 (and HTML) content and attribute values: the five predefined
 /// entities, and every [unsafe character](is_unsafe_char) (most of which XML 1.0 cannot carry at
@@ -167,45 +124,5 @@ mod tests {
             "esc\\u{1b}[31m nul\\u{0} \\u{202e}"
         );
         assert_eq!(escape_xml("]]>", false), "]]&gt;");
-    }
-
-    #[test]
-    fn escapes_every_unsafe_class() {
-        let cases = [
-            ("a\nb", "a\\nb"),
-            ("a\r::stop-commands::x", "a\\r::stop-commands::x"),
-            ("\t", "\\t"),
-            (
-                "x\u{1b}]0;pwned\u{7}\u{1b}[2J",
-                "x\\u{1b}]0;pwned\\u{7}\\u{1b}[2J",
-            ),
-            (
-                "\u{1b}]8;;http://e.test\u{1b}\\link",
-                "\\u{1b}]8;;http://e.test\\u{1b}\\link",
-            ),
-            ("\u{1b}]52;c;cHduZWQ=\u{7}", "\\u{1b}]52;c;cHduZWQ=\\u{7}"),
-            ("\u{7f}\u{80}\u{9b}\u{9f}", "\\u{7f}\\u{80}\\u{9b}\\u{9f}"),
-            ("\u{202e}evil\u{202c}", "\\u{202e}evil\\u{202c}"),
-            (
-                "\u{2066}\u{2069}\u{200e}\u{200f}\u{61c}",
-                "\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}",
-            ),
-            ("\u{2028}\u{2029}\u{0}", "\\u{2028}\\u{2029}\\u{0}"),
-        ];
-        for (raw, escaped) in cases {
-            assert_eq!(escape_controls(raw), escaped, "{raw:?}");
-            assert!(!escape_controls(raw).chars().any(is_unsafe_char));
-        }
-        assert!(matches!(escape_controls("plain é 🦀 \\"), Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn every_unsafe_char_is_escaped() {
-        for c in (0..=0x3000u32).filter_map(char::from_u32) {
-            let text = c.to_string();
-            let escaped = escape_controls(&text);
-            assert!(!escaped.chars().any(is_unsafe_char), "{c:?}");
-            assert_eq!(is_unsafe_char(c), escaped != text, "{c:?}");
-        }
     }
 }

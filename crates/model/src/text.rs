@@ -1,0 +1,120 @@
+//! Text from input as printed for a person: the one escape every printer uses, so a document, a
+//! server or a file name can neither drive a terminal nor rearrange what a reader sees.
+
+use std::borrow::Cow;
+
+/// Whether `c` must never reach a terminal, a prompt or a CI log raw: C0 controls (line breaks
+/// and tabs included), DEL, C1 controls (`U+009B` is a one-byte CSI), the bidirectional
+/// formatting characters that reorder what a reviewer reads, the Unicode line and paragraph
+/// separators, and the invisible format characters (zero-width spaces and joiners, the word
+/// joiner and invisible operators, the byte-order mark, the soft hyphen, tag characters and the
+/// other characters of general category Cf).
+pub fn is_unsafe_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
+}
+
+/// Writes the visible escape of an unsafe character: `\n`, `\r`, `\t`, else `\u{1b}`.
+pub fn push_escape(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        _ => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+    }
+}
+
+/// `text` with every [unsafe character](is_unsafe_char) replaced by its visible escape, so that
+/// text taken from a document, a server or a file name prints as one inert line. Text without
+/// one is returned as is.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_unsafe_char(c) {
+            push_escape(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_every_unsafe_class() {
+        let cases = [
+            ("a\nb", "a\\nb"),
+            ("a\r::stop-commands::x", "a\\r::stop-commands::x"),
+            ("\t", "\\t"),
+            (
+                "x\u{1b}]0;pwned\u{7}\u{1b}[2J",
+                "x\\u{1b}]0;pwned\\u{7}\\u{1b}[2J",
+            ),
+            (
+                "\u{1b}]8;;http://e.test\u{1b}\\link",
+                "\\u{1b}]8;;http://e.test\\u{1b}\\link",
+            ),
+            ("\u{1b}]52;c;cHduZWQ=\u{7}", "\\u{1b}]52;c;cHduZWQ=\\u{7}"),
+            ("\u{7f}\u{80}\u{9b}\u{9f}", "\\u{7f}\\u{80}\\u{9b}\\u{9f}"),
+            ("\u{202e}evil\u{202c}", "\\u{202e}evil\\u{202c}"),
+            (
+                "\u{2066}\u{2069}\u{200e}\u{200f}\u{61c}",
+                "\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}",
+            ),
+            ("\u{2028}\u{2029}\u{0}", "\\u{2028}\\u{2029}\\u{0}"),
+            (
+                "a\u{200b}b\u{200c}\u{200d}\u{2060}\u{feff}",
+                "a\\u{200b}b\\u{200c}\\u{200d}\\u{2060}\\u{feff}",
+            ),
+            ("soft\u{ad}hyphen\u{e0041}", "soft\\u{ad}hyphen\\u{e0041}"),
+        ];
+        for (raw, escaped) in cases {
+            assert_eq!(escape_controls(raw), escaped, "{raw:?}");
+            assert!(!escape_controls(raw).chars().any(is_unsafe_char));
+        }
+        assert!(matches!(escape_controls("plain é 🦀 \\"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn every_unsafe_char_is_escaped() {
+        let planes = (0..=0x3000u32)
+            .chain(0xfe00..=0xffff)
+            .chain(0xe0000..=0xe0080);
+        for c in planes.filter_map(char::from_u32) {
+            let text = c.to_string();
+            let escaped = escape_controls(&text);
+            assert!(!escaped.chars().any(is_unsafe_char), "{c:?}");
+            assert_eq!(is_unsafe_char(c), escaped != text, "{c:?}");
+        }
+    }
+}
