@@ -29,9 +29,9 @@ pub enum AuditCommand {
     ///
     /// The journal is verified first: one that fails is refused, naming where it broke, unless
     /// --unverified is given. No argument or result is exported, only its size and sha256
-    /// digest, so nothing a call carried (secrets included) leaves the journal and there is
-    /// nothing to redact. Exit status: 0 exported, 1 the journal failed verification, 2 it could
-    /// not be read or the collector refused it (the endpoint and HTTP status are named).
+    /// digest: what a call carried stays in the journal, so there is nothing to redact. Exit
+    /// status: 0 exported, 1 the journal failed verification, 2 it could not be read or the
+    /// collector refused it (the endpoint and HTTP status are named, header values never).
     Export(crate::export::ExportArgs),
 }
 
