@@ -80,6 +80,8 @@ fn export_cmd(dir: &Path) -> Command {
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         "OTEL_EXPORTER_OTLP_HEADERS",
         "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
     ] {
         command.env_remove(name);
     }
@@ -440,6 +442,25 @@ fn a_refusing_collector_is_named_with_its_status() {
     });
     assert_eq!(status, 2);
     assert!(stderr.contains("no collector"), "{stderr}");
+
+    // The environment's endpoint with the environment's protocol, which is not JSON.
+    let (status, _, stderr) = run({
+        let mut command = export_cmd(dir.path());
+        command
+            .arg(&journal)
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+        command
+    });
+    assert_eq!(status, 2);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL is grpc"),
+        "{stderr}"
+    );
+    assert!(
+        receiver.take().len() == 1,
+        "only the first run reached the receiver"
+    );
 }
 
 #[derive(Clone, Copy)]

@@ -102,12 +102,10 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
     match collector {
         None => write_csv(&sessions, args, &shown),
         Some(collector) => {
-            let spans = otlp::spans(&sessions);
-            let requests = collector.send(&spans)?;
+            let (spans, requests) = collector.send(&sessions)?;
             writeln!(
                 std::io::stdout().lock(),
-                "{shown}: {} spans of {} sessions sent to {} in {requests} request(s)",
-                spans.len(),
+                "{shown}: {spans} spans of {} sessions sent to {} in {requests} request(s)",
                 sessions.len(),
                 collector.shown
             )?;
@@ -170,6 +168,21 @@ impl Collector {
                 }
             },
         };
+        // The environment's endpoint goes with the environment's protocol: JSON is all this
+        // sends, and JSON to a gRPC or protobuf port would fail with a less clear error.
+        let protocol = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            .map(|p| ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", p))
+            .or_else(|| {
+                env("OTEL_EXPORTER_OTLP_PROTOCOL").map(|p| ("OTEL_EXPORTER_OTLP_PROTOCOL", p))
+            });
+        if let (None, Some((name, protocol))) = (&args.otlp, protocol)
+            && protocol.trim() != "http/json"
+        {
+            return Err(Failure::Usage(format!(
+                "{name} is {}: audit export sends OTLP over http/json only (give --otlp URL of an OTLP/HTTP endpoint)",
+                escape_controls(&protocol)
+            )));
+        }
         let shown = escape_controls(&crate::live::url_name(&url)).into_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(Failure::Usage(format!(
@@ -205,8 +218,8 @@ impl Collector {
         })
     }
 
-    /// POSTs the spans in batches; gives the number of requests.
-    fn send(&self, spans: &[serde_json::Value]) -> Result<usize, Failure> {
+    /// POSTs the sessions' spans in batches; gives the number of spans and of requests.
+    fn send(&self, sessions: &[model::Session]) -> Result<(usize, usize), Failure> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(self.timeout))
             .http_status_as_error(false)
@@ -215,13 +228,26 @@ impl Collector {
             .user_agent(concat!("mcp-recovery/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        let mut requests = 0;
-        for batch in spans.chunks(MAX_SPANS_PER_REQUEST) {
-            let body = otlp::request(batch).to_string();
-            self.post(&agent, body.as_bytes())?;
-            requests += 1;
-        }
-        Ok(requests)
+        let (mut spans, mut requests) = (0, 0);
+        let mut batch = Vec::with_capacity(MAX_SPANS_PER_REQUEST);
+        let mut flush = |batch: &mut Vec<serde_json::Value>| -> Result<(), Failure> {
+            if !batch.is_empty() {
+                spans += batch.len();
+                let body = otlp::request(std::mem::take(batch)).to_string();
+                self.post(&agent, body.as_bytes())?;
+                requests += 1;
+            }
+            Ok(())
+        };
+        otlp::each_span(sessions, |span| -> Result<(), Failure> {
+            batch.push(span);
+            if batch.len() == MAX_SPANS_PER_REQUEST {
+                flush(&mut batch)?;
+            }
+            Ok(())
+        })?;
+        flush(&mut batch)?;
+        Ok((spans, requests))
     }
 
     fn post(&self, agent: &ureq::Agent, body: &[u8]) -> Result<(), Failure> {

@@ -405,12 +405,34 @@ impl Reader {
             decision: decision.clone(),
             details,
         };
-        // A refused call is never sent: it has no intent, so the approval is its only record.
+        // A refused call is never sent: it has no intent, so its approvals are its only
+        // records. Several decisions on one call (one per approver) make one refused call.
         if decision == "deny" && !flag(record, "compensation") && !flag(record, "rollback") {
-            let mut op = new_op(OpKind::Call, record, place);
-            op.outcome = Outcome::Refused;
-            op.approvals.push(approval);
-            self.push_op(s, op);
+            let mut approvals = self.take_pending(s, |r| {
+                !flag(r, "compensation")
+                    && !flag(r, "rollback")
+                    && r.get("request") == record.get("request")
+                    && r.get("name") == record.get("name")
+            });
+            approvals.push(approval);
+            let request = record.get("request").and_then(id_text);
+            let tool = text_of(record, "name").unwrap_or_default();
+            let ops = &mut self.sessions[s].ops;
+            match ops.last_mut() {
+                Some(last)
+                    if last.outcome == Outcome::Refused
+                        && last.request == request
+                        && last.tool == tool =>
+                {
+                    last.approvals.extend(approvals);
+                }
+                _ => {
+                    let mut op = new_op(OpKind::Call, record, place);
+                    op.outcome = Outcome::Refused;
+                    op.approvals = approvals;
+                    self.push_op(s, op);
+                }
+            }
             return;
         }
         self.pending
@@ -588,7 +610,55 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::unix_nanos;
+    #![allow(clippy::unwrap_used)]
+
+    use super::{Outcome, read, unix_nanos};
+
+    /// Approvals go to what they decided: two denials of one call (two approvers) make one
+    /// refused call; an allow goes to the intent of the same request and tool, not another.
+    #[test]
+    fn approvals_join_what_they_decided() {
+        let line = |seq: u32, rest: &str| {
+            format!(r#"{{"seq":{seq},"session":"s","time":"2026-12-01T08:00:00.00{seq}Z",{rest}}}"#)
+        };
+        let text = [
+            line(
+                1,
+                r#""kind":"approval","decision":"deny","by":"alice","request":7,"name":"pay""#,
+            ),
+            line(
+                2,
+                r#""kind":"approval","decision":"deny","by":"bob","request":7,"name":"pay""#,
+            ),
+            line(
+                3,
+                r#""kind":"approval","decision":"allow","by":"carol","request":8,"name":"pay""#,
+            ),
+            line(
+                4,
+                r#""kind":"call.intent","call":1,"request":9,"name":"pay","arguments":{}"#,
+            ),
+            line(
+                5,
+                r#""kind":"call.intent","call":2,"request":8,"name":"pay","arguments":{}"#,
+            ),
+            line(
+                6,
+                r#""kind":"call.outcome","call":2,"request":8,"name":"pay","result":{}"#,
+            ),
+        ]
+        .join("\n");
+        let sessions = read(&text).unwrap();
+        let ops = &sessions[0].ops;
+        assert_eq!(ops.len(), 3);
+        assert_eq!(ops[0].outcome, Outcome::Refused);
+        assert_eq!(ops[0].approvals.len(), 2);
+        assert!(ops[1].approvals.is_empty());
+        assert_eq!(ops[1].outcome, Outcome::Missing);
+        assert_eq!(ops[2].approvals[0].label(), "allow by carol");
+        assert_eq!(ops[2].outcome, Outcome::Ok);
+        assert_eq!(ops[2].duration_ms(), Some(1));
+    }
 
     #[test]
     fn reads_rfc3339_utc() {

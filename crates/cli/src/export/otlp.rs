@@ -19,17 +19,20 @@ const CLIENT: u8 = 3;
 /// `STATUS_CODE_ERROR`.
 const ERROR: u8 = 2;
 
-/// The spans of every session, in journal order.
-pub fn spans(sessions: &[Session]) -> Vec<Value> {
-    let mut spans = Vec::new();
+/// Hands the spans of every session to `out`, one at a time in journal order (so that only a
+/// batch is ever held), stopping at its first error.
+pub fn each_span<E>(
+    sessions: &[Session],
+    mut out: impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
     for session in sessions {
-        session_spans(session, &mut spans);
+        session_spans(session, &mut out)?;
     }
-    spans
+    Ok(())
 }
 
 /// One request body carrying `spans`.
-pub fn request(spans: &[Value]) -> Value {
+pub fn request(spans: Vec<Value>) -> Value {
     let resource = object([(
         "attributes",
         Value::Array(vec![
@@ -41,7 +44,7 @@ pub fn request(spans: &[Value]) -> Value {
         ("name", string("mcp-recovery")),
         ("version", string(env!("CARGO_PKG_VERSION"))),
     ]);
-    let scope_spans = object([("scope", scope), ("spans", Value::Array(spans.to_vec()))]);
+    let scope_spans = object([("scope", scope), ("spans", Value::Array(spans))]);
     let resource_spans = object([
         ("resource", resource),
         ("scopeSpans", Value::Array(vec![scope_spans])),
@@ -65,7 +68,10 @@ fn root_id(session: &Session) -> String {
     session.first.hash[16..32].to_owned()
 }
 
-fn session_spans(session: &Session, out: &mut Vec<Value>) {
+fn session_spans<E>(
+    session: &Session,
+    out: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
     let trace = trace_id(session);
     let root = root_id(session);
     let mut attributes = vec![
@@ -74,7 +80,7 @@ fn session_spans(session: &Session, out: &mut Vec<Value>) {
         attribute("mcp_recovery.record.hash", text(&session.first.hash)),
     ];
     attributes.push(attribute("mcp_recovery.calls", int(call_count(session))));
-    out.push(span(SpanParts {
+    out(span(SpanParts {
         trace: &trace,
         id: &root,
         parent: None,
@@ -86,14 +92,14 @@ fn session_spans(session: &Session, out: &mut Vec<Value>) {
         events: session.approvals.iter().map(approval_event).collect(),
         links: Vec::new(),
         failure: None,
-    }));
+    }))?;
     let rollback_ids: Vec<String> = session
         .rollbacks
         .iter()
         .map(|r| span_id(&r.start))
         .collect();
     for (rollback, id) in session.rollbacks.iter().zip(&rollback_ids) {
-        out.push(rollback_span(session, rollback, &trace, id, &root));
+        out(rollback_span(session, rollback, &trace, id, &root))?;
     }
     let mut calls: HashMap<&str, String> = HashMap::new();
     for op in &session.ops {
@@ -112,8 +118,9 @@ fn session_spans(session: &Session, out: &mut Vec<Value>) {
             (OpKind::Compensation, Some(call)) => calls.get(call.as_str()),
             _ => None,
         };
-        out.push(op_span(session, op, &trace, parent, link));
+        out(op_span(session, op, &trace, parent, link))?;
     }
+    Ok(())
 }
 
 fn call_count(session: &Session) -> u64 {
