@@ -24,6 +24,15 @@ pub enum AuditCommand {
     /// Verify a journal: exit 0 when the chain holds (the head hash is printed), 1 naming the
     /// first broken line and why.
     Verify(VerifyArgs),
+    /// Export a journal as OpenTelemetry spans over OTLP/HTTP (JSON), one trace per session,
+    /// or as CSV (`--format csv`), one row per call and per compensation.
+    ///
+    /// The journal is verified first: one that fails is refused, naming where it broke, unless
+    /// --unverified is given. No argument or result is exported, only its size and sha256
+    /// digest: what a call carried stays in the journal, so there is nothing to redact. Exit
+    /// status: 0 exported, 1 the journal failed verification, 2 it could not be read or the
+    /// collector refused it (the endpoint and HTTP status are named, header values never).
+    Export(crate::export::ExportArgs),
 }
 
 /// Arguments of `audit verify`.
@@ -40,7 +49,10 @@ pub struct VerifyArgs {
 
 /// Runs `audit`.
 pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
-    let AuditCommand::Verify(args) = &args.command;
+    let args = match &args.command {
+        AuditCommand::Verify(args) => args,
+        AuditCommand::Export(args) => return crate::export::run(args),
+    };
     let input = Input::named(&args.journal);
     let shown = args.journal.display().to_string();
     let verifier = match &args.head {

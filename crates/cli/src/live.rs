@@ -274,7 +274,7 @@ pub fn default_name(target: &Target) -> String {
     }
 }
 
-fn url_name(url: &str) -> String {
+pub(crate) fn url_name(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let end = rest.find(['?', '#']).unwrap_or(rest.len());
     let rest = &rest[..end];

@@ -16,6 +16,7 @@ mod convert_cmd;
 #[cfg(feature = "demo")]
 mod demo;
 mod errors;
+mod export;
 mod fetch_cmd;
 mod inputs;
 mod lint;

@@ -92,6 +92,11 @@ fn audit_verify_help() {
     assert_cmd_snapshot!(bin().args(["audit", "verify", "--help"]));
 }
 
+#[test]
+fn audit_export_help() {
+    assert_cmd_snapshot!(bin().args(["audit", "export", "--help"]));
+}
+
 // The snapshot is of the default build: clap lists the live-server flags in another order
 // when the demo's arguments (which share their names) are not compiled in.
 #[cfg(feature = "demo")]

@@ -1,0 +1,724 @@
+//! `audit export` end to end: a session through the proxy (the binary's hidden `demo-server`
+//! upstream, a failing call and its rollback), exported as OTLP/HTTP JSON to a local receiver
+//! and as CSV read back with an RFC 4180 reader; journals written with the journal library for
+//! batching, outcomes and hostile names; a tampered journal refused.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg(feature = "demo")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use common::{bin_in, code, journal_kinds, journal_records};
+use mcp_recovery_journal::{Journal, Kind};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
+const SECRET: &str = "Bearer s3cret-token-42";
+
+/// One POST the receiver got.
+struct Got {
+    path: String,
+    content_type: String,
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// A local OTLP/HTTP receiver answering every request with `status` and `answer`.
+struct Receiver {
+    url: String,
+    got: Arc<Mutex<Vec<Got>>>,
+}
+
+impl Receiver {
+    fn start(status: u16, answer: &'static str) -> Receiver {
+        let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", server.server_addr().to_ip().unwrap());
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let collected = Arc::clone(&got);
+        std::thread::spawn(move || {
+            for mut request in server.incoming_requests() {
+                let mut body = String::new();
+                request.as_reader().read_to_string(&mut body).unwrap();
+                let header = |name: &'static str| {
+                    request
+                        .headers()
+                        .iter()
+                        .find(|h| h.field.equiv(name))
+                        .map(|h| h.value.as_str().to_owned())
+                };
+                collected.lock().unwrap().push(Got {
+                    path: request.url().to_owned(),
+                    content_type: header("Content-Type").unwrap_or_default(),
+                    authorization: header("Authorization"),
+                    body: serde_json::from_str(&body).unwrap(),
+                });
+                let response = tiny_http::Response::from_string(answer).with_status_code(status);
+                request.respond(response).unwrap();
+            }
+        });
+        Receiver { url, got }
+    }
+
+    /// The request bodies received so far, emptied.
+    fn take(&self) -> Vec<Got> {
+        std::mem::take(&mut *self.got.lock().unwrap())
+    }
+}
+
+/// The binary with no OpenTelemetry settings from the environment.
+fn export_cmd(dir: &Path) -> Command {
+    let mut command = bin_in(dir);
+    for name in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    ] {
+        command.env_remove(name);
+    }
+    command.args(["audit", "export"]);
+    command
+}
+
+fn run(mut command: Command) -> (i32, String, String) {
+    let output: Output = command.output().unwrap();
+    (
+        code(&output),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Through the proxy (journal, rollback on failure, `reserve_inventory` approved by a command,
+/// `get_state` denied): reserve, charge, a denied read, a failing shipment. Gives the journal.
+fn proxied_session(dir: &Path) -> PathBuf {
+    let journal = dir.join("journal.jsonl");
+    let mut child = bin_in(dir)
+        .arg("proxy")
+        .args(["--journal", journal.to_str().unwrap()])
+        .args(["--on-failure", "rollback", "--ask", "reserve_inventory"])
+        .args(["--approve-with", "exit 0", "--deny", "get_state"])
+        .args(["--", BIN, "demo-server"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut id = 0;
+    let mut request = move |method: &str, params: Value| -> Value {
+        id += 1;
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        message["params"] = params;
+        writeln!(stdin, "{message}").unwrap();
+        loop {
+            let answer: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if answer["id"] == id && answer.get("method").is_none() {
+                return answer["result"].clone();
+            }
+        }
+    };
+    request("initialize", common::initialize_params());
+    let reserved = request(
+        "tools/call",
+        json!({"name": "reserve_inventory", "arguments": {"sku": "sku-widget", "quantity": 3}}),
+    );
+    let reservation = reserved["structuredContent"]["reservationId"].clone();
+    request(
+        "tools/call",
+        json!({"name": "charge_payment",
+               "arguments": {"customerId": "cust-7", "amount": 12, "currency": "EUR"}}),
+    );
+    let denied = request("tools/call", json!({"name": "get_state", "arguments": {}}));
+    assert_eq!(denied["isError"], true, "{denied}");
+    let failed = request(
+        "tools/call",
+        json!({"name": "create_shipment", "arguments":
+               {"reservationId": reservation, "address": "a", "simulateFailure": true}}),
+    );
+    assert_eq!(failed["isError"], true, "{failed}");
+    drop(request);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(journal_kinds(&journal, "compensation.outcome").len(), 2);
+    journal
+}
+
+/// The spans of a request body.
+fn spans_of(body: &Value) -> Vec<Value> {
+    body["resourceSpans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["scopeSpans"].as_array().unwrap().clone())
+        .flat_map(|s| s["spans"].as_array().unwrap().clone())
+        .collect()
+}
+
+/// A span's attributes as key → the JSON of its value (`{"stringValue": …}`).
+fn attributes(span: &Value) -> HashMap<String, Value> {
+    span["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["key"].as_str().unwrap().to_owned(), a["value"].clone()))
+        .collect()
+}
+
+fn string_attr(span: &Value, key: &str) -> Option<String> {
+    attributes(span)
+        .get(key)
+        .map(|v| v["stringValue"].as_str().unwrap().to_owned())
+}
+
+fn int_attr(span: &Value, key: &str) -> Option<String> {
+    attributes(span)
+        .get(key)
+        .map(|v| v["intValue"].as_str().unwrap().to_owned())
+}
+
+fn named<'a>(spans: &'a [Value], name: &str) -> &'a Value {
+    let found: Vec<&Value> = spans.iter().filter(|s| s["name"] == name).collect();
+    assert_eq!(found.len(), 1, "{name}: {spans:?}");
+    found[0]
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The spans of the proxied session: one trace, the tree, names, attributes, statuses,
+/// approvals, links, no body; the same ids on a second export (by the environment's endpoint
+/// and headers instead of the flags).
+#[test]
+fn a_proxied_session_becomes_one_trace_of_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = proxied_session(dir.path());
+    let receiver = Receiver::start(200, "{}");
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .args(["--otlp", &receiver.url, "--header"])
+        .arg(format!("Authorization={SECRET}"));
+    let (status, stdout, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.contains("8 spans of 1 sessions"), "{stdout}");
+    assert!(!stdout.contains(SECRET) && !stderr.contains(SECRET));
+    let got = receiver.take();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].path, "/v1/traces");
+    assert_eq!(got[0].content_type, "application/json");
+    assert_eq!(got[0].authorization.as_deref(), Some(SECRET));
+    let body = &got[0].body;
+    let spans = spans_of(body);
+    assert_eq!(
+        spans.len(),
+        8,
+        "session, 4 calls, rollback, 2 compensations"
+    );
+
+    let records = journal_records(&journal);
+    let session_id = records[0]["session"].as_str().unwrap();
+    let trace = spans[0]["traceId"].as_str().unwrap();
+    assert_eq!(trace.len(), 32);
+    assert!(spans.iter().all(|s| s["traceId"] == trace));
+    let mut ids: Vec<&str> = spans
+        .iter()
+        .map(|s| s["spanId"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.iter()
+            .all(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+    );
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 8, "span ids are unique");
+
+    let root = named(&spans, "mcp-recovery session");
+    assert!(root.get("parentSpanId").is_none());
+    let rollback = named(&spans, "mcp-recovery rollback");
+    assert_eq!(rollback["parentSpanId"], root["spanId"]);
+    assert_eq!(
+        int_attr(rollback, "mcp_recovery.rollback.compensated").as_deref(),
+        Some("2")
+    );
+
+    let intent = |name: &str| -> Value {
+        journal_kinds(&journal, "call.intent")
+            .into_iter()
+            .find(|r| r["name"] == name)
+            .unwrap()
+    };
+    for tool in [
+        "reserve_inventory",
+        "charge_payment",
+        "create_shipment",
+        "get_state",
+    ] {
+        let span = named(&spans, &format!("tools/call {tool}"));
+        assert_eq!(span["parentSpanId"], root["spanId"], "{tool}");
+        assert_eq!(span["kind"], 3, "a client span: the proxy calls the server");
+        assert_eq!(
+            string_attr(span, "mcp.method.name").as_deref(),
+            Some("tools/call")
+        );
+        assert_eq!(
+            string_attr(span, "mcp.session.id").as_deref(),
+            Some(session_id)
+        );
+        assert_eq!(
+            string_attr(span, "gen_ai.operation.name").as_deref(),
+            Some("execute_tool")
+        );
+        assert_eq!(string_attr(span, "gen_ai.tool.name").as_deref(), Some(tool));
+        assert!(string_attr(span, "jsonrpc.request.id").is_some(), "{tool}");
+        let start: u64 = span["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        let end: u64 = span["endTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        assert!(start > 1_700_000_000_000_000_000 && end >= start, "{span}");
+    }
+    // A call's span starts at its intent record and names it.
+    let charge = named(&spans, "tools/call charge_payment");
+    let charge_intent = intent("charge_payment");
+    assert_eq!(
+        string_attr(charge, "mcp_recovery.record.hash").as_deref(),
+        charge_intent["hash"].as_str()
+    );
+    assert_eq!(
+        int_attr(charge, "mcp_recovery.journal.seq").unwrap(),
+        charge_intent["seq"].to_string()
+    );
+    assert_eq!(
+        int_attr(charge, "mcp_recovery.call").unwrap(),
+        charge_intent["call"].to_string()
+    );
+    assert_eq!(
+        string_attr(charge, "mcp_recovery.class").as_deref(),
+        Some("compensable")
+    );
+    assert_eq!(
+        string_attr(charge, "jsonrpc.request.id").unwrap(),
+        charge_intent["request"].to_string()
+    );
+    assert_eq!(
+        string_attr(charge, "mcp_recovery.arguments.sha256").unwrap(),
+        sha256_hex(&charge_intent["arguments"].to_string())
+    );
+    assert!(
+        charge["status"].get("code").is_none(),
+        "success leaves the status unset"
+    );
+    assert!(string_attr(charge, "error.type").is_none());
+
+    // The failing call, and the call the policy refused (never sent).
+    let shipment = named(&spans, "tools/call create_shipment");
+    assert_eq!(shipment["status"]["code"], 2);
+    assert_eq!(
+        string_attr(shipment, "error.type").as_deref(),
+        Some("tool_error")
+    );
+    let refused = named(&spans, "tools/call get_state");
+    assert_eq!(refused["status"]["code"], 2);
+    assert_eq!(refused["events"][0]["name"], "approval");
+    let decision = |event: &Value, key: &str| -> String {
+        event["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == key)
+            .unwrap()["value"]["stringValue"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        decision(&refused["events"][0], "mcp_recovery.approval.decision"),
+        "deny"
+    );
+    assert_eq!(
+        decision(&refused["events"][0], "mcp_recovery.approval.by"),
+        "policy"
+    );
+    // The approval by command is an event of the call it let through.
+    let reserve = named(&spans, "tools/call reserve_inventory");
+    let events = reserve["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        decision(&events[0], "mcp_recovery.approval.decision"),
+        "allow"
+    );
+    assert_eq!(decision(&events[0], "mcp_recovery.approval.by"), "command");
+
+    // Compensations: children of the rollback, linked to the call each undoes.
+    for (compensator, undone) in [("refund_payment", charge), ("release_inventory", reserve)] {
+        let span = named(&spans, &format!("tools/call {compensator}"));
+        assert_eq!(span["parentSpanId"], rollback["spanId"], "{compensator}");
+        assert_eq!(
+            span["links"][0]["spanId"], undone["spanId"],
+            "{compensator}"
+        );
+        assert_eq!(span["links"][0]["traceId"], trace);
+        assert_eq!(
+            string_attr(span, "gen_ai.tool.name").as_deref(),
+            Some(compensator)
+        );
+        assert_eq!(
+            string_attr(span, "mcp_recovery.kind").as_deref(),
+            Some("compensation")
+        );
+        assert!(span["status"].get("code").is_none());
+    }
+
+    // No argument or result leaves the journal.
+    let text = body.to_string();
+    for value in [
+        "sku-widget",
+        "cust-7",
+        "res-1",
+        "txn-",
+        "simulateFailure",
+        "refunded",
+    ] {
+        assert!(!text.contains(value), "{value} exported: {text}");
+    }
+
+    // Again, through the environment: the same request, ids included.
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("{}/", receiver.url))
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "authorization=Bearer%20s3cret-token-42",
+        );
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let again = receiver.take();
+    assert_eq!(again[0].authorization.as_deref(), Some(SECRET));
+    assert_eq!(
+        again[0].body, *body,
+        "a re-export gives the same spans and ids"
+    );
+}
+
+/// A collector that refuses: exit 2 naming the endpoint and the status, never the header value
+/// even when the answer echoes it; no collector at all is a usage error.
+#[test]
+fn a_refusing_collector_is_named_with_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = synthetic(dir.path(), &[("charge", Outcome::Ok)]);
+    let receiver = Receiver::start(401, "token Bearer s3cret-token-42 is not welcome");
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .args(["--otlp", &receiver.url, "--header"])
+        .arg(format!("authorization={SECRET}"));
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "OTLP export to {}/v1/traces: HTTP 401",
+            receiver.url
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+
+    let (status, _, stderr) = run({
+        let mut command = export_cmd(dir.path());
+        command.arg(&journal);
+        command
+    });
+    assert_eq!(status, 2);
+    assert!(stderr.contains("no collector"), "{stderr}");
+
+    // The environment's endpoint with the environment's protocol, which is not JSON.
+    let (status, _, stderr) = run({
+        let mut command = export_cmd(dir.path());
+        command
+            .arg(&journal)
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+        command
+    });
+    assert_eq!(status, 2);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL is grpc"),
+        "{stderr}"
+    );
+    assert!(
+        receiver.take().len() == 1,
+        "only the first run reached the receiver"
+    );
+}
+
+#[derive(Clone, Copy)]
+enum Outcome {
+    Ok,
+    ToolError,
+    RpcError,
+    TimedOut,
+}
+
+/// A journal of one session written with the journal library: each (tool, outcome) a call.
+fn synthetic(dir: &Path, calls: &[(&str, Outcome)]) -> PathBuf {
+    let path = dir.join("synthetic.jsonl");
+    let mut journal = Journal::open(&path, 64 << 20).unwrap();
+    journal.set_sync(false);
+    let mut append = |kind: Kind, fields: Value| {
+        journal
+            .append("s-1", kind, fields.as_object().unwrap().clone())
+            .unwrap();
+    };
+    append(
+        Kind::SessionStart,
+        json!({"upstream": "test", "onFailure": "report", "version": "0"}),
+    );
+    for (index, (tool, outcome)) in calls.iter().enumerate() {
+        let call = index + 1;
+        let fields = json!({"call": call, "request": call + 1, "name": tool,
+                            "arguments": {"n": call}, "class": "compensable"});
+        append(Kind::CallIntent, fields.clone());
+        let mut outcome_fields = fields;
+        match outcome {
+            Outcome::Ok => outcome_fields["result"] = json!({"content": []}),
+            Outcome::ToolError => {
+                outcome_fields["result"] = json!({"content": [], "isError": true});
+            }
+            Outcome::RpcError => {
+                outcome_fields["result"] = Value::Null;
+                outcome_fields["error"] = json!({"code": -32603, "message": "boom"});
+            }
+            Outcome::TimedOut => {
+                outcome_fields["result"] = Value::Null;
+                outcome_fields["reason"] = json!("timed out");
+            }
+        }
+        append(Kind::CallOutcome, outcome_fields);
+    }
+    path
+}
+
+/// More spans than one request carries go in several requests of at most 512; every outcome
+/// maps to its status and `error.type`.
+#[test]
+fn many_spans_go_in_bounded_batches_with_every_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = vec![("ok_tool", Outcome::Ok); 600];
+    calls[10] = ("failing_tool", Outcome::ToolError);
+    calls[20] = ("erring_tool", Outcome::RpcError);
+    calls[30] = ("slow_tool", Outcome::TimedOut);
+    let journal = synthetic(dir.path(), &calls);
+    let receiver = Receiver::start(200, r#"{"partialSuccess": {}}"#);
+    let mut command = export_cmd(dir.path());
+    command.arg(&journal).args(["--otlp", &receiver.url]);
+    let (status, stdout, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.contains("601 spans of 1 sessions"), "{stdout}");
+    let got = receiver.take();
+    let sizes: Vec<usize> = got.iter().map(|g| spans_of(&g.body).len()).collect();
+    assert_eq!(sizes, [512, 89]);
+    let spans: Vec<Value> = got.iter().flat_map(|g| spans_of(&g.body)).collect();
+    let expect = [
+        ("tools/call failing_tool", "tool_error"),
+        ("tools/call erring_tool", "-32603"),
+        ("tools/call slow_tool", "timeout"),
+    ];
+    for (name, error_type) in expect {
+        let span = named(&spans, name);
+        assert_eq!(span["status"]["code"], 2, "{name}");
+        assert_eq!(
+            string_attr(span, "error.type").as_deref(),
+            Some(error_type),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        string_attr(
+            named(&spans, "tools/call erring_tool"),
+            "rpc.response.status_code"
+        )
+        .as_deref(),
+        Some("-32603")
+    );
+    let ok = spans.iter().filter(|s| s["name"] == "tools/call ok_tool");
+    assert!(ok.clone().all(|s| s["status"].get("code").is_none()));
+    assert_eq!(ok.count(), 597);
+
+    // A collector that takes the request but rejects spans says so.
+    let rejecting = Receiver::start(
+        200,
+        r#"{"partialSuccess": {"rejectedSpans": "3", "errorMessage": "full"}}"#,
+    );
+    let mut command = export_cmd(dir.path());
+    command.arg(&journal).args(["--otlp", &rejecting.url]);
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("rejected 3 span(s): full"), "{stderr}");
+}
+
+/// A minimal RFC 4180 reader: quoted cells with doubled quotes, CRLF row ends.
+fn read_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut rows, mut row, mut cell) = (Vec::new(), Vec::new(), String::new());
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cell.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut cell)),
+            (false, '\r') => {
+                assert_eq!(chars.next(), Some('\n'), "a row ends in CRLF");
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => cell.push(c),
+        }
+    }
+    assert!(
+        cell.is_empty() && row.is_empty() && !quoted,
+        "the last row is complete"
+    );
+    rows
+}
+
+/// CSV of the proxied session: one row per call and compensation; of hostile tool names: each
+/// cell reads back as written, a formula neutralised by a leading `'`.
+#[test]
+fn csv_rows_read_back_and_never_hold_a_formula() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = proxied_session(dir.path());
+    let out = dir.path().join("calls.csv");
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .args(["--format", "csv", "--output"])
+        .arg(&out);
+    let (status, stdout, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.contains("6 rows written"), "{stdout}");
+    let rows = read_csv(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(
+        rows[0].join(","),
+        "session,seq,time,kind,tool,class,decision,outcome,duration_ms,request,hash"
+    );
+    let summary: Vec<[&str; 4]> = rows[1..]
+        .iter()
+        .map(|r| [r[3].as_str(), r[4].as_str(), r[6].as_str(), r[7].as_str()])
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ["call", "reserve_inventory", "allow by command", "ok"],
+            ["call", "charge_payment", "", "ok"],
+            ["call", "get_state", "deny by policy", "refused"],
+            ["call", "create_shipment", "", "tool-error"],
+            ["compensation", "refund_payment", "", "ok"],
+            ["compensation", "release_inventory", "", "ok"],
+        ]
+    );
+    let records = journal_records(&journal);
+    for row in &rows[1..] {
+        let seq: usize = row[1].parse().unwrap();
+        let record = &records[seq - 1];
+        assert_eq!(row[0], record["session"].as_str().unwrap());
+        assert_eq!(row[2], record["time"].as_str().unwrap());
+        assert_eq!(row[10], record["hash"].as_str().unwrap());
+        if row[7] != "refused" {
+            row[8].parse::<u64>().unwrap();
+        }
+    }
+
+    let hostile = [
+        "=HYPERLINK(\"http://x\",\"y\")",
+        "+1",
+        "-2",
+        "@SUM(A1)",
+        "\tx",
+        "a,\"b\"\nc",
+    ];
+    let calls: Vec<(&str, Outcome)> = hostile.iter().map(|t| (*t, Outcome::Ok)).collect();
+    let journal = synthetic(dir.path(), &calls);
+    let mut command = export_cmd(dir.path());
+    command.arg(&journal).args(["--format", "csv"]);
+    let (status, stdout, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let rows = read_csv(&stdout);
+    let tools: Vec<&str> = rows[1..].iter().map(|r| r[4].as_str()).collect();
+    assert_eq!(
+        tools,
+        [
+            "'=HYPERLINK(\"http://x\",\"y\")",
+            "'+1",
+            "'-2",
+            "'@SUM(A1)",
+            "'\tx",
+            "a,\"b\"\nc"
+        ]
+    );
+}
+
+/// An edited record: export refuses, naming the line; `--unverified` exports with a warning.
+#[test]
+fn a_tampered_journal_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = synthetic(
+        dir.path(),
+        &[("charge", Outcome::Ok), ("ship", Outcome::Ok)],
+    );
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let tampered: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 3 {
+                l.replace("\"n\":2", "\"n\":3")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    assert_ne!(tampered.join("\n") + "\n", text);
+    std::fs::write(&journal, tampered.join("\n") + "\n").unwrap();
+    let receiver = Receiver::start(200, "{}");
+    for format in ["otlp", "csv"] {
+        let mut command = export_cmd(dir.path());
+        command.arg(&journal).args(["--format", format]);
+        if format == "otlp" {
+            command.args(["--otlp", &receiver.url]);
+        }
+        let (status, stdout, stderr) = run(command);
+        assert_eq!(status, 1, "{format}: {stderr}");
+        assert!(stdout.is_empty(), "{format}: {stdout}");
+        assert!(stderr.contains("broken at line 4"), "{stderr}");
+        assert!(stderr.contains("not exported"), "{stderr}");
+    }
+    assert!(receiver.take().is_empty(), "nothing was sent");
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .args(["--otlp", &receiver.url, "--unverified"]);
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning") && stderr.contains("line 4"),
+        "{stderr}"
+    );
+    assert_eq!(spans_of(&receiver.take()[0].body).len(), 3);
+}
