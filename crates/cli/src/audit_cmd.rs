@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use mcp_recovery_journal::keys::{self, KeyError};
 use mcp_recovery_journal::{Verifier, verify_reader};
 
 use crate::Failure;
@@ -33,6 +34,17 @@ pub enum AuditCommand {
     /// status: 0 exported, 1 the journal failed verification, 2 it could not be read or the
     /// collector refused it (the endpoint and HTTP status are named, header values never).
     Export(crate::export::ExportArgs),
+    /// Write a new ed25519 key pair: PATH holds the secret (readable by its owner only),
+    /// PATH.pub the public key; the public key and its id are printed. Neither file may exist.
+    Keygen(KeygenArgs),
+}
+
+/// Arguments of `audit keygen`.
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Where the secret key goes; the public key goes to the same path with `.pub` appended.
+    #[arg(value_name = "PATH", value_parser = crate::cli::written_path)]
+    pub path: PathBuf,
 }
 
 /// Arguments of `audit verify`.
@@ -52,6 +64,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
     let args = match &args.command {
         AuditCommand::Verify(args) => args,
         AuditCommand::Export(args) => return crate::export::run(args),
+        AuditCommand::Keygen(args) => return keygen(args),
     };
     let input = Input::named(&args.journal);
     let shown = args.journal.display().to_string();
@@ -84,6 +97,25 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
             .head
             .as_deref()
             .unwrap_or(mcp_recovery_journal::GENESIS)
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn keygen(args: &KeygenArgs) -> Result<ExitCode, Failure> {
+    let public = keys::generate(&args.path).map_err(|e| match e {
+        KeyError::Io { path, source } => Failure::WriteFile {
+            path: path.display().to_string(),
+            source,
+        },
+        other => Failure::Usage(other.to_string()),
+    })?;
+    let shown = keys::public_path(&args.path).display().to_string();
+    writeln!(
+        std::io::stdout().lock(),
+        "{}: ed25519 {} (key id {})",
+        mcp_recovery_proxy::escape(&shown),
+        public.to_hex(),
+        public.id()
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -393,3 +393,29 @@ fn lint_and_census_walk_the_same_files() {
         Some(expected.len() as u64)
     );
 }
+
+#[test]
+fn audit_keygen_writes_a_pair_once_and_keeps_the_secret_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = common::run_in(dir.path(), &["audit", "keygen", "approver"]);
+    assert_eq!(common::code(&output), 0, "{output:?}");
+    let public = std::fs::read_to_string(dir.path().join("approver.pub")).unwrap();
+    let secret = std::fs::read_to_string(dir.path().join("approver")).unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains(public.trim()), "{stdout}");
+    assert!(!stdout.contains(secret.trim()), "the secret was printed");
+    assert_eq!(public.trim().len(), 64);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(dir.path().join("approver")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+    // A key is never overwritten.
+    let again = common::run_in(dir.path(), &["audit", "keygen", "approver"]);
+    assert_eq!(common::code(&again), 2);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("approver")).unwrap(),
+        secret
+    );
+}
