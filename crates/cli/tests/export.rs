@@ -721,4 +721,25 @@ fn a_tampered_journal_is_refused() {
         "{stderr}"
     );
     assert_eq!(spans_of(&receiver.take()[0].body).len(), 3);
+
+    // A line that is no record at all: refused, or with --unverified left out and counted.
+    std::fs::remove_file(&journal).unwrap();
+    let journal = synthetic(
+        dir.path(),
+        &[("charge", Outcome::Ok), ("ship", Outcome::Ok)],
+    );
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str("not a record\n");
+    std::fs::write(&journal, text).unwrap();
+    for (flag, expected) in [(None, 1), (Some("--unverified"), 0)] {
+        let mut command = export_cmd(dir.path());
+        command.arg(&journal).args(["--format", "csv"]).args(flag);
+        let (status, stdout, stderr) = run(command);
+        assert_eq!(status, expected, "{stderr}");
+        assert!(stderr.contains("line 6"), "{stderr}");
+        if flag.is_some() {
+            assert!(stderr.contains("1 line(s) left out"), "{stderr}");
+            assert_eq!(read_csv(&stdout).len(), 3, "the header and both calls");
+        }
+    }
 }
