@@ -232,7 +232,8 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
     let records = journal_records(&journal);
     let session_id = records[0]["session"].as_str().unwrap();
     let trace = spans[0]["traceId"].as_str().unwrap();
-    assert_eq!(trace.len(), 32);
+    // The ids are the record hashes': the trace's of the session's first record.
+    assert_eq!(trace, &records[0]["hash"].as_str().unwrap()[..32]);
     assert!(spans.iter().all(|s| s["traceId"] == trace));
     let mut ids: Vec<&str> = spans
         .iter()
@@ -294,6 +295,10 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
     assert_eq!(
         string_attr(charge, "mcp_recovery.record.hash").as_deref(),
         charge_intent["hash"].as_str()
+    );
+    assert_eq!(
+        charge["spanId"],
+        charge_intent["hash"].as_str().unwrap()[..16]
     );
     assert_eq!(
         int_attr(charge, "mcp_recovery.journal.seq").unwrap(),
@@ -555,6 +560,20 @@ fn many_spans_go_in_bounded_batches_with_every_outcome() {
     let ok = spans.iter().filter(|s| s["name"] == "tools/call ok_tool");
     assert!(ok.clone().all(|s| s["status"].get("code").is_none()));
     assert_eq!(ok.count(), 597);
+
+    // The signal's own endpoint variable is the whole URL, used as it is.
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            format!("{}/custom/traces", receiver.url),
+        )
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let paths: Vec<String> = receiver.take().into_iter().map(|g| g.path).collect();
+    assert_eq!(paths, ["/custom/traces", "/custom/traces"]);
 
     // A collector that takes the request but rejects spans says so.
     let rejecting = Receiver::start(
