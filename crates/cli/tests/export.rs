@@ -285,6 +285,10 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
         );
         assert_eq!(string_attr(span, "gen_ai.tool.name").as_deref(), Some(tool));
         assert!(string_attr(span, "jsonrpc.request.id").is_some(), "{tool}");
+        assert_eq!(
+            string_attr(span, "network.transport").as_deref(),
+            Some("pipe")
+        );
         let start: u64 = span["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
         let end: u64 = span["endTimeUnixNano"].as_str().unwrap().parse().unwrap();
         assert!(start > 1_700_000_000_000_000_000 && end >= start, "{span}");

@@ -210,6 +210,9 @@ pub struct Session {
     pub rollbacks: Vec<Rollback>,
     /// Approvals that decided nothing else in the journal.
     pub approvals: Vec<Approval>,
+    /// How the proxy reached the server, from `session.start`: `tcp` for a URL, `pipe` for a
+    /// command (the conventions' `network.transport`).
+    pub transport: Option<&'static str>,
 }
 
 /// Builds the sessions of a journal's lines (blank lines skipped), in the order they begin.
@@ -300,6 +303,7 @@ impl Reader {
                     ops: Vec::new(),
                     rollbacks: Vec::new(),
                     approvals: Vec::new(),
+                    transport: None,
                 });
                 self.by_id
                     .insert(session.to_owned(), self.sessions.len() - 1);
@@ -400,7 +404,13 @@ impl Reader {
                     }
                 }
             }
-            // session.start, session.end and kinds this reader does not know.
+            Some("session.start") => {
+                if let Some(upstream) = text_of(record, "upstream") {
+                    let url = upstream.starts_with("http://") || upstream.starts_with("https://");
+                    self.sessions[s].transport = Some(if url { "tcp" } else { "pipe" });
+                }
+            }
+            // session.end and kinds this reader does not know.
             _ => {}
         }
     }

@@ -182,6 +182,9 @@ fn op_span(session: &Session, op: &Op, trace: &str, parent: &str, link: Option<&
     if let Some(request) = &op.request {
         attributes.push(attribute("jsonrpc.request.id", text(request)));
     }
+    if let Some(transport) = session.transport {
+        attributes.push(attribute("network.transport", text(transport)));
+    }
     if let Some(error_type) = op.outcome.error_type() {
         attributes.push(attribute("error.type", text(&error_type)));
     }
