@@ -339,7 +339,7 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
     );
     let refused = named(&spans, "tools/call get_state");
     assert_eq!(refused["status"]["code"], 2);
-    assert_eq!(refused["events"][0]["name"], "approval");
+    assert_eq!(refused["events"][0]["name"], "mcp_recovery.approval");
     let decision = |event: &Value, key: &str| -> String {
         event["attributes"]
             .as_array()

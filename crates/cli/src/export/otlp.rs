@@ -155,7 +155,11 @@ fn rollback_span(
         for (name, value) in details {
             attributes.push(attribute(&format!("mcp_recovery.skip.{name}"), text(value)));
         }
-        events.push(event("compensation.skip", place.time, attributes));
+        events.push(event(
+            "mcp_recovery.compensation.skip",
+            place.time,
+            attributes,
+        ));
     }
     span(SpanParts {
         trace,
@@ -271,7 +275,7 @@ fn approval_event(approval: &Approval) -> Value {
             text(value),
         ));
     }
-    event("approval", approval.place.time, attributes)
+    event("mcp_recovery.approval", approval.place.time, attributes)
 }
 
 struct SpanParts<'a> {
