@@ -232,7 +232,8 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
     let records = journal_records(&journal);
     let session_id = records[0]["session"].as_str().unwrap();
     let trace = spans[0]["traceId"].as_str().unwrap();
-    assert_eq!(trace.len(), 32);
+    // The ids are the record hashes': the trace's of the session's first record.
+    assert_eq!(trace, &records[0]["hash"].as_str().unwrap()[..32]);
     assert!(spans.iter().all(|s| s["traceId"] == trace));
     let mut ids: Vec<&str> = spans
         .iter()
@@ -284,6 +285,10 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
         );
         assert_eq!(string_attr(span, "gen_ai.tool.name").as_deref(), Some(tool));
         assert!(string_attr(span, "jsonrpc.request.id").is_some(), "{tool}");
+        assert_eq!(
+            string_attr(span, "network.transport").as_deref(),
+            Some("pipe")
+        );
         let start: u64 = span["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
         let end: u64 = span["endTimeUnixNano"].as_str().unwrap().parse().unwrap();
         assert!(start > 1_700_000_000_000_000_000 && end >= start, "{span}");
@@ -294,6 +299,10 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
     assert_eq!(
         string_attr(charge, "mcp_recovery.record.hash").as_deref(),
         charge_intent["hash"].as_str()
+    );
+    assert_eq!(
+        charge["spanId"],
+        charge_intent["hash"].as_str().unwrap()[..16]
     );
     assert_eq!(
         int_attr(charge, "mcp_recovery.journal.seq").unwrap(),
@@ -330,7 +339,7 @@ fn a_proxied_session_becomes_one_trace_of_spans() {
     );
     let refused = named(&spans, "tools/call get_state");
     assert_eq!(refused["status"]["code"], 2);
-    assert_eq!(refused["events"][0]["name"], "approval");
+    assert_eq!(refused["events"][0]["name"], "mcp_recovery.approval");
     let decision = |event: &Value, key: &str| -> String {
         event["attributes"]
             .as_array()
@@ -556,6 +565,20 @@ fn many_spans_go_in_bounded_batches_with_every_outcome() {
     assert!(ok.clone().all(|s| s["status"].get("code").is_none()));
     assert_eq!(ok.count(), 597);
 
+    // The signal's own endpoint variable is the whole URL, used as it is.
+    let mut command = export_cmd(dir.path());
+    command
+        .arg(&journal)
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            format!("{}/custom/traces", receiver.url),
+        )
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let paths: Vec<String> = receiver.take().into_iter().map(|g| g.path).collect();
+    assert_eq!(paths, ["/custom/traces", "/custom/traces"]);
+
     // A collector that takes the request but rejects spans says so.
     let rejecting = Receiver::start(
         200,
@@ -721,4 +744,25 @@ fn a_tampered_journal_is_refused() {
         "{stderr}"
     );
     assert_eq!(spans_of(&receiver.take()[0].body).len(), 3);
+
+    // A line that is no record at all: refused, or with --unverified left out and counted.
+    std::fs::remove_file(&journal).unwrap();
+    let journal = synthetic(
+        dir.path(),
+        &[("charge", Outcome::Ok), ("ship", Outcome::Ok)],
+    );
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str("not a record\n");
+    std::fs::write(&journal, text).unwrap();
+    for (flag, expected) in [(None, 1), (Some("--unverified"), 0)] {
+        let mut command = export_cmd(dir.path());
+        command.arg(&journal).args(["--format", "csv"]).args(flag);
+        let (status, stdout, stderr) = run(command);
+        assert_eq!(status, expected, "{stderr}");
+        assert!(stderr.contains("line 6"), "{stderr}");
+        if flag.is_some() {
+            assert!(stderr.contains("1 line(s) left out"), "{stderr}");
+            assert_eq!(read_csv(&stdout).len(), 3, "the header and both calls");
+        }
+    }
 }

@@ -98,7 +98,15 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
             "warning: {shown}: broken at {line}: exported unverified"
         )?;
     }
-    let sessions = model::read(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    let (sessions, skipped, first) =
+        model::read(&text, args.unverified).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    if let Some(first) = first {
+        writeln!(
+            std::io::stderr().lock(),
+            "warning: {shown}: {skipped} line(s) left out, not records (the first: {})",
+            escape_controls(&first)
+        )?;
+    }
     match collector {
         None => write_csv(&sessions, args, &shown),
         Some(collector) => {

@@ -210,48 +210,68 @@ pub struct Session {
     pub rollbacks: Vec<Rollback>,
     /// Approvals that decided nothing else in the journal.
     pub approvals: Vec<Approval>,
+    /// How the proxy reached the server, from `session.start`: `tcp` for a URL, `pipe` for a
+    /// command (the conventions' `network.transport`).
+    pub transport: Option<&'static str>,
 }
 
 /// Builds the sessions of a journal's lines (blank lines skipped), in the order they begin.
 /// A line that is not a JSON object with a `session` string and an RFC 3339 UTC `time` is an
-/// error naming it.
-pub fn read(text: &str) -> Result<Vec<Session>, Failure> {
+/// error naming it, or, with `skip_unreadable` (a journal exported unverified), left out and
+/// counted: the count and the first such line's fault come back with the sessions.
+pub fn read(
+    text: &str,
+    skip_unreadable: bool,
+) -> Result<(Vec<Session>, usize, Option<String>), Failure> {
     let mut reader = Reader::default();
+    let (mut skipped, mut first) = (0, None);
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let at = |reason: &str| Failure::Usage(format!("line {}: {reason}", index + 1));
-        let record = match mcp_recovery_model::json::from_str(line) {
-            Ok(Value::Object(record)) => record,
-            Ok(_) => return Err(at("the line is not a JSON object")),
-            Err(e) => return Err(at(&format!("the line is not JSON ({e})"))),
-        };
-        let Some(session) = text_of(&record, "session") else {
-            return Err(at("no \"session\" string"));
-        };
-        let time_text = text_of(&record, "time").unwrap_or_default();
-        let Some(time) = unix_nanos(&time_text) else {
-            return Err(at("\"time\" is not an RFC 3339 UTC time"));
-        };
-        let hash = match text_of(&record, "hash") {
-            Some(h) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                h.to_ascii_lowercase()
+        match record_at(line, index + 1) {
+            Ok((session, record, place)) => reader.record(&session, &record, place),
+            Err(fault) if skip_unreadable => {
+                skipped += 1;
+                first.get_or_insert(fault);
             }
-            _ => hex(&Sha256::digest(line.as_bytes())),
-        };
-        let place = Place {
-            seq: record
-                .get("seq")
-                .and_then(Value::as_u64)
-                .unwrap_or(index as u64 + 1),
-            time_text,
-            time,
-            hash,
-        };
-        reader.record(&session, &record, place);
+            Err(fault) => return Err(Failure::Usage(fault)),
+        }
     }
-    Ok(reader.finish())
+    Ok((reader.finish(), skipped, first))
+}
+
+/// The record of line `number`, with its session and place.
+fn record_at(line: &str, number: usize) -> Result<(String, Map<String, Value>, Place), String> {
+    let at = |reason: &str| format!("line {number}: {reason}");
+    let record = match mcp_recovery_model::json::from_str(line) {
+        Ok(Value::Object(record)) => record,
+        Ok(_) => return Err(at("the line is not a JSON object")),
+        Err(e) => return Err(at(&format!("the line is not JSON ({e})"))),
+    };
+    let Some(session) = text_of(&record, "session") else {
+        return Err(at("no \"session\" string"));
+    };
+    let time_text = text_of(&record, "time").unwrap_or_default();
+    let Some(time) = unix_nanos(&time_text) else {
+        return Err(at("\"time\" is not an RFC 3339 UTC time"));
+    };
+    let hash = match text_of(&record, "hash") {
+        Some(h) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            h.to_ascii_lowercase()
+        }
+        _ => hex(&Sha256::digest(line.as_bytes())),
+    };
+    let place = Place {
+        seq: record
+            .get("seq")
+            .and_then(Value::as_u64)
+            .unwrap_or(number as u64),
+        time_text,
+        time,
+        hash,
+    };
+    Ok((session, record, place))
 }
 
 /// An approval waiting for what it decided, with its record.
@@ -283,6 +303,7 @@ impl Reader {
                     ops: Vec::new(),
                     rollbacks: Vec::new(),
                     approvals: Vec::new(),
+                    transport: None,
                 });
                 self.by_id
                     .insert(session.to_owned(), self.sessions.len() - 1);
@@ -383,7 +404,13 @@ impl Reader {
                     }
                 }
             }
-            // session.start, session.end and kinds this reader does not know.
+            Some("session.start") => {
+                if let Some(upstream) = text_of(record, "upstream") {
+                    let url = upstream.starts_with("http://") || upstream.starts_with("https://");
+                    self.sessions[s].transport = Some(if url { "tcp" } else { "pipe" });
+                }
+            }
+            // session.end and kinds this reader does not know.
             _ => {}
         }
     }
@@ -648,7 +675,7 @@ mod tests {
             ),
         ]
         .join("\n");
-        let sessions = read(&text).unwrap();
+        let (sessions, _, _) = read(&text, false).unwrap();
         let ops = &sessions[0].ops;
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[0].outcome, Outcome::Refused);

@@ -155,7 +155,11 @@ fn rollback_span(
         for (name, value) in details {
             attributes.push(attribute(&format!("mcp_recovery.skip.{name}"), text(value)));
         }
-        events.push(event("compensation.skip", place.time, attributes));
+        events.push(event(
+            "mcp_recovery.compensation.skip",
+            place.time,
+            attributes,
+        ));
     }
     span(SpanParts {
         trace,
@@ -181,6 +185,9 @@ fn op_span(session: &Session, op: &Op, trace: &str, parent: &str, link: Option<&
     ];
     if let Some(request) = &op.request {
         attributes.push(attribute("jsonrpc.request.id", text(request)));
+    }
+    if let Some(transport) = session.transport {
+        attributes.push(attribute("network.transport", text(transport)));
     }
     if let Some(error_type) = op.outcome.error_type() {
         attributes.push(attribute("error.type", text(&error_type)));
@@ -268,7 +275,7 @@ fn approval_event(approval: &Approval) -> Value {
             text(value),
         ));
     }
-    event("approval", approval.place.time, attributes)
+    event("mcp_recovery.approval", approval.place.time, attributes)
 }
 
 struct SpanParts<'a> {
