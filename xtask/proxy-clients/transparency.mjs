@@ -79,7 +79,14 @@ if (direct.progress.length === 0) fail("no progress notification reached the cli
 if (direct.asked.sampling.length === 0) fail("the server sent no sampling request");
 if (direct.asked.elicitation.length === 0) fail("the server sent no elicitation request");
 if (!JSON.stringify(direct.sampling).includes("sampled reply")) fail("the sampling answer did not reach the server");
-for (const key of Object.keys(direct)) {
+// A tool the server never listed is refused by the proxy itself (its default), so the client
+// gets a tool error either way, from the server directly and from the proxy through it.
+if (direct.unknownTool?.isError !== true) fail("the server did not refuse an unknown tool");
+if (proxied.unknownTool?.isError !== true ||
+    !JSON.stringify(proxied.unknownTool).includes("not in the server's tools/list")) {
+  fail(`an unlisted tool was not refused by the proxy: ${JSON.stringify(proxied.unknownTool)}`);
+}
+for (const key of Object.keys(direct).filter((key) => key !== "unknownTool")) {
   const a = JSON.stringify(direct[key]);
   const b = JSON.stringify(proxied[key]);
   if (a !== b) fail(`${key} differs through the proxy:\n direct  ${a}\n proxied ${b}`);
