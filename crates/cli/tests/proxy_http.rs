@@ -1380,3 +1380,47 @@ fn event_streams_resume_through_the_proxy_as_directly() {
     // The proxy resumed the server's streams from the ids the server gave.
     assert_eq!(*resumed.lock().unwrap(), ["e1", "g1", "e1", "e1", "e1"]);
 }
+
+/// A request whose id the session would refuse (null, a fraction, an object, a boolean) is
+/// refused in its POST's own answer, 400 with -32600 and id null, not accepted with 202; a
+/// `tools/call` without an id is accepted and never reaches the server.
+#[test]
+fn invalid_ids_are_refused_in_the_posts_answer_and_request_notifications_never_reach_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, seen) = scripted(|seen, stream| match scripted_answer(&seen.body) {
+        Some(answer) => http(stream, "200 OK", "application/json", &answer.to_string()),
+        None => accepted(stream),
+    });
+    let (_proxy, url, stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let call = json!({"jsonrpc": "2.0", "method": "tools/call",
+                      "params": {"name": "slow", "arguments": {}}});
+    for id in [json!(null), json!(1.5), json!({"a": 1}), json!(true)] {
+        let mut message = call.clone();
+        message["id"] = id.clone();
+        let refused = client.post(&message);
+        assert_eq!(refused.status, 400, "{id}: {:?}", refused.messages);
+        assert_eq!(refused.messages.len(), 1, "{id}");
+        assert_eq!(refused.messages[0]["error"]["code"], -32600, "{id}");
+        assert_eq!(refused.messages[0]["id"], Value::Null, "{id}");
+        // In a batch too.
+        let batch = client.post(&json!([message, {"jsonrpc": "2.0", "id": 7, "method": "ping"}]));
+        assert_eq!(batch.status, 400, "{id}: {:?}", batch.messages);
+    }
+    stderr_line(&stderr, "refused an invalid message");
+    let notified = client.post(&call);
+    assert_eq!(notified.status, 202, "{:?}", notified.messages);
+    stderr_line(&stderr, "a tools/call without an id was dropped");
+    // Something after it reaches the server, so the notification had its chance to.
+    let answered = client.post(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}));
+    assert_eq!(answered.status, 200, "{:?}", answered.messages);
+    let methods: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.body["method"].clone())
+        .collect();
+    assert!(methods.contains(&json!("ping")), "{methods:?}");
+    assert!(!methods.contains(&json!("tools/call")), "{methods:?}");
+}
