@@ -1424,3 +1424,80 @@ fn invalid_ids_are_refused_in_the_posts_answer_and_request_notifications_never_r
     assert!(methods.contains(&json!("ping")), "{methods:?}");
     assert!(!methods.contains(&json!("tools/call")), "{methods:?}");
 }
+
+/// A server whose event streams each send only a priming event (an id, `retry: 0`) and close:
+/// the GET stream is reopened at most 5 times in a row without a new event, with growing
+/// waits, then given up (said on stderr) while requests still work; a call's stream is resumed
+/// at most 5 times too, and the client gets an error instead of an endless resumption.
+#[test]
+fn streams_that_bring_nothing_new_are_reopened_a_bounded_number_of_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let gets = Arc::new(Mutex::new(Vec::<(Instant, Option<String>)>::new()));
+    let record = Arc::clone(&gets);
+    let (upstream, _seen) = scripted_with(true, move |seen, stream| {
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        let prime = |stream: &mut TcpStream, id: &str| {
+            let _ = stream.write_all(format!("{head}id: {id}\nretry: 0\ndata: \n\n").as_bytes());
+            false
+        };
+        if seen.method == "GET" {
+            let last = seen.headers.get("last-event-id").cloned();
+            record.lock().unwrap().push((Instant::now(), last.clone()));
+            return prime(
+                stream,
+                if last.as_deref() == Some("c1") {
+                    "c1"
+                } else {
+                    "p"
+                },
+            );
+        }
+        match scripted_answer(&seen.body) {
+            Some(answer) => http(stream, "200 OK", "application/json", &answer.to_string()),
+            None if seen.body["method"] == "tools/call" => prime(stream, "c1"),
+            None => accepted(stream),
+        }
+    });
+    let (_proxy, url, stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let line = stderr_line(&stderr, "the GET stream was reopened");
+    assert!(line.contains("not reopened again"), "{line}");
+    let stream_opens = |gets: &[(Instant, Option<String>)]| -> Vec<Instant> {
+        gets.iter()
+            .filter(|(_, last)| last.as_deref() != Some("c1"))
+            .map(|(at, _)| *at)
+            .collect()
+    };
+    let opens = stream_opens(&gets.lock().unwrap());
+    assert_eq!(opens.len(), 6, "one opening and 5 reopenings");
+    // Each wait at least half a second, and longer than the one before.
+    let waits: Vec<Duration> = opens.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(waits[0] >= Duration::from_millis(450), "{waits:?}");
+    assert!(waits.windows(2).all(|w| w[1] > w[0]), "{waits:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(stream_opens(&gets.lock().unwrap()).len(), 6, "given up");
+    // The session still answers requests.
+    let listed = client.request("tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"][0]["name"], "slow", "{listed}");
+    let started = Instant::now();
+    let failed = client.request("tools/call", json!({"name": "slow", "arguments": {}}));
+    assert!(
+        failed.get("error").is_some() || failed["result"]["isError"] == true,
+        "{failed}"
+    );
+    assert!(failed.to_string().contains("not resumed again"), "{failed}");
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        started.elapsed()
+    );
+    let resumes = gets
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, last)| last.as_deref() == Some("c1"))
+        .count();
+    assert_eq!(resumes, 5);
+}
