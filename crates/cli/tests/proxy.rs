@@ -1750,3 +1750,67 @@ fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
         );
     }
 }
+
+/// `rollback` where an overlay names a compensating tool the server does not list: the
+/// compensation is not sent, even with a policy of `unlisted-tools = "allow"`; the step is reported as
+/// needing attention, naming the tool, and the run exits 1.
+#[test]
+fn rollback_never_sends_a_compensator_the_server_did_not_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let server = demo(&dir.path().join("calls.jsonl"), &[]);
+    let mut proxy = Proxy::start(
+        dir.path(),
+        &["--journal", journal.to_str().unwrap()],
+        &strs(&server),
+    );
+    proxy.initialize();
+    proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 3, "currency": "EUR"}),
+    );
+    assert_eq!(proxy.finish(), 0);
+    let overlay = dir.path().join("missing.overlay.toml");
+    std::fs::write(
+        &overlay,
+        r#"
+[tools.charge_payment.annotations.recovery]
+strategy = "compensation"
+compensatingOperation = { operationId = "refund_missing", parameters = { transactionId = "$response.body#/transactionId" } }
+"#,
+    )
+    .unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "unlisted-tools = \"allow\"\n").unwrap();
+    let session = std::fs::read(&journal).unwrap();
+    for extra in [&[][..], &["--policy", policy.to_str().unwrap()][..]] {
+        // Each run starts from the session alone (a reported step is not reported again).
+        std::fs::write(&journal, &session).unwrap();
+        let log = dir.path().join(format!("rollback{}.jsonl", extra.len()));
+        let server = demo(&log, &["--undeclared"]);
+        let mut args = vec![
+            "rollback",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--overlay",
+            overlay.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--stdio", "--"]);
+        args.extend(strs(&server));
+        let output = run_in(dir.path(), &args);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(code(&output), 1, "{extra:?}: {stdout} {stderr}");
+        assert!(stdout.contains("needs attention"), "{stdout}");
+        assert!(
+            stdout.contains("'refund_missing' is not in the tool list"),
+            "{stdout}"
+        );
+        assert!(calls_at_server(&log, "refund_missing") == 0, "{extra:?}");
+        assert!(
+            kinds(&journal, "compensation.intent").is_empty(),
+            "{extra:?}"
+        );
+    }
+}
