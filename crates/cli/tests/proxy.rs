@@ -524,6 +524,17 @@ fn a_policy_file_gates_by_class_and_glob() {
     assert!(stderr.contains("line 2"), "{stderr}");
 }
 
+/// The proxy over `server`, journaling to `journal`, initialized.
+fn journaling(dir: &Path, journal: &Path, server: &[String]) -> Proxy {
+    let mut proxy = Proxy::start(
+        dir,
+        &["--journal", journal.to_str().unwrap()],
+        &strs(server),
+    );
+    proxy.initialize();
+    proxy
+}
+
 /// kill -9 of the proxy between forwarding a call and its answer: the intent is on disk, the
 /// outcome unknown; `rollback` compensates what completed and never the unknown call.
 #[test]
@@ -532,12 +543,7 @@ fn a_killed_proxy_leaves_an_unknown_outcome_that_is_never_compensated() {
     let journal = dir.path().join("journal.jsonl");
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &["--slow", "charge_payment=60000"]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "reserve_inventory",
         json!({"sku": "sku-widget", "quantity": 2}),
@@ -605,12 +611,7 @@ fn rollback_resumes_after_a_crash_without_double_compensation() {
     let journal = dir.path().join("journal.jsonl");
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "reserve_inventory",
         json!({"sku": "sku-widget", "quantity": 2}),
@@ -1171,12 +1172,7 @@ fn audit_verify_names_the_broken_line() {
     let journal = dir.path().join("journal.jsonl");
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "reserve_inventory",
         json!({"sku": "sku-widget", "quantity": 2}),
@@ -1759,12 +1755,7 @@ fn rollback_never_sends_a_compensator_the_server_did_not_list() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");
     let server = demo(&dir.path().join("calls.jsonl"), &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "charge_payment",
         json!({"customerId": "c", "amount": 3, "currency": "EUR"}),
