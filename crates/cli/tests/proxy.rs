@@ -524,6 +524,17 @@ fn a_policy_file_gates_by_class_and_glob() {
     assert!(stderr.contains("line 2"), "{stderr}");
 }
 
+/// The proxy over `server`, journaling to `journal`, initialized.
+fn journaling(dir: &Path, journal: &Path, server: &[String]) -> Proxy {
+    let mut proxy = Proxy::start(
+        dir,
+        &["--journal", journal.to_str().unwrap()],
+        &strs(server),
+    );
+    proxy.initialize();
+    proxy
+}
+
 /// kill -9 of the proxy between forwarding a call and its answer: the intent is on disk, the
 /// outcome unknown; `rollback` compensates what completed and never the unknown call.
 #[test]
@@ -532,12 +543,7 @@ fn a_killed_proxy_leaves_an_unknown_outcome_that_is_never_compensated() {
     let journal = dir.path().join("journal.jsonl");
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &["--slow", "charge_payment=60000"]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "reserve_inventory",
         json!({"sku": "sku-widget", "quantity": 2}),
@@ -605,12 +611,7 @@ fn rollback_resumes_after_a_crash_without_double_compensation() {
     let journal = dir.path().join("journal.jsonl");
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "reserve_inventory",
         json!({"sku": "sku-widget", "quantity": 2}),
@@ -1171,12 +1172,7 @@ fn audit_verify_names_the_broken_line() {
     let journal = dir.path().join("journal.jsonl");
     let log = dir.path().join("calls.jsonl");
     let server = demo(&log, &[]);
-    let mut proxy = Proxy::start(
-        dir.path(),
-        &["--journal", journal.to_str().unwrap()],
-        &strs(&server),
-    );
-    proxy.initialize();
+    let mut proxy = journaling(dir.path(), &journal, &server);
     proxy.call(
         "reserve_inventory",
         json!({"sku": "sku-widget", "quantity": 2}),
@@ -1747,6 +1743,65 @@ fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
         assert!(
             c == '\n' || !mcp_recovery_validator::is_unsafe_char(c),
             "{c:?} raw in {stderr}"
+        );
+    }
+}
+
+/// `rollback` where an overlay names a compensating tool the server does not list: the
+/// compensation is not sent, even with a policy of `unlisted-tools = "allow"`; the step is reported as
+/// needing attention, naming the tool, and the run exits 1.
+#[test]
+fn rollback_never_sends_a_compensator_the_server_did_not_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let server = demo(&dir.path().join("calls.jsonl"), &[]);
+    let mut proxy = journaling(dir.path(), &journal, &server);
+    proxy.call(
+        "charge_payment",
+        json!({"customerId": "c", "amount": 3, "currency": "EUR"}),
+    );
+    assert_eq!(proxy.finish(), 0);
+    let overlay = dir.path().join("missing.overlay.toml");
+    std::fs::write(
+        &overlay,
+        r#"
+[tools.charge_payment.annotations.recovery]
+strategy = "compensation"
+compensatingOperation = { operationId = "refund_missing", parameters = { transactionId = "$response.body#/transactionId" } }
+"#,
+    )
+    .unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "unlisted-tools = \"allow\"\n").unwrap();
+    let session = std::fs::read(&journal).unwrap();
+    for extra in [&[][..], &["--policy", policy.to_str().unwrap()][..]] {
+        // Each run starts from the session alone (a reported step is not reported again).
+        std::fs::write(&journal, &session).unwrap();
+        let log = dir.path().join(format!("rollback{}.jsonl", extra.len()));
+        let server = demo(&log, &["--undeclared"]);
+        let mut args = vec![
+            "rollback",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--overlay",
+            overlay.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--stdio", "--"]);
+        args.extend(strs(&server));
+        let output = run_in(dir.path(), &args);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(code(&output), 1, "{extra:?}: {stdout} {stderr}");
+        assert!(stdout.contains("needs attention"), "{stdout}");
+        assert!(
+            stdout.contains("'refund_missing' is not in the tool list"),
+            "{stdout}"
+        );
+        assert!(calls_at_server(&log, "refund_missing") == 0, "{extra:?}");
+        assert!(
+            kinds(&journal, "compensation.intent").is_empty(),
+            "{extra:?}"
         );
     }
 }

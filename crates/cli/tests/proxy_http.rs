@@ -1380,3 +1380,124 @@ fn event_streams_resume_through_the_proxy_as_directly() {
     // The proxy resumed the server's streams from the ids the server gave.
     assert_eq!(*resumed.lock().unwrap(), ["e1", "g1", "e1", "e1", "e1"]);
 }
+
+/// A request whose id the session would refuse (null, a fraction, an object, a boolean) is
+/// refused in its POST's own answer, 400 with -32600 and id null, not accepted with 202; a
+/// `tools/call` without an id is accepted and never reaches the server.
+#[test]
+fn invalid_ids_are_refused_in_the_posts_answer_and_request_notifications_never_reach_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, seen) = scripted(|seen, stream| match scripted_answer(&seen.body) {
+        Some(answer) => http(stream, "200 OK", "application/json", &answer.to_string()),
+        None => accepted(stream),
+    });
+    let (_proxy, url, stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let call = json!({"jsonrpc": "2.0", "method": "tools/call",
+                      "params": {"name": "slow", "arguments": {}}});
+    for id in [json!(null), json!(1.5), json!({"a": 1}), json!(true)] {
+        let mut message = call.clone();
+        message["id"] = id.clone();
+        let refused = client.post(&message);
+        assert_eq!(refused.status, 400, "{id}: {:?}", refused.messages);
+        assert_eq!(refused.messages.len(), 1, "{id}");
+        assert_eq!(refused.messages[0]["error"]["code"], -32600, "{id}");
+        assert_eq!(refused.messages[0]["id"], Value::Null, "{id}");
+        // In a batch too.
+        let batch = client.post(&json!([message, {"jsonrpc": "2.0", "id": 7, "method": "ping"}]));
+        assert_eq!(batch.status, 400, "{id}: {:?}", batch.messages);
+    }
+    stderr_line(&stderr, "refused an invalid message");
+    let notified = client.post(&call);
+    assert_eq!(notified.status, 202, "{:?}", notified.messages);
+    stderr_line(&stderr, "a tools/call without an id was dropped");
+    // Something after it reaches the server, so the notification had its chance to.
+    let answered = client.post(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}));
+    assert_eq!(answered.status, 200, "{:?}", answered.messages);
+    let methods: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.body["method"].clone())
+        .collect();
+    assert!(methods.contains(&json!("ping")), "{methods:?}");
+    assert!(!methods.contains(&json!("tools/call")), "{methods:?}");
+}
+
+/// A server whose event streams each send only a priming event (an id, `retry: 0`) and close:
+/// the GET stream is reopened at most 5 times in a row without a new event, with growing
+/// waits, then given up (said on stderr) while requests still work; a call's stream is resumed
+/// at most 5 times too, and the client gets an error instead of an endless resumption.
+#[test]
+fn streams_that_bring_nothing_new_are_reopened_a_bounded_number_of_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let gets = Arc::new(Mutex::new(Vec::<(Instant, Option<String>)>::new()));
+    let record = Arc::clone(&gets);
+    let (upstream, _seen) = scripted_with(true, move |seen, stream| {
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        let prime = |stream: &mut TcpStream, id: &str| {
+            let _ = stream.write_all(format!("{head}id: {id}\nretry: 0\ndata: \n\n").as_bytes());
+            false
+        };
+        if seen.method == "GET" {
+            let last = seen.headers.get("last-event-id").cloned();
+            record.lock().unwrap().push((Instant::now(), last.clone()));
+            return prime(
+                stream,
+                if last.as_deref() == Some("c1") {
+                    "c1"
+                } else {
+                    "p"
+                },
+            );
+        }
+        match scripted_answer(&seen.body) {
+            Some(answer) => http(stream, "200 OK", "application/json", &answer.to_string()),
+            None if seen.body["method"] == "tools/call" => prime(stream, "c1"),
+            None => accepted(stream),
+        }
+    });
+    let (_proxy, url, stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let line = stderr_line(&stderr, "the GET stream was reopened");
+    assert!(line.contains("not reopened again"), "{line}");
+    let stream_opens = |gets: &[(Instant, Option<String>)]| -> Vec<Instant> {
+        gets.iter()
+            .filter(|(_, last)| last.as_deref() != Some("c1"))
+            .map(|(at, _)| *at)
+            .collect()
+    };
+    let opens = stream_opens(&gets.lock().unwrap());
+    assert_eq!(opens.len(), 6, "one opening and 5 reopenings");
+    // Each wait at least half a second, and longer than the one before.
+    let waits: Vec<Duration> = opens.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(waits[0] >= Duration::from_millis(450), "{waits:?}");
+    assert!(waits.windows(2).all(|w| w[1] > w[0]), "{waits:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(stream_opens(&gets.lock().unwrap()).len(), 6, "given up");
+    // The session still answers requests.
+    let listed = client.request("tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"][0]["name"], "slow", "{listed}");
+    let started = Instant::now();
+    let failed = client.request("tools/call", json!({"name": "slow", "arguments": {}}));
+    assert!(
+        failed.get("error").is_some() || failed["result"]["isError"] == true,
+        "{failed}"
+    );
+    assert!(failed.to_string().contains("not resumed again"), "{failed}");
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        started.elapsed()
+    );
+    let resumes = gets
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, last)| last.as_deref() == Some("c1"))
+        .count();
+    assert_eq!(resumes, 5);
+}

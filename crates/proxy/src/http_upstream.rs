@@ -39,8 +39,13 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 const DEFAULT_RETRY_MS: u64 = 1000;
 /// The shortest wait before reopening the GET stream.
 const MIN_RETRY_MS: u64 = 500;
-/// Most times one request's stream is resumed.
+/// Most times one request's stream is resumed in all.
 const MAX_RESUMES: usize = 100;
+/// Reopenings in a row that bring no new event before a stream is given up (the GET stream
+/// for the rest of the session, a request's stream with an error answer).
+const MAX_FRUITLESS: u32 = 5;
+/// The longest wait between reopenings (each fruitless one doubles the wait).
+const MAX_RETRY_MS: u64 = 30_000;
 /// The `_meta` key of a 2026-07-28 request's protocol version.
 const VERSION_META: &str = "/params/_meta/io.modelcontextprotocol~1protocolVersion";
 
@@ -86,6 +91,30 @@ enum Outcome {
     Done,
     /// The exchange failed: why (already redacted).
     Failed(String),
+}
+
+/// Reopenings of one stream that brought no new event (an event with data): each waits
+/// twice as long as the one before, and after [`MAX_FRUITLESS`] in a row the stream is given up.
+#[derive(Default)]
+struct Reopenings {
+    fruitless: u32,
+}
+
+impl Reopenings {
+    /// The wait before the next reopening of a stream that asked for `retry` ms and whose last
+    /// opening brought a new event when `fruitful`; `None` when it is time to give up.
+    fn next(&mut self, retry: Option<u64>, fruitful: bool) -> Option<Duration> {
+        if fruitful {
+            self.fruitless = 0;
+        }
+        if self.fruitless >= MAX_FRUITLESS {
+            return None;
+        }
+        let base = retry.unwrap_or(DEFAULT_RETRY_MS).max(MIN_RETRY_MS);
+        let wait = base.saturating_mul(1 << self.fruitless).min(MAX_RETRY_MS);
+        self.fruitless += 1;
+        Some(Duration::from_millis(wait))
+    }
 }
 
 impl HttpUpstream {
@@ -420,8 +449,10 @@ impl Shared {
 
     /// Delivers the events of a response. A stream that ends before the request's answer,
     /// after giving an event id, is resumed as the transport specifies: after the `retry` time
-    /// it asked for, a GET with `Last-Event-ID` continues it, until the answer comes or the
-    /// exchange's time is up.
+    /// it asked for (at least half a second, doubled after each resumption that brought no new
+    /// event), a GET with `Last-Event-ID` continues it, until the answer comes, the exchange's
+    /// time is up, [`MAX_FRUITLESS`] resumptions in a row brought nothing new or
+    /// [`MAX_RESUMES`] were made.
     fn events_of(
         &self,
         body: ureq::Body,
@@ -432,17 +463,28 @@ impl Shared {
         let deadline = Instant::now() + self.timeout;
         let mut events = EventReader::new(BufReader::new(body.into_reader()), MAX_LINE_BYTES);
         let mut resumed = 0;
+        let mut reopenings = Reopenings::default();
         loop {
-            match self.read_events(&mut events, id, method, answered) {
+            let mut fresh = false;
+            match self.read_events(&mut events, id, method, answered, &mut fresh) {
                 Some(outcome) => return outcome,
                 None => {
                     let Some(last) = events.last_event_id().map(str::to_owned) else {
                         return Outcome::Done;
                     };
-                    if id.is_none() || resumed >= MAX_RESUMES {
+                    if id.is_none() {
                         return Outcome::Done;
                     }
-                    let wait = Duration::from_millis(events.retry().unwrap_or(DEFAULT_RETRY_MS));
+                    let wait = match reopenings.next(events.retry(), fresh) {
+                        Some(wait) if resumed < MAX_RESUMES => wait,
+                        _ => {
+                            return Outcome::Failed(format!(
+                                "the event stream was resumed {resumed} times ({MAX_FRUITLESS} in \
+                                 a row without a new event, at most {MAX_RESUMES} in all) and \
+                                 no answer came: not resumed again"
+                            ));
+                        }
+                    };
                     if Instant::now() + wait >= deadline {
                         return Outcome::Failed(format!(
                             "the event stream ended after event {} and no answer came in time",
@@ -463,13 +505,14 @@ impl Shared {
     }
 
     /// Reads events until the request is answered (`Some(Done)`), the exchange fails, or the
-    /// stream ends (`None`).
+    /// stream ends (`None`); `fresh` becomes true once an event with data came.
     fn read_events(
         &self,
         events: &mut EventReader<BufReader<ureq::BodyReader<'static>>>,
         id: Option<&Value>,
         method: &str,
         answered: &mut bool,
+        fresh: &mut bool,
     ) -> Option<Outcome> {
         loop {
             let data = match events.next_event() {
@@ -487,6 +530,7 @@ impl Shared {
             if data.trim().is_empty() {
                 continue;
             }
+            *fresh = true;
             let Ok(message) = mcp_recovery_model::json::from_str(&data) else {
                 return Some(Outcome::Failed(format!(
                     "an event is not JSON: {}",
@@ -529,7 +573,9 @@ impl Shared {
 
     /// Opens the GET stream for server-initiated messages once, on a thread of its own. A
     /// stream the server ends after an event id is reopened with `Last-Event-ID` after its
-    /// `retry` time (at least half a second), for as long as the session lasts.
+    /// `retry` time (at least half a second, doubled after each reopening that brought no new
+    /// event, at most 30 s); after [`MAX_FRUITLESS`] such reopenings in a row it is given up
+    /// (noted on stderr), and the session goes on with what requests carry.
     fn open_stream(&self) {
         {
             let mut state = self.lock();
@@ -539,6 +585,7 @@ impl Shared {
             state.stream_opened = true;
         }
         let mut last: Option<String> = None;
+        let mut reopenings = Reopenings::default();
         loop {
             let request = self
                 .agent
@@ -564,10 +611,12 @@ impl Shared {
                 BufReader::new(response.into_body().into_reader()),
                 MAX_LINE_BYTES,
             );
+            let mut fresh = false;
             while let Ok(StreamEvent::Message(data)) = events.next_event() {
                 if self.lock().closed {
                     return;
                 }
+                fresh |= !data.trim().is_empty();
                 match mcp_recovery_model::json::from_str(&data) {
                     Ok(message) if message.is_object() => {
                         if !self.deliver(message, data) {
@@ -582,8 +631,14 @@ impl Shared {
             if last.is_none() || self.lock().closed {
                 return;
             }
-            let wait = events.retry().unwrap_or(DEFAULT_RETRY_MS).max(MIN_RETRY_MS);
-            std::thread::sleep(Duration::from_millis(wait));
+            let Some(wait) = reopenings.next(events.retry(), fresh) else {
+                self.note(&format!(
+                    "the GET stream was reopened {MAX_FRUITLESS} times in a row without a new \
+                     event: not reopened again (requests still get their answers)"
+                ));
+                return;
+            };
+            std::thread::sleep(wait);
         }
     }
 }

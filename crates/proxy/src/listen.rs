@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tiny_http::{Header as HttpHeader, Request, Response, StatusCode};
 
 use crate::session::{Event, Session, Settings, SharedJournal};
-use crate::wire::{Line, id_key, is_request, is_response, method};
+use crate::wire::{Line, Shape, id_key, is_request, is_response, method, shape};
 use crate::{EVENT_BUFFER, ProxyError, UpstreamSpec, new_session_id};
 
 /// The path of the MCP endpoint.
@@ -420,6 +420,16 @@ impl Hub {
         };
         if messages.iter().any(|m| !m.is_object()) {
             return answer(request, rpc_error(400, -32600, "not a JSON-RPC message"));
+        }
+        // What the session would refuse with id null (an id that is null, a fraction, an
+        // object or a boolean) is refused here, in this POST's own answer.
+        if let Some(why) = messages.iter().find_map(|m| match shape(m) {
+            Shape::Invalid(why) => Some(why),
+            _ => None,
+        }) {
+            note(&format!("refused an invalid message: {why}"));
+            let message = format!("invalid request: {why}; nothing in this POST was forwarded");
+            return answer(request, rpc_error(400, -32600, &message));
         }
         let (downstream, created) = match session {
             Some(id) => match self.find(&id) {

@@ -434,6 +434,48 @@ mod tests {
         record
     }
 
+    /// A compensating tool the server did not list is never sent, whatever the policy says
+    /// about unlisted tools (its arguments cannot be checked against a schema the server never
+    /// gave): a skip naming it, needing attention.
+    #[test]
+    fn a_compensator_the_server_did_not_list_is_not_sent() {
+        let listed: Vec<Tool> = tools(true)
+            .into_iter()
+            .filter(|t| t.name != "cancel_order")
+            .collect();
+        for unlisted in [None, Some(Action::Ask), Some(Action::Allow)] {
+            let policy = Policy {
+                unlisted_tools: unlisted,
+                ..Policy::default()
+            };
+            let mut effects = Recorded::default();
+            let report = rollback(
+                &mut effects,
+                &listed,
+                &policy,
+                &calls(),
+                &HashMap::new(),
+                json!({"command": "test"}),
+                Duration::from_secs(1),
+                None,
+            )
+            .unwrap();
+            assert!(effects.sent.is_empty(), "{unlisted:?}");
+            assert_eq!((report.compensated, report.skipped), (0, 1));
+            assert_eq!(report.attention.len(), 1, "{report:?}");
+            assert!(
+                report.attention[0].contains("'cancel_order' is not in the tool list"),
+                "{report:?}"
+            );
+            let skip = effects
+                .records
+                .iter()
+                .find(|r| r["kind"] == "compensation.skip")
+                .unwrap();
+            assert_eq!(skip["status"], "unavailable");
+        }
+    }
+
     /// A compensation that could not be sent leaves no intent: the next run sends it.
     #[test]
     fn what_was_not_sent_is_sent_by_the_next_run() {

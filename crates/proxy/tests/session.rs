@@ -487,3 +487,55 @@ fn names_are_gated_case_insensitively_and_unlisted_ones_refused() {
         ]
     );
 }
+
+/// A tool that only an overlay declares (here as read-only, so the gate would allow it) is not
+/// listed: only the server's tools/list counts, and a call to it is refused as unlisted.
+#[test]
+fn a_tool_only_an_overlay_declares_counts_as_unlisted() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[tools.overlay_only.annotations]\nreadOnlyHint = true\n\n\
+                [tools.get_state.annotations]\ntitle = \"State\"\n";
+    let overlay =
+        mcp_recovery_model::Overlay::parse(text, mcp_recovery_model::OverlayFormat::Toml).unwrap();
+    let mut settings = settings(Policy::default());
+    settings.overlays = Overlays::new(vec![mcp_recovery_proxy::NamedOverlay {
+        shown: "test.overlay.toml".into(),
+        overlay,
+        positions: std::collections::HashMap::new(),
+    }]);
+    let call = |id: u32, name: &str| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"{name}\"}}}}\n"
+        )
+    };
+    let client = format!(
+        "{INITIALIZE}{}{}",
+        call(1, "overlay_only"),
+        call(2, "get_state")
+    );
+    let path = dir.path().join("journal.jsonl");
+    let journal = Journal::open(&path, 1 << 30).unwrap();
+    let ScriptRun { end, received, .. } = run_scripted(
+        settings,
+        Some(Arc::new(Mutex::new(journal))),
+        client.into_bytes(),
+        Vec::new(),
+        server("2025-11-25", false),
+    );
+    end.unwrap();
+    let calls: Vec<String> = received
+        .iter()
+        .map(|line| parse(line))
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| m["params"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(calls, ["get_state"], "{received:?}");
+    let records =
+        mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let refusal = records
+        .iter()
+        .find(|r| r["kind"] == "approval")
+        .expect("the call was refused");
+    assert_eq!(refusal["rule"], "unlisted-tools", "{refusal:?}");
+    assert_eq!(refusal["decision"], "deny");
+}
