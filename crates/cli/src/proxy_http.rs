@@ -40,6 +40,11 @@ pub struct TransportArgs {
     #[arg(long, value_name = "N", default_value_t = 64,
           value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub max_connections: u16,
+    /// Seconds a request to --listen has to arrive whole (head and body, however it trickles)
+    /// and a connection may stay idle between requests.
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u16).range(1..=3600))]
+    pub request_timeout: u16,
 }
 
 impl TransportArgs {
@@ -75,6 +80,7 @@ impl TransportArgs {
             limits: Limits {
                 max_sessions: usize::from(self.max_sessions),
                 max_connections: usize::from(self.max_connections),
+                io_timeout: std::time::Duration::from_secs(u64::from(self.request_timeout)),
                 ..Limits::default()
             },
         };

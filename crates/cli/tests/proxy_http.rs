@@ -1501,3 +1501,72 @@ fn streams_that_bring_nothing_new_are_reopened_a_bounded_number_of_times() {
         .count();
     assert_eq!(resumes, 5);
 }
+
+/// Four clients trickling one header byte at a time hold every place of `--max-connections 4`
+/// only until the request deadline, not for as long as they keep trickling.
+#[test]
+fn trickling_clients_hold_their_places_only_until_the_request_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = mid_call_server();
+    let flags = [
+        "--max-connections",
+        "4",
+        "--request-timeout",
+        "2",
+        "--url",
+        &upstream,
+    ];
+    let (_proxy, url, _stderr) = listen(dir.path(), &flags);
+    let address = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let started = Instant::now();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nX-Slow: {}\r\n\r\n",
+        "a".repeat(64)
+    );
+    let tricklers: Vec<_> = (0..4)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&address).unwrap();
+            let head = head.clone().into_bytes();
+            std::thread::spawn(move || {
+                // One byte every 250 ms: the whole head would take over 40 s.
+                for byte in head {
+                    if stream.write_all(&[byte]).is_err() {
+                        return Instant::now();
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                panic!("a trickled request was let in whole");
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": initialize_params()})
+    .to_string();
+    assert_eq!(
+        status_of(&url, &[], &initialize),
+        503,
+        "the places were not all taken"
+    );
+    let served = loop {
+        if status_of(&url, &[], &initialize) == 200 {
+            break started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no place came free"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(served >= Duration::from_secs(2), "served after {served:?}");
+    for trickler in tricklers {
+        let cut = trickler.join().unwrap().duration_since(started);
+        assert!(cut < Duration::from_secs(15), "cut after {cut:?}");
+    }
+}
