@@ -23,10 +23,10 @@ pub struct ProxyArgs {
     /// Append every call, approval and compensation to this hash-chained journal.
     #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: Option<PathBuf>,
-    /// Sign the journal's chain head with this secret key (from `audit keygen`): a `checkpoint`
-    /// record after every record, written and synced with it; check with `audit verify --key`.
-    #[command(flatten)]
-    pub signing: SigningArgs,
+    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
+    /// written: a `checkpoint` record after every record, in the same write and sync.
+    #[arg(long, value_name = "FILE")]
+    pub journal_key: Option<PathBuf>,
     /// Hand each checkpoint, as one JSON line on stdin, to this shell command (to keep it where
     /// the journal's writer cannot rewrite it); at most 10 s each, a failure is noted on stderr
     /// and the proxy goes on.
@@ -85,15 +85,6 @@ pub struct ProxyArgs {
         conflicts_with = "url"
     )]
     pub command: Vec<String>,
-}
-
-/// The journal-signing flag shared by `proxy` and `rollback`.
-#[derive(Debug, Args)]
-pub struct SigningArgs {
-    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
-    /// written: a `checkpoint` record after every record, in the same write and sync.
-    #[arg(long, value_name = "FILE")]
-    pub journal_key: Option<PathBuf>,
 }
 
 /// The journal-lock flag shared by `proxy` and `rollback`.
@@ -291,7 +282,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         .as_deref()
         .map(|path| open_journal(path, !args.no_fsync, &args.lock.holder("proxy")))
         .transpose()?;
-    let journal = match (journal, &args.signing.journal_key) {
+    let journal = match (journal, &args.journal_key) {
         (Some(mut journal), Some(key)) => {
             crate::checkpoints::sign_with(&mut journal, key, args.checkpoint_to.as_deref())?;
             Some(journal)

@@ -25,9 +25,7 @@ use crate::Failure;
 use crate::cli::ServerArgs;
 use crate::inputs::Input;
 use crate::live;
-use crate::proxy_cmd::{
-    LockArgs, PolicyArgs, SigningArgs, one_server, open_journal, read_overlays,
-};
+use crate::proxy_cmd::{LockArgs, PolicyArgs, one_server, open_journal, read_overlays};
 
 /// Arguments of `rollback`.
 #[derive(Debug, Args)]
@@ -62,9 +60,10 @@ pub struct RollbackArgs {
     /// Waiting for another writer of the journal.
     #[command(flatten)]
     pub lock: LockArgs,
-    /// Signing the records this rollback appends.
-    #[command(flatten)]
-    pub signing: SigningArgs,
+    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
+    /// written: a `checkpoint` record after every record, in the same write and sync.
+    #[arg(long, value_name = "FILE")]
+    pub journal_key: Option<PathBuf>,
     /// Before acting, check every checkpoint's signature with this public key (repeatable: any
     /// of them), and that every record is covered by one; a journal that fails is refused.
     #[arg(long = "key", value_name = "PUB")]
@@ -94,7 +93,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
             e.valid_up_to() + 1
         ))
     })?;
-    if let (Some(journal), Some(key)) = (journal.as_mut(), &args.signing.journal_key) {
+    if let (Some(journal), Some(key)) = (journal.as_mut(), &args.journal_key) {
         crate::checkpoints::sign_with(journal, key, None)?;
     }
     if let Some(broken) = verified(text, &args.keys)?.broken {
