@@ -257,7 +257,7 @@ fn signed_journals_agree_with_the_reference_verifier() {
         // name, bytes, the line `audit verify --key` names (0: none), with --checkpoints
         ("untouched", text.clone(), 0, false),
         ("edited and rehashed", edited, 2, false),
-        ("first checkpoint removed and rehashed", unchecked, 2, false),
+        ("first checkpoint removed and rehashed", unchecked, 3, false),
         (
             "last checkpoint removed",
             lines[..n - 1].concat(),
@@ -311,7 +311,10 @@ fn signed_journals_agree_with_the_reference_verifier() {
         let expected_ok = *name == "untouched"
             || (name.starts_with("cut back to") && !with_kept)
             || *name == "re-signed with the journal key";
-        if ours_status != theirs_status || ours_at != theirs_at || (ours_status == 0) != expected_ok
+        if ours_status != theirs_status
+            || ours_at != theirs_at
+            || ours_at != *line
+            || (ours_status == 0) != expected_ok
         {
             disagreements.push(format!(
                 "{name}: audit verify {ours_status} ({}), python {theirs_status} ({})",
