@@ -57,6 +57,16 @@ pub struct VerifyArgs {
     /// may have grown since, never shrunk or been rewritten).
     #[arg(long, value_name = "HASH")]
     pub head: Option<String>,
+    /// Check every checkpoint's signature with this public key (repeatable: any of them), and
+    /// that every record is covered by a valid checkpoint after it; records after the last
+    /// checkpoint are reported as unsigned.
+    #[arg(long = "key", value_name = "PUB")]
+    pub keys: Vec<PathBuf>,
+    /// Checkpoints kept elsewhere (a directory of files of checkpoint lines, as
+    /// `proxy --checkpoint-to` handed them): the journal's record at each one's seq must be
+    /// that checkpoint, so a journal cut back or re-signed is caught.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoints: Option<PathBuf>,
 }
 
 /// Runs `audit`.
@@ -77,6 +87,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         Input::File(path) => verifier.with_side_files(path),
         Input::Stdin => verifier,
     };
+    let verifier = checkpoint_checks(verifier, args)?;
     let report = verify_reader(input.open()?, policy().max_bytes, verifier)
         .map_err(|e| input.failure(inputs::journal_read_error(e)))?;
     let mut out = std::io::stdout().lock();
@@ -99,6 +110,15 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
             .unwrap_or(mcp_recovery_journal::GENESIS)
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `verifier` with the checkpoint checks `--key` and `--checkpoints` ask for.
+fn checkpoint_checks(verifier: Verifier, args: &VerifyArgs) -> Result<Verifier, Failure> {
+    let verifier = crate::checkpoints::with_keys(verifier, &args.keys)?;
+    match &args.checkpoints {
+        Some(dir) => crate::checkpoints::with_kept(verifier, dir),
+        None => Ok(verifier),
+    }
 }
 
 fn keygen(args: &KeygenArgs) -> Result<ExitCode, Failure> {

@@ -8,6 +8,7 @@
 mod audit_cmd;
 mod baseline;
 mod census_cmd;
+mod checkpoints;
 mod cli;
 mod client_config;
 mod color;

@@ -23,6 +23,15 @@ pub struct ProxyArgs {
     /// Append every call, approval and compensation to this hash-chained journal.
     #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
     pub journal: Option<PathBuf>,
+    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
+    /// written: a `checkpoint` record after every record, in the same write and sync.
+    #[arg(long, value_name = "FILE")]
+    pub journal_key: Option<PathBuf>,
+    /// Hand each checkpoint, as one JSON line on stdin, to this shell command (to keep it where
+    /// the journal's writer cannot rewrite it); at most 10 s each, a failure is noted on stderr
+    /// and the proxy goes on.
+    #[arg(long, value_name = "CMD", requires = "journal_key")]
+    pub checkpoint_to: Option<String>,
     /// The policy file (TOML; schema in spec/schema/policy.schema.json).
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -273,6 +282,16 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         .as_deref()
         .map(|path| open_journal(path, !args.no_fsync, &args.lock.holder("proxy")))
         .transpose()?;
+    let journal = match (journal, &args.journal_key) {
+        (Some(mut journal), Some(key)) => {
+            crate::checkpoints::sign_with(&mut journal, key, args.checkpoint_to.as_deref())?;
+            Some(journal)
+        }
+        (None, Some(_)) => {
+            return Err(Failure::Usage("--journal-key needs --journal FILE".into()));
+        }
+        (journal, None) => journal,
+    };
     let settings = Settings {
         policy,
         approver,

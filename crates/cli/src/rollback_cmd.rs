@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::Args;
 use mcp_recovery_client::{ClientError, Connection};
 use mcp_recovery_journal::{
-    Journal, JournalError, Kind, READ_BACK_MAX_BYTES, inline_out_of_line, read_records, verify,
+    Journal, JournalError, Kind, READ_BACK_MAX_BYTES, Verifier, inline_out_of_line, read_records,
 };
 use mcp_recovery_plan::{
     Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
@@ -60,6 +60,14 @@ pub struct RollbackArgs {
     /// Waiting for another writer of the journal.
     #[command(flatten)]
     pub lock: LockArgs,
+    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
+    /// written: a `checkpoint` record after every record, in the same write and sync.
+    #[arg(long, value_name = "FILE")]
+    pub journal_key: Option<PathBuf>,
+    /// Before acting, check every checkpoint's signature with this public key (repeatable: any
+    /// of them), and that every record is covered by one; a journal that fails is refused.
+    #[arg(long = "key", value_name = "PUB")]
+    pub keys: Vec<PathBuf>,
 }
 
 /// Runs `rollback`: exit 0 when every compensation succeeded or was done before, 1 when some
@@ -85,7 +93,10 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
             e.valid_up_to() + 1
         ))
     })?;
-    if let Some(broken) = verify(text).broken {
+    if let (Some(journal), Some(key)) = (journal.as_mut(), &args.journal_key) {
+        crate::checkpoints::sign_with(journal, key, None)?;
+    }
+    if let Some(broken) = verified(text, &args.keys)?.broken {
         return Err(Failure::Usage(format!(
             "{shown}: the journal does not verify ({broken}); refusing to act on it"
         )));
@@ -170,6 +181,16 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The journal's verification: the chain and canonical form, and the checkpoint signatures
+/// when `keys` are given.
+fn verified(text: &str, keys: &[PathBuf]) -> Result<mcp_recovery_journal::Verification, Failure> {
+    let mut verifier = crate::checkpoints::with_keys(Verifier::new(), keys)?;
+    for line in text.as_bytes().split_inclusive(|&b| b == b'\n') {
+        verifier.push(line);
+    }
+    Ok(verifier.finish())
 }
 
 /// A session of the journal as a rollback sees it.

@@ -32,6 +32,7 @@
 //! ```
 
 mod canonical;
+pub mod checkpoint;
 pub mod keys;
 mod lock;
 mod outside;
@@ -80,11 +81,13 @@ pub enum Kind {
     CompensationOutcome,
     /// A rollback ended, with its counts.
     RollbackEnd,
+    /// The journal key's signature of the record before it (see [`checkpoint`]).
+    Checkpoint,
 }
 
 impl Kind {
     /// Every kind, in the order `spec/journal.md` lists them.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::SessionStart,
         Kind::SessionEnd,
         Kind::CallIntent,
@@ -95,6 +98,7 @@ impl Kind {
         Kind::CompensationIntent,
         Kind::CompensationOutcome,
         Kind::RollbackEnd,
+        Kind::Checkpoint,
     ];
 
     /// The `kind` member's spelling.
@@ -110,6 +114,7 @@ impl Kind {
             Kind::CompensationIntent => "compensation.intent",
             Kind::CompensationOutcome => "compensation.outcome",
             Kind::RollbackEnd => "rollback.end",
+            Kind::Checkpoint => "checkpoint",
         }
     }
 
@@ -187,6 +192,20 @@ fn waited_for(waited: std::time::Duration) -> String {
 /// The members [`Journal::append`] sets itself, never moved out of line.
 const RESERVED: [&str; 6] = ["seq", "time", "session", "kind", "prev", "hash"];
 
+/// Receives each checkpoint line as written (without its newline), once it is durable.
+pub type CheckpointSink = Box<dyn FnMut(&str) + Send>;
+
+struct Signer {
+    key: keys::SecretKey,
+    sink: Option<CheckpointSink>,
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signer({:?})", self.key)
+    }
+}
+
 /// An open journal, positioned after its last record, and the only writer of it while open.
 #[derive(Debug)]
 pub struct Journal {
@@ -197,6 +216,8 @@ pub struct Journal {
     sync: bool,
     size: u64,
     max_bytes: u64,
+    /// The key that signs a checkpoint after every record, and who is handed each one.
+    signer: Option<Signer>,
     /// Held open for the lock on `JOURNAL.lock`.
     _lock: File,
 }
@@ -261,6 +282,7 @@ impl Journal {
             sync: true,
             size,
             max_bytes,
+            signer: None,
             _lock: lock,
         })
     }
@@ -269,6 +291,20 @@ impl Journal {
     /// trades crash safety for speed; the chain is the same.
     pub fn set_sync(&mut self, sync: bool) {
         self.sync = sync;
+    }
+
+    /// Signs the chain head with `key` in a `checkpoint` record after every record appended
+    /// from now on, written and synced with it, so no durable record is left unsigned.
+    pub fn set_key(&mut self, key: keys::SecretKey) {
+        self.signer = Some(Signer { key, sink: None });
+    }
+
+    /// Hands every checkpoint line written from now on to `sink`, after it is written (and
+    /// synced); only with a key ([`Journal::set_key`]).
+    pub fn set_checkpoint_sink(&mut self, sink: CheckpointSink) {
+        if let Some(signer) = &mut self.signer {
+            signer.sink = Some(sink);
+        }
     }
 
     /// The hash of the last record ([`GENESIS`] for an empty journal): save it to detect a
@@ -299,33 +335,70 @@ impl Journal {
         let mut record = fields;
         record.remove(OUT_OF_LINE);
         outside::move_out(&mut record, &self.path, &RESERVED).map_err(io_error)?;
-        record.insert("seq".into(), Value::from(self.seq + 1));
+        let (hash, mut lines, record) =
+            self.seal(record, self.seq + 1, session, kind, self.head.clone());
+        let line_end = lines.len();
+        let mut checkpoint = None;
+        if let Some(signer) = &self.signer {
+            let fields = checkpoint::fields(&signer.key, self.seq + 1, &hash);
+            let (hash, line, _) = self.seal(
+                fields,
+                self.seq + 2,
+                session,
+                Kind::Checkpoint,
+                hash.clone(),
+            );
+            lines.extend_from_slice(&line);
+            checkpoint = Some(hash);
+        }
+        if self.size.saturating_add(lines.len() as u64) > self.max_bytes {
+            return Err(JournalError::Full {
+                path: self.path.display().to_string(),
+                limit: self.max_bytes,
+            });
+        }
+        // One write per record and its checkpoint: a crash leaves at most one incomplete last
+        // line, which `audit verify` reports as a truncation.
+        self.file.write_all(&lines).map_err(io_error)?;
+        if self.sync {
+            self.file.sync_data().map_err(io_error)?;
+        }
+        self.size += lines.len() as u64;
+        self.seq += 1;
+        self.head = hash;
+        if let Some(checkpoint) = checkpoint {
+            self.seq += 1;
+            self.head = checkpoint;
+            if let Some(sink) = self.signer.as_mut().and_then(|s| s.sink.as_mut()) {
+                let text = String::from_utf8_lossy(&lines[line_end..lines.len() - 1]);
+                sink(&text);
+            }
+        }
+        Ok(record)
+    }
+
+    /// `fields` as record `seq` after `prev`: its hash, its canonical line with `\n`, and the
+    /// record.
+    fn seal(
+        &self,
+        mut record: Map<String, Value>,
+        seq: u64,
+        session: &str,
+        kind: Kind,
+        prev: String,
+    ) -> (String, Vec<u8>, Map<String, Value>) {
+        record.insert("seq".into(), Value::from(seq));
         record.insert("time".into(), Value::from(rfc3339_now()));
         record.insert("session".into(), Value::from(session));
         record.insert("kind".into(), Value::from(kind.as_str()));
-        record.insert("prev".into(), Value::from(self.head.clone()));
+        record.insert("prev".into(), Value::from(prev));
         record.remove("hash");
         let hash = record_hash(&record);
         record.insert("hash".into(), Value::from(hash.clone()));
         let mut line = Vec::new();
         canonical::write_object(&record, None, &mut line);
         line.push(b'\n');
-        if self.size.saturating_add(line.len() as u64) > self.max_bytes {
-            return Err(JournalError::Full {
-                path: self.path.display().to_string(),
-                limit: self.max_bytes,
-            });
-        }
-        // One write per record: a crash leaves at most one incomplete last line, which
-        // `audit verify` reports as a truncation.
-        self.file.write_all(&line).map_err(io_error)?;
-        if self.sync {
-            self.file.sync_data().map_err(io_error)?;
-        }
-        self.seq += 1;
-        self.size += line.len() as u64;
-        self.head = hash;
-        Ok(record)
+        (hash, line, record)
     }
 }
 

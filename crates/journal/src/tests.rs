@@ -393,3 +393,51 @@ fn the_canonical_form_is_rfc_8785_for_numbers_in_ecmascript_form_and_exact_other
         r#"{"n":[1E2,1.50,-0,1e400,123456789012345678901234]}"#
     );
 }
+
+/// With a key, each record is followed by a checkpoint signing it; the journal verifies with
+/// the public key, fails with another, and fails as unsigned once its last checkpoint is cut.
+#[test]
+fn a_keyed_writer_signs_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    crate::keys::generate(&dir.path().join("k")).unwrap();
+    crate::keys::generate(&dir.path().join("other")).unwrap();
+    let secret = crate::keys::SecretKey::read(&dir.path().join("k")).unwrap();
+    let public = secret.public();
+    let other = crate::keys::PublicKey::read(&dir.path().join("other.pub")).unwrap();
+    let mut journal = Journal::open(&path, 1 << 20).unwrap();
+    journal.set_key(secret);
+    let shipped = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let into = shipped.clone();
+    journal.set_checkpoint_sink(Box::new(move |line| {
+        into.lock().unwrap().push(line.to_owned())
+    }));
+    for call in 1..=3 {
+        let fields = serde_json::json!({"call": call});
+        let record = journal
+            .append("s", Kind::CallIntent, fields.as_object().unwrap().clone())
+            .unwrap();
+        assert_eq!(record["seq"], 2 * call - 1);
+    }
+    drop(journal);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let check = |text: &str, key: &crate::keys::PublicKey| {
+        let mut verifier = Verifier::new().with_keys(vec![key.clone()]);
+        for line in text.split_inclusive('\n') {
+            verifier.push(line.as_bytes());
+        }
+        verifier.finish()
+    };
+    let report = check(&text, &public);
+    assert_eq!((report.records, report.broken), (6, None));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(*shipped.lock().unwrap(), [lines[1], lines[3], lines[5]]);
+    let wrong = check(&text, &other).broken.unwrap();
+    assert_eq!(wrong.line, 2, "{wrong}");
+    let cut = text[..text.len() - lines[5].len() - 1].to_owned();
+    let unsigned = check(&cut, &public).broken.unwrap();
+    assert!(
+        unsigned.reason.contains("unsigned") && unsigned.line == 5,
+        "{unsigned}"
+    );
+}

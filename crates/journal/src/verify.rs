@@ -1,12 +1,14 @@
 //! Checking a journal's chain.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, BufRead};
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use crate::{GENESIS, canonical, outside, record_hash};
+use crate::keys::PublicKey;
+use crate::{GENESIS, canonical, checkpoint, outside, record_hash};
 
 /// The first fault of a journal: its 1-based line and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +74,12 @@ pub struct Verifier {
     saved_found: bool,
     /// The journal whose side files are checked (`None`: out-of-line members are not).
     side_files: Option<PathBuf>,
+    /// The public keys checkpoints must be signed with (`None`: checkpoints are not checked).
+    keys: Option<Vec<PublicKey>>,
+    /// The first line and seq of the records no valid checkpoint after them covers yet.
+    unsigned: Option<(usize, u64)>,
+    /// Checkpoints kept elsewhere, by seq: their hash and where each was kept.
+    kept: BTreeMap<u64, Vec<(String, String)>>,
 }
 
 impl Default for Verifier {
@@ -94,7 +102,24 @@ impl Verifier {
             saved: None,
             saved_found: false,
             side_files: None,
+            keys: None,
+            unsigned: None,
+            kept: BTreeMap::new(),
         }
+    }
+
+    /// Also checks every `checkpoint` record's signature against `keys` (its key must be one of
+    /// them), and that every record is covered by a valid checkpoint after it.
+    pub fn with_keys(mut self, keys: Vec<PublicKey>) -> Verifier {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// Also checks a checkpoint kept elsewhere (see [`checkpoint::kept`]): the journal's record
+    /// at `seq` must have `hash`. `source` names where it was kept, for the message.
+    pub fn expecting_checkpoint(mut self, seq: u64, hash: String, source: String) -> Verifier {
+        self.kept.entry(seq).or_default().push((hash, source));
+        self
     }
 
     /// Also checks every out-of-line member against the side files of the journal at `journal`
@@ -137,9 +162,10 @@ impl Verifier {
             )),
         };
         let checked = checked.and_then(|(hash, record)| match &self.side_files {
-            Some(journal) => outside::check(&record, journal, false).map(|_| hash),
-            None => Ok(hash),
+            Some(journal) => outside::check(&record, journal, false).map(|_| (hash, record)),
+            None => Ok((hash, record)),
         });
+        let checked = checked.and_then(|(hash, record)| self.signed(&record).map(|_| hash));
         let hash = match checked {
             Err(reason) if !complete => {
                 let reason =
@@ -163,6 +189,32 @@ impl Verifier {
         self.prev = hash;
     }
 
+    /// The checkpoint checks of one record that is sound in the chain: its signature when it
+    /// is a checkpoint and keys are given, and the hash a checkpoint kept elsewhere gives its
+    /// seq.
+    fn signed(&mut self, record: &Map<String, Value>) -> Result<(), String> {
+        let seq = self.report.records + 1;
+        let hash = record.get("hash").and_then(Value::as_str).unwrap_or("");
+        for (kept, source) in self.kept.get(&seq).into_iter().flatten() {
+            if kept != hash {
+                return Err(format!(
+                    "the checkpoint kept in {source} for seq {seq} does not match this record \
+                     (the journal was rewritten from here on)"
+                ));
+            }
+        }
+        let Some(keys) = &self.keys else {
+            return Ok(());
+        };
+        if record.get("kind").and_then(Value::as_str) == Some("checkpoint") {
+            checkpoint::check(record, keys)?;
+            self.unsigned = None;
+        } else if self.unsigned.is_none() {
+            self.unsigned = Some((self.line, seq));
+        }
+        Ok(())
+    }
+
     fn fail(&mut self, reason: String) {
         self.report.broken = Some(Broken::new(self.line, reason));
     }
@@ -170,6 +222,35 @@ impl Verifier {
     /// The outcome: the first fault, or else a saved head that no record had.
     pub fn finish(self) -> Verification {
         let mut report = self.report;
+        if report.broken.is_none()
+            && let Some((line, seq)) = self.unsigned
+        {
+            report.broken = Some(Broken::new(
+                line,
+                format!(
+                    "records seq {seq} to {} are unsigned: no checkpoint signed by a key given \
+                     follows them (the journal was cut after its last checkpoint, or written \
+                     without --journal-key)",
+                    report.records
+                ),
+            ));
+        }
+        if report.broken.is_none()
+            && let Some((seq, kept)) = self.kept.range(report.records + 1..).next()
+        {
+            let source = kept
+                .first()
+                .map(|(_, source)| source.as_str())
+                .unwrap_or("");
+            report.broken = Some(Broken::new(
+                0,
+                format!(
+                    "the checkpoint kept in {source} is at seq {seq}, and the journal ends at \
+                     seq {}: it was cut back",
+                    report.records
+                ),
+            ));
+        }
         if report.broken.is_none()
             && let Some(saved) = self.saved
             && !self.saved_found
@@ -296,7 +377,7 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<(String, Map<String, V
 }
 
 /// A hash from the file, shortened and stripped of control characters for the message.
-fn shown(hash: &str) -> String {
+pub(crate) fn shown(hash: &str) -> String {
     let clean: String = hash.chars().filter(|c| !c.is_control()).take(64).collect();
     clean
 }

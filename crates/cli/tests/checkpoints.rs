@@ -1,0 +1,463 @@
+//! Signed journal checkpoints through the binary: `proxy --journal-key` signs every record,
+//! `--checkpoint-to` ships each checkpoint, and `audit verify --key` / `--checkpoints`, the
+//! Python verifier of `spec/journal.md` and `rollback --key` all refuse a journal rewritten
+//! with every hash recomputed, cut back, stripped of checkpoints or re-signed with another key.
+// The demo server is the binary's hidden `demo-server`: without the `demo` feature there is none.
+#![cfg(feature = "demo")]
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{bin_in, code, initialize_params, run_in};
+use mcp_recovery_journal::keys::{self, SecretKey};
+use mcp_recovery_journal::{Journal, Kind};
+use serde_json::{Map, Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
+
+/// A proxied checkout (reserve, charge) against the demo server, through `proxy FLAGS`; the
+/// proxy's exit status must be 0.
+fn checkout(dir: &Path, flags: &[&str], log: &Path) {
+    let mut child = bin_in(dir)
+        .arg("proxy")
+        .args(flags)
+        .args([
+            "--",
+            BIN,
+            "demo-server",
+            "--call-log",
+            log.to_str().unwrap(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let calls = [
+        json!({"name": "reserve_inventory", "arguments": {"sku": "sku-widget", "quantity": 2}}),
+        json!({"name": "charge_payment",
+               "arguments": {"customerId": "c", "amount": 3, "currency": "EUR"}}),
+    ];
+    let mut requests = vec![("initialize", initialize_params())];
+    requests.extend(calls.into_iter().map(|c| ("tools/call", c)));
+    for (id, (method, params)) in requests.into_iter().enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{request}").unwrap();
+        loop {
+            let message: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if message["id"] == id {
+                break;
+            }
+        }
+        if id == 0 {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .unwrap();
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// The records of a journal's text.
+fn records(text: &[u8]) -> Vec<Map<String, Value>> {
+    mcp_recovery_journal::read_records(std::str::from_utf8(text).unwrap()).unwrap()
+}
+
+/// What a forger with write access does: every record written again, through the journal
+/// writer, so every `prev` and `hash` is recomputed. `edit` changes a record (or drops it);
+/// a checkpoint is kept with its `covers` and `head` updated to the rewritten chain (its old
+/// signature copied), unless `key` re-signs the whole journal, which drops the old ones.
+fn rewritten(
+    text: &[u8],
+    path: &Path,
+    key: Option<&Path>,
+    mut edit: impl FnMut(&mut Map<String, Value>) -> bool,
+) -> Vec<u8> {
+    let _ = std::fs::remove_file(path);
+    let mut journal = Journal::open(path, 64 << 20).unwrap();
+    journal.set_sync(false);
+    if let Some(key) = key {
+        journal.set_key(SecretKey::read(key).unwrap());
+    }
+    let mut written = 0u64;
+    for mut record in records(text) {
+        let kind = record["kind"].as_str().unwrap().to_owned();
+        if (key.is_some() && kind == "checkpoint") || !edit(&mut record) {
+            continue;
+        }
+        let session = record["session"].as_str().unwrap().to_owned();
+        if kind == "checkpoint" {
+            record.insert("covers".into(), Value::from(written));
+            record.insert("head".into(), Value::from(journal.head()));
+        }
+        let written_now = journal
+            .append(&session, Kind::parse(&kind).unwrap(), record)
+            .unwrap();
+        written = written_now["seq"].as_u64().unwrap() + u64::from(key.is_some());
+    }
+    drop(journal);
+    std::fs::read(path).unwrap()
+}
+
+/// The Python verifier of `spec/journal.md`, written to `dir`.
+fn python_verifier(dir: &Path) -> PathBuf {
+    let spec = std::fs::read_to_string(common::root().join("spec/journal.md")).unwrap();
+    let code = spec
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap();
+    let path = dir.join("verify.py");
+    std::fs::write(&path, code).unwrap();
+    path
+}
+
+/// `(exit status, the line named or 0)` of a verifier's output.
+fn verdict(status: Option<i32>, out: &str) -> (i32, usize) {
+    let line = out
+        .split("line ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    (status.unwrap(), line)
+}
+
+struct Signed {
+    dir: tempfile::TempDir,
+    journal: PathBuf,
+    key: PathBuf,
+    other: PathBuf,
+    kept: PathBuf,
+    log: PathBuf,
+}
+
+/// A signed journal of one checkout, its checkpoints shipped to `kept/`.
+fn signed() -> Signed {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let key = dir.path().join("journal.key");
+    let other = dir.path().join("other.key");
+    let kept = dir.path().join("kept");
+    let log = dir.path().join("calls.jsonl");
+    keys::generate(&key).unwrap();
+    keys::generate(&other).unwrap();
+    std::fs::create_dir(&kept).unwrap();
+    let ship = format!("cat >> '{}'", kept.join("shipped.jsonl").display());
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--journal-key",
+        key.to_str().unwrap(),
+        "--checkpoint-to",
+        &ship,
+    ];
+    checkout(dir.path(), &flags, &log);
+    Signed {
+        dir,
+        journal,
+        key,
+        other,
+        kept,
+        log,
+    }
+}
+
+/// Every record is followed by its checkpoint, each shipped once; `audit verify --key` and
+/// `--checkpoints` accept the journal, and another key does not.
+#[test]
+fn the_proxy_signs_every_record_and_ships_every_checkpoint() {
+    let s = signed();
+    let all = records(&std::fs::read(&s.journal).unwrap());
+    assert!(all.len() >= 10, "{all:?}");
+    for pair in all.chunks(2) {
+        assert_ne!(pair[0]["kind"], "checkpoint");
+        assert_eq!(pair[1]["kind"], "checkpoint");
+        assert_eq!(pair[1]["head"], pair[0]["hash"]);
+        assert_eq!(pair[1]["covers"], pair[0]["seq"]);
+    }
+    let shipped = records(&std::fs::read(s.kept.join("shipped.jsonl")).unwrap());
+    let kept: Vec<_> = all.iter().filter(|r| r["kind"] == "checkpoint").collect();
+    assert_eq!(shipped.iter().collect::<Vec<_>>(), kept);
+    let journal = s.journal.to_str().unwrap();
+    let public = keys::public_path(&s.key);
+    let kept_dir = s.kept.to_str().unwrap();
+    let ok = run_in(
+        s.dir.path(),
+        &[
+            "audit",
+            "verify",
+            journal,
+            "--key",
+            public.to_str().unwrap(),
+            "--checkpoints",
+            kept_dir,
+        ],
+    );
+    assert_eq!(code(&ok), 0, "{}", String::from_utf8_lossy(&ok.stdout));
+    let other = keys::public_path(&s.other);
+    let wrong = run_in(
+        s.dir.path(),
+        &["audit", "verify", journal, "--key", other.to_str().unwrap()],
+    );
+    let out = String::from_utf8_lossy(&wrong.stdout);
+    assert_eq!(code(&wrong), 1, "{out}");
+    assert!(
+        out.contains("line 2: checkpoint seq 2: signed with key"),
+        "{out}"
+    );
+}
+
+/// Untouched, edited and rehashed, a checkpoint removed, cut back, re-signed with another key:
+/// `audit verify --key` (and `--checkpoints`) and the Python verifier agree on each, and only
+/// the untouched journal passes.
+#[test]
+fn signed_journals_agree_with_the_reference_verifier() {
+    let s = signed();
+    let text = std::fs::read(&s.journal).unwrap();
+    let scratch = s.dir.path().join("scratch.jsonl");
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let n = lines.len();
+    let edited = rewritten(&text, &scratch, None, |record| {
+        if record["kind"] == "call.intent" && record["name"] == "reserve_inventory" {
+            record["arguments"]["quantity"] = json!(20);
+        }
+        true
+    });
+    let mut first_checkpoint = true;
+    let unchecked = rewritten(&text, &scratch, None, |record| {
+        let drop = record["kind"] == "checkpoint" && first_checkpoint;
+        first_checkpoint &= !drop;
+        !drop
+    });
+    let resigned = rewritten(&text, &scratch, Some(&s.other), |record| {
+        if record["kind"] == "call.intent" && record["name"] == "charge_payment" {
+            record["arguments"]["amount"] = json!(0);
+        }
+        true
+    });
+    // The key's holder rewrites the journal and signs it again: only the kept copies catch it.
+    let same_key = rewritten(&text, &scratch, Some(&s.key), |record| {
+        if record["kind"] == "call.intent" && record["name"] == "charge_payment" {
+            record["arguments"]["amount"] = json!(0);
+        }
+        true
+    });
+    let cases: Vec<(&str, Vec<u8>, usize, bool)> = vec![
+        // name, bytes, the line `audit verify --key` names (0: none), with --checkpoints
+        ("untouched", text.clone(), 0, false),
+        ("edited and rehashed", edited, 2, false),
+        ("first checkpoint removed and rehashed", unchecked, 3, false),
+        (
+            "last checkpoint removed",
+            lines[..n - 1].concat(),
+            n - 1,
+            false,
+        ),
+        (
+            "cut back to an earlier signed head",
+            lines[..n - 2].concat(),
+            0,
+            false,
+        ),
+        (
+            "cut back, checked against the kept checkpoints",
+            lines[..n - 2].concat(),
+            0,
+            true,
+        ),
+        ("re-signed with another key", resigned, 2, false),
+        ("re-signed with the journal key", same_key.clone(), 0, false),
+        (
+            "re-signed, checked against the kept checkpoints",
+            same_key,
+            2,
+            true,
+        ),
+    ];
+    let verifier = python_verifier(s.dir.path());
+    let public = keys::public_path(&s.key);
+    let mut disagreements = Vec::new();
+    for (name, bytes, line, with_kept) in &cases {
+        let path = s
+            .dir
+            .path()
+            .join(format!("{}.jsonl", name.replace([' ', ','], "-")));
+        std::fs::write(&path, bytes).unwrap();
+        let mut flags = vec![path.to_str().unwrap(), "--key", public.to_str().unwrap()];
+        if *with_kept {
+            flags.extend(["--checkpoints", s.kept.to_str().unwrap()]);
+        }
+        let ours = run_in(s.dir.path(), &[&["audit", "verify"], &flags[..]].concat());
+        let theirs = Command::new("python3")
+            .arg(&verifier)
+            .args(&flags)
+            .output()
+            .unwrap();
+        let ours_out = String::from_utf8_lossy(&ours.stdout).into_owned();
+        let theirs_out = String::from_utf8_lossy(&theirs.stdout).into_owned();
+        let (ours_status, ours_at) = verdict(ours.status.code(), &ours_out);
+        let (theirs_status, theirs_at) = verdict(theirs.status.code(), &theirs_out);
+        let expected_ok = *name == "untouched"
+            || (name.starts_with("cut back to") && !with_kept)
+            || *name == "re-signed with the journal key";
+        if ours_status != theirs_status
+            || ours_at != theirs_at
+            || ours_at != *line
+            || (ours_status == 0) != expected_ok
+        {
+            disagreements.push(format!(
+                "{name}: audit verify {ours_status} ({}), python {theirs_status} ({})",
+                ours_out.trim(),
+                String::from_utf8_lossy(&theirs.stderr).trim().to_owned() + theirs_out.trim()
+            ));
+        }
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+    // Each failure names the checkpoint that failed, or the unsigned tail, or the cut.
+    let expect = [
+        ("edited-and-rehashed", "the signature does not verify"),
+        (
+            "first-checkpoint-removed-and-rehashed",
+            "the signature does not verify",
+        ),
+        ("last-checkpoint-removed", "are unsigned"),
+        (
+            "cut-back--checked-against-the-kept-checkpoints",
+            "it was cut back",
+        ),
+        ("re-signed-with-another-key", "which is not a key given"),
+        (
+            "re-signed--checked-against-the-kept-checkpoints",
+            "line 2: the checkpoint kept in",
+        ),
+    ];
+    for (file, words) in expect {
+        let path = s.dir.path().join(format!("{file}.jsonl"));
+        let mut args = vec![
+            "audit",
+            "verify",
+            path.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+        ];
+        if file.contains("kept") {
+            args.extend(["--checkpoints", s.kept.to_str().unwrap()]);
+        }
+        let out = String::from_utf8_lossy(&run_in(s.dir.path(), &args).stdout).into_owned();
+        assert!(out.contains(words), "{file}: {out}");
+    }
+}
+
+/// The forgery of the journal's own threat: two `compensation.outcome` records appended with
+/// recomputed hashes. `rollback --key` refuses the journal, saying where, and sends nothing.
+#[test]
+fn rollback_refuses_forged_records_after_the_last_checkpoint() {
+    let s = signed();
+    let mut journal = Journal::open(&s.journal, 64 << 20).unwrap();
+    let session = records(&std::fs::read(&s.journal).unwrap())[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (call, name) in [(2, "refund_payment"), (1, "release_inventory")] {
+        let fields = json!({"call": call, "undoes": call, "name": name, "arguments": {},
+                            "attempt": 1, "result": {"content": [], "isError": false}});
+        journal
+            .append(
+                &session,
+                Kind::CompensationOutcome,
+                fields.as_object().unwrap().clone(),
+            )
+            .unwrap();
+    }
+    drop(journal);
+    let public = keys::public_path(&s.key);
+    let server = [BIN, "demo-server", "--call-log", s.log.to_str().unwrap()];
+    let mut args = vec![
+        "rollback",
+        "--journal",
+        s.journal.to_str().unwrap(),
+        "--key",
+        public.to_str().unwrap(),
+        "--stdio",
+        "--",
+    ];
+    args.extend(server);
+    let refused = run_in(s.dir.path(), &args);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(code(&refused), 2, "{err}");
+    assert!(
+        err.contains("refusing to act on it") && err.contains("are unsigned"),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(&s.log).unwrap_or_default();
+    assert!(!log.contains("refund_payment"), "{log}");
+}
+
+/// A `--checkpoint-to` command that fails or hangs is noted on stderr and the proxy goes on;
+/// `rollback --journal-key` signs what it appends.
+#[test]
+fn a_failing_checkpoint_command_does_not_stop_the_proxy() {
+    let s = signed();
+    let flags = [
+        "--journal",
+        s.journal.to_str().unwrap(),
+        "--journal-key",
+        s.key.to_str().unwrap(),
+        "--checkpoint-to",
+        "exit 3",
+    ];
+    checkout(s.dir.path(), &flags, &s.log);
+    let public = keys::public_path(&s.key);
+    let mut args = vec![
+        "rollback",
+        "--all",
+        "--journal",
+        s.journal.to_str().unwrap(),
+        "--journal-key",
+        s.key.to_str().unwrap(),
+        "--key",
+        public.to_str().unwrap(),
+        "--stdio",
+        "--",
+    ];
+    args.extend([BIN, "demo-server", "--call-log", s.log.to_str().unwrap()]);
+    let rolled = run_in(s.dir.path(), &args);
+    // A fresh demo server has no reservation to release: the rollback may report attention,
+    // never refuse the journal.
+    assert_ne!(
+        code(&rolled),
+        2,
+        "{}",
+        String::from_utf8_lossy(&rolled.stderr)
+    );
+    let verified = run_in(
+        s.dir.path(),
+        &[
+            "audit",
+            "verify",
+            s.journal.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        code(&verified),
+        0,
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+    let all = records(&std::fs::read(&s.journal).unwrap());
+    assert!(all.iter().any(|r| r["kind"] == "rollback.end"));
+    assert_eq!(all.last().unwrap()["kind"], "checkpoint");
+}
