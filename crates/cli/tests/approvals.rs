@@ -431,3 +431,80 @@ fn bad_approval_rules_are_refused_naming_the_file_and_key() {
     assert_eq!(code(&output), 2);
     assert!(String::from_utf8_lossy(&output.stderr).contains("loopback"));
 }
+
+#[test]
+fn a_compensation_the_rules_gate_waits_for_its_quorum_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 1, 60);
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let policy = format!("on-failure = \"rollback\"\n{policy}").replace("CHARGE_*", "refund_*");
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
+    let mut proxy = Proxy::start(dir);
+    proxy.send(
+        2,
+        "tools/call",
+        json!({"name": "reserve_inventory", "arguments": {"sku": "sku-widget", "quantity": 3}}),
+    );
+    let reserved = proxy.answer(2)["result"]["structuredContent"]["reservationId"].clone();
+    proxy.charge(3);
+    assert_eq!(proxy.answer(3)["result"]["isError"], Value::Null);
+    let mut failing = json!({"name": "create_shipment"});
+    failing["arguments"] =
+        json!({"reservationId": reserved, "address": "a", "simulateFailure": true});
+    proxy.send(4, "tools/call", failing);
+    let request = pending(dir, &proxy.url);
+    let found = listing(&proxy.url)["pending"][0].clone();
+    assert_eq!(found["tool"], "refund_payment", "{found}");
+    assert_eq!(found["compensation"], json!({"undoes": "charge_payment"}));
+    let log = dir.join("calls.jsonl");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 0);
+    let (status, said) = decide(dir, &proxy.url, "bob", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let answer = proxy.answer(4);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+    let approvals = journal_kinds(&dir.join("journal.jsonl"), "approval");
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals[0]["compensation"], true);
+    assert_eq!(approvals[0]["by"], "quorum");
+    assert_eq!(approvals[0]["decisions"][0]["approver"], "bob");
+}
+
+#[test]
+fn under_listen_the_approvals_endpoint_shares_its_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let stderr = std::fs::File::create(dir.join("proxy.stderr")).unwrap();
+    let child = Command::new(BIN)
+        .current_dir(dir)
+        .args([
+            "proxy",
+            "--policy",
+            "policy.toml",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--", BIN, "demo-server"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let _running = Running(child);
+    let mut url = String::new();
+    wait_for("the listening address", || {
+        let text = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("mcp-recovery proxy: listening on "))
+            .map(|u| url = u.replace("/mcp", "/approvals"))
+            .is_some()
+    });
+    assert_eq!(listing(&url), json!({"pending": []}));
+    let (status, said) = approve(dir, &["--url", &url]);
+    assert_eq!((status, said.trim()), (0, "no request is pending"));
+    let (status, why) = post(&format!("{url}/abc"), &json!({"statement": {}}));
+    assert_eq!(status, 400, "{why}");
+}
