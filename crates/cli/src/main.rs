@@ -7,6 +7,7 @@
 
 mod approve_cmd;
 mod audit_cmd;
+mod audit_quorum;
 mod baseline;
 mod census_cmd;
 mod cli;

@@ -325,6 +325,41 @@ fn a_charge_runs_only_after_two_of_three_valid_signed_approvals() {
     }
     let (status, out) = common::audit_verify(dir, &journal);
     assert_eq!(status, 0, "{out}");
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace("quorum = 2", "quorum = 3")));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("'charge_payment'") && out.contains("2 valid approval(s) of the 3"),
+        "{out}"
+    );
+    let carol = std::fs::read_to_string(dir.join("carol.pub")).unwrap();
+    let bob = std::fs::read_to_string(dir.join("bob.pub")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace(bob.trim(), carol.trim())));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("the decision of 'bob' was signed with a key the policy does not give them"),
+        "{out}"
+    );
+}
+
+/// `audit verify journal.jsonl --policy P`, P the test's policy or `policy` written to a file:
+/// the exit code and the lines that are not the chain summary.
+fn audit_with_policy(dir: &Path, policy: Option<String>) -> (i32, String) {
+    let file = match policy {
+        Some(text) => {
+            std::fs::write(dir.join("audit.toml"), text).unwrap();
+            "audit.toml"
+        }
+        None => "policy.toml",
+    };
+    let output = run_in(dir, &["audit", "verify", "journal.jsonl", "--policy", file]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let problems: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.contains("chain intact"))
+        .collect();
+    (code(&output), problems.join("\n"))
 }
 
 #[test]
@@ -470,6 +505,16 @@ fn a_compensation_the_rules_gate_waits_for_its_quorum_too() {
     assert_eq!(approvals[0]["compensation"], true);
     assert_eq!(approvals[0]["by"], "quorum");
     assert_eq!(approvals[0]["decisions"][0]["approver"], "bob");
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    // Audited against a policy that gated the charge too, the charge ran unapproved.
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace("refund_*", "*_payment")));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("'charge_payment'") && out.contains("no approval record"),
+        "{out}"
+    );
+    assert!(!out.contains("'refund_payment'"), "{out}");
 }
 
 #[test]

@@ -66,7 +66,7 @@ pub struct Outcome {
     pub approved: bool,
     /// Why, in words.
     pub reason: String,
-    /// The members the approval record carries: `request`, `callDigest`, `quorum`, `decisions`.
+    /// The members the approval record carries: `approvalRequest`, `callDigest`, `quorum`, `decisions`.
     pub record: Map<String, Value>,
 }
 
@@ -199,7 +199,7 @@ impl Board {
     ) -> Outcome {
         let mut record = Map::new();
         if let Some(id) = id {
-            record.insert("request".into(), Value::from(id));
+            record.insert("approvalRequest".into(), Value::from(id));
             record.insert("callDigest".into(), Value::from(digest));
         }
         record.insert("quorum".into(), json!({"need": rule.quorum, "of": rule.of}));
