@@ -367,9 +367,34 @@ fn any_valid_deny_wins_and_silence_is_a_deny() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir, 2, 2);
+    // The approvers' webhook: a local receiver that keeps what it is sent.
+    let hook = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let hook_url = format!("http://{}/hook", hook.server_addr().to_ip().unwrap());
+    let (sent, received) = channel();
+    std::thread::spawn(move || {
+        for mut request in hook.incoming_requests() {
+            let mut body = String::new();
+            request.as_reader().read_to_string(&mut body).unwrap();
+            let _ = sent.send(serde_json::from_str::<Value>(&body).unwrap());
+            let _ = request.respond(tiny_http::Response::empty(204));
+        }
+    });
+    let mut policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    policy.push_str(&format!(
+        "\n[approvals-notify]\nurl = \"{hook_url}\"\ntimeout-secs = 5\n"
+    ));
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
     let mut proxy = Proxy::start(dir);
     proxy.charge(2);
     let request = pending(dir, &proxy.url);
+    let offered = received.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(offered["request"], request.as_str());
+    assert_eq!(offered["tool"], "charge_payment");
+    assert_eq!(offered["class"], "compensable");
+    assert_eq!(offered["compensation"]["tool"], "refund_payment");
+    for member in ["session", "expires", "callDigest", "arguments"] {
+        assert!(offered.get(member).is_some(), "{member} in {offered}");
+    }
     let (status, said) = decide(dir, &proxy.url, "alice", &request, "--approve");
     assert_eq!(status, 0, "{said}");
     let (status, said) = decide(dir, &proxy.url, "carol", &request, "--deny");

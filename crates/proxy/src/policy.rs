@@ -130,6 +130,21 @@ pub struct PolicyFile {
     /// first match wins. A call the policy denies stays denied.
     #[serde(default)]
     pub approvals: Vec<ApprovalRule>,
+    /// Where each pending request of `[[approvals]]` is offered (a table of its own: TOML
+    /// cannot add a table to the array `[[approvals]]`).
+    pub approvals_notify: Option<Notify>,
+}
+
+/// A webhook that is POSTed each pending request as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Notify {
+    /// The webhook (`http://` or `https://`).
+    pub url: String,
+    /// How long one POST may take, in seconds (default 5); a failure is said on stderr and the
+    /// request stays pending.
+    #[schemars(range(min = 1))]
+    pub timeout_secs: Option<u64>,
 }
 
 /// A person who may approve calls.
@@ -215,6 +230,14 @@ impl PolicyFile {
             return Err("approval-timeout-secs must be at least 1".into());
         }
         file.check_approvals()?;
+        if let Some(notify) = &file.approvals_notify {
+            if !(notify.url.starts_with("http://") || notify.url.starts_with("https://")) {
+                return Err("approvals-notify.url must be an http:// or https:// URL".into());
+            }
+            if notify.timeout_secs == Some(0) {
+                return Err("approvals-notify.timeout-secs must be at least 1".into());
+            }
+        }
         Ok(file)
     }
 

@@ -391,6 +391,35 @@ pub fn read_capped(request: &mut tiny_http::Request) -> Option<Vec<u8>> {
     (body.len() <= MAX_DECISION_BYTES).then_some(body)
 }
 
+/// POSTs `request` (as `GET /approvals` lists it) to the webhook; a failure is said on stderr.
+pub fn notify(notify: &crate::policy::Notify, request: &Map<String, Value>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(notify.timeout_secs.unwrap_or(5))))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let body = Value::Object(request.clone()).to_string();
+    let failed = match agent
+        .post(&notify.url)
+        .header("Content-Type", "application/json")
+        .send(body.as_bytes())
+    {
+        Ok(response) if response.status().is_success() => None,
+        Ok(response) => Some(format!("HTTP {}", response.status().as_u16())),
+        // The error would name the URL, which may carry a token: only its kind is said.
+        Err(ureq::Error::Timeout(_)) => Some("timed out".into()),
+        Err(_) => Some("the webhook could not be reached".into()),
+    };
+    if let Some(why) = failed {
+        eprintln!(
+            "mcp-recovery proxy: notifying the approvers of request {} failed: {}",
+            request["request"].as_str().unwrap_or_default(),
+            crate::approval::escape(&why)
+        );
+    }
+}
+
 fn fields(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,

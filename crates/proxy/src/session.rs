@@ -939,6 +939,9 @@ impl<W: Write> Session<W> {
             &offered,
             self.settings.policy.approval_timeout(),
             |request| {
+                if let Some(notify) = &self.settings.policy.file.approvals_notify {
+                    crate::quorum::notify(notify, request);
+                }
                 note(&format!(
                     "'{}' waits for {} approval(s) as request {}",
                     escape(tool),
