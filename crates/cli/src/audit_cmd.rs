@@ -67,6 +67,11 @@ pub struct VerifyArgs {
     /// that checkpoint, so a journal cut back or re-signed is caught.
     #[arg(long, value_name = "DIR")]
     pub checkpoints: Option<PathBuf>,
+    /// Also re-check every approval decision's signature against this policy's approver keys,
+    /// and report each call or compensation that ran without the quorum its `[[approvals]]`
+    /// demand (exit 1).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 /// Runs `audit`.
@@ -98,6 +103,30 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
             mcp_recovery_proxy::escape(&shown)
         )?;
         return Ok(ExitCode::from(1));
+    }
+    if let Some(file) = &args.policy {
+        let Input::File(path) = &input else {
+            return Err(Failure::Usage(
+                "--policy needs the journal as a file, not stdin".into(),
+            ));
+        };
+        let policy = mcp_recovery_proxy::PolicyFile::read(file)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::Usage(format!(
+                "cannot read {}: {e}",
+                mcp_recovery_proxy::escape(&shown)
+            ))
+        })?;
+        let records =
+            mcp_recovery_journal::read_records(&text).map_err(|e| Failure::Usage(e.to_string()))?;
+        let problems = crate::audit_quorum::check(&records, &policy);
+        for problem in &problems {
+            writeln!(out, "{}: {problem}", mcp_recovery_proxy::escape(&shown))?;
+        }
+        if !problems.is_empty() {
+            return Ok(ExitCode::from(1));
+        }
     }
     writeln!(
         out,

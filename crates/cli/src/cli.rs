@@ -126,6 +126,12 @@ pub enum Command {
     Proxy(crate::proxy_cmd::ProxyArgs),
     /// Audit a proxy journal.
     Audit(crate::audit_cmd::AuditArgs),
+    /// List the calls a proxy holds for its approvers, or sign and send one approver's
+    /// decision (`--key FILE --as NAME REQUEST --approve|--deny`).
+    ///
+    /// Exit status: 0 listed or counted, 1 the proxy refused the decision (why is printed), 2
+    /// the proxy could not be reached or the key read.
+    Approve(crate::approve_cmd::ApproveArgs),
     /// Run the compensations of a recorded session against a live server (resumable).
     Rollback(crate::rollback_cmd::RollbackArgs),
     /// Serve the demo's checkout MCP server on stdio (used by `demo`).

@@ -5,7 +5,9 @@
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
+mod approve_cmd;
 mod audit_cmd;
+mod audit_quorum;
 mod baseline;
 mod census_cmd;
 mod checkpoints;
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Proxy(args) => proxy_cmd::run(&args),
         Command::Audit(args) => audit_cmd::run(&args),
+        Command::Approve(args) => approve_cmd::run(&args),
         Command::Rollback(args) => rollback_cmd::run(&args),
         #[cfg(feature = "demo")]
         Command::DemoServer(args) => demo::serve(&args),

@@ -77,6 +77,11 @@ pub struct ProxyArgs {
     /// Waiting for another writer of the journal.
     #[command(flatten)]
     pub lock: LockArgs,
+    /// Take the signed decisions for calls the policy's `[[approvals]]` gate at this loopback
+    /// address (`GET /approvals`, `POST /approvals/{request}`); with --listen they are taken
+    /// under its address instead.
+    #[arg(long, value_name = "ADDR", conflicts_with = "listen")]
+    pub approvals_listen: Option<std::net::SocketAddr>,
     /// The server command and its arguments (after `--`), unless --config or --url names it.
     #[arg(
         last = true,
@@ -292,6 +297,29 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         }
         (journal, None) => journal,
     };
+    let approvals = mcp_recovery_proxy::Board::new(&policy.file);
+    match (&approvals, args.approvals_listen) {
+        (Some(board), Some(address)) => {
+            let bound = mcp_recovery_proxy::serve_approvals(std::sync::Arc::clone(board), address)
+                .map_err(|why| {
+                    Failure::Usage(format!("cannot take approvals on {address}: {why}"))
+                })?;
+            eprintln!("mcp-recovery proxy: approvals at http://{bound}/approvals");
+        }
+        (Some(_), None) if args.transport.listen.is_none() => {
+            return Err(Failure::Usage(
+                "the policy's [[approvals]] need a place to take decisions: \
+                 --approvals-listen 127.0.0.1:PORT (or --listen)"
+                    .into(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(Failure::Usage(
+                "--approvals-listen needs a policy with [[approvals]]".into(),
+            ));
+        }
+        _ => {}
+    }
     let settings = Settings {
         policy,
         approver,
@@ -300,6 +328,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         overlays: Overlays::new(overlays),
         secrets,
         rollback_window: args.rollback_window,
+        approvals,
     };
     if let Some(address) = args.transport.listen {
         return Err(args

@@ -20,6 +20,7 @@ mod http_upstream;
 mod listen;
 mod overlays;
 mod policy;
+mod quorum;
 mod rollback;
 mod session;
 mod upstream;
@@ -34,8 +35,12 @@ pub use classify::{Class, Classification, Source, classify};
 pub use listen::{Limits, Listener, serve};
 pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
-    Action, ClassActions, Decision, OnFailure, Policy, PolicyError, PolicyFile, ToolRule,
-    fold_name, glob_match,
+    Action, ApprovalRule, ApproverEntry, ClassActions, Decision, OnFailure, Policy, PolicyError,
+    PolicyFile, ToolRule, fold_name, glob_match,
+};
+pub use quorum::{
+    Board, DECISION_TYPE, Outcome, Pending, Refusal, call_digest, canonical, parse_rfc3339,
+    rfc3339, serve_approvals, unix_now,
 };
 pub use rollback::{Effects, Prior, Reply, Report, prior_compensations, rollback};
 pub use session::{DEFAULT_ROLLBACK_WINDOW, End, Event, Session, Settings, SharedJournal};

@@ -332,6 +332,17 @@ impl Hub {
             note(&format!("refused a request for host {host}"));
             return answer(request, plain(403, "host not allowed"));
         }
+        if let Some(board) = &self.settings.approvals
+            && path.starts_with("/approvals")
+        {
+            let method = request.method().as_str().to_ascii_uppercase();
+            let reply = crate::quorum::read_capped(&mut request)
+                .and_then(|body| board.route(&method, &path, &body));
+            return match reply {
+                Some((status, value)) => answer(request, crate::quorum::json_body(status, &value)),
+                None => answer(request, plain(413, "the decision is too large")),
+            };
+        }
         if path != ENDPOINT {
             return answer(request, plain(404, "not found; the endpoint is /mcp"));
         }
@@ -1141,6 +1152,7 @@ mod tests {
             overlays: Overlays::default(),
             secrets: Default::default(),
             rollback_window: crate::DEFAULT_ROLLBACK_WINDOW,
+            approvals: None,
         };
         let upstream = UpstreamSpec::Stdio(Launch {
             program: "/nonexistent".into(),

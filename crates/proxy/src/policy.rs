@@ -123,6 +123,65 @@ pub struct PolicyFile {
     /// Rules over tool names, first match wins; they come before the class actions.
     #[serde(default)]
     pub tools: Vec<ToolRule>,
+    /// The people who may approve calls, each with a name and a public key.
+    #[serde(default)]
+    pub approvers: Vec<ApproverEntry>,
+    /// Calls that run (or are compensated) only after a quorum of approvers signed an approval;
+    /// first match wins. A call the policy denies stays denied.
+    #[serde(default)]
+    pub approvals: Vec<ApprovalRule>,
+    /// Where each pending request of `[[approvals]]` is offered (a table of its own: TOML
+    /// cannot add a table to the array `[[approvals]]`).
+    pub approvals_notify: Option<Notify>,
+}
+
+/// A webhook that is POSTed each pending request as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Notify {
+    /// The webhook (`http://` or `https://`).
+    pub url: String,
+    /// How long one POST may take, in seconds (default 5); a failure is said on stderr and the
+    /// request stays pending.
+    #[schemars(range(min = 1))]
+    pub timeout_secs: Option<u64>,
+}
+
+/// A person who may approve calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ApproverEntry {
+    /// The name approval rules and journal records use.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The approver's ed25519 public key: 64 lowercase hex digits, as in the `PATH.pub` that
+    /// `mcp-recovery audit keygen PATH` writes.
+    #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
+    pub key: String,
+}
+
+/// Which calls need a quorum, and of whom.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalRule {
+    /// A glob over the tool name (as in `[[tools]]`); with `class` both must match.
+    #[serde(rename = "match")]
+    pub pattern: Option<String>,
+    /// The class of the tool.
+    pub class: Option<Class>,
+    /// How many distinct approvers of `of` must approve.
+    #[schemars(range(min = 1))]
+    pub quorum: usize,
+    /// The approvers (names from `[[approvers]]`) whose approvals count.
+    pub of: Vec<String>,
+}
+
+impl ApprovalRule {
+    /// True when a call to `tool` of `class` needs this rule's quorum.
+    pub fn matches(&self, tool: &str, class: Class) -> bool {
+        self.pattern.as_ref().is_none_or(|p| glob_match(p, tool))
+            && self.class.is_none_or(|c| c == class)
+    }
 }
 
 /// A policy that cannot be read.
@@ -170,7 +229,60 @@ impl PolicyFile {
         if file.approval_timeout_secs == Some(0) {
             return Err("approval-timeout-secs must be at least 1".into());
         }
+        file.check_approvals()?;
+        if let Some(notify) = &file.approvals_notify {
+            if !(notify.url.starts_with("http://") || notify.url.starts_with("https://")) {
+                return Err("approvals-notify.url must be an http:// or https:// URL".into());
+            }
+            if notify.timeout_secs == Some(0) {
+                return Err("approvals-notify.timeout-secs must be at least 1".into());
+            }
+        }
         Ok(file)
+    }
+
+    /// Approvers have distinct names and keys that parse; each rule names known approvers, once
+    /// each, and asks for a quorum of at least one and at most as many as it names.
+    fn check_approvals(&self) -> Result<(), String> {
+        let mut names = std::collections::HashSet::new();
+        for (index, approver) in self.approvers.iter().enumerate() {
+            let shown = crate::approval::escape(&approver.name);
+            if approver.name.is_empty() {
+                return Err(format!("approvers[{index}].name is empty"));
+            }
+            if !names.insert(approver.name.as_str()) {
+                return Err(format!("approvers[{index}].name: '{shown}' is named twice"));
+            }
+            mcp_recovery_journal::keys::PublicKey::from_hex(&approver.key)
+                .map_err(|why| format!("approvers[{index}].key (of '{shown}'): {why}"))?;
+        }
+        for (index, rule) in self.approvals.iter().enumerate() {
+            if rule.pattern.is_none() && rule.class.is_none() {
+                return Err(format!(
+                    "approvals[{index}] needs `match` (a tool glob) or `class`"
+                ));
+            }
+            let mut seen = std::collections::HashSet::new();
+            for name in &rule.of {
+                let shown = crate::approval::escape(name);
+                if !names.contains(name.as_str()) {
+                    return Err(format!(
+                        "approvals[{index}].of: '{shown}' is not in [[approvers]]"
+                    ));
+                }
+                if !seen.insert(name.as_str()) {
+                    return Err(format!("approvals[{index}].of: '{shown}' is named twice"));
+                }
+            }
+            if rule.quorum == 0 || rule.quorum > rule.of.len() {
+                return Err(format!(
+                    "approvals[{index}].quorum = {} must be between 1 and the {} approvers of `of`",
+                    rule.quorum,
+                    rule.of.len()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -223,6 +335,11 @@ impl Policy {
     /// How long an approval may take.
     pub fn approval_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.file.approval_timeout_secs.unwrap_or(300))
+    }
+
+    /// The first `[[approvals]]` rule a call to `tool` of `class` falls under.
+    pub fn quorum(&self, tool: &str, class: Class) -> Option<&ApprovalRule> {
+        self.file.approvals.iter().find(|r| r.matches(tool, class))
     }
 
     /// Decides a call to `tool` of class `class`: flags first (deny, then ask, then allow, so the

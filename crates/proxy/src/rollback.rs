@@ -42,6 +42,18 @@ pub trait Effects {
     fn unsent(&mut self) -> Option<String> {
         None
     }
+    /// Offers a compensating call the policy's `[[approvals]]` gate to its quorum and waits for
+    /// it: the verdict and the members of its approval record. `None` when this run takes no
+    /// decisions, which refuses the compensation.
+    fn approve_quorum(
+        &mut self,
+        impact: &Value,
+        arguments: &Map<String, Value>,
+        class: crate::classify::Class,
+    ) -> Option<(Verdict, Map<String, Value>)> {
+        let _ = (impact, arguments, class);
+        None
+    }
 }
 
 /// What earlier runs did about one call's compensation, read from the journal.
@@ -246,39 +258,54 @@ pub fn rollback(
         // Compensating calls go through the same policy as the calls they undo.
         let class = classify(compensator);
         let decision = policy.decide(&planned.name, class.class);
+        let impact = with(
+            json!({
+                "type": "compensation",
+                "undoes": call.name,
+                "tool": planned.name,
+                "class": class.class.as_str(),
+                "rule": decision.rule,
+            }),
+            [("arguments", Value::Object(planned.arguments.clone()))],
+        );
+        let mut quorum = Map::new();
         let verdict = match decision.action {
-            Action::Allow => None,
             Action::Deny => Some(Verdict {
                 approved: false,
                 by: "policy",
                 reason: format!("denied by {}", decision.rule),
             }),
-            Action::Ask => Some(effects.approve(&with(
-                json!({
-                    "type": "compensation",
-                    "undoes": call.name,
-                    "tool": planned.name,
-                    "class": class.class.as_str(),
-                    "rule": decision.rule,
-                }),
-                [("arguments", Value::Object(planned.arguments.clone()))],
-            ))),
+            _ if policy.quorum(&planned.name, class.class).is_some() => Some(
+                match effects.approve_quorum(&impact, &planned.arguments, class.class) {
+                    Some((verdict, record)) => {
+                        quorum = record;
+                        verdict
+                    }
+                    None => Verdict {
+                        approved: false,
+                        by: "quorum",
+                        reason: "it needs a quorum of approvers, and this run takes no decisions"
+                            .into(),
+                    },
+                },
+            ),
+            Action::Allow => None,
+            Action::Ask => Some(effects.approve(&impact)),
         };
         if let Some(verdict) = &verdict {
-            effects.journal(
-                Kind::Approval,
-                map(with(
-                    json!({
-                        "name": planned.name, "compensation": true,
-                        "decision": if verdict.approved { "allow" } else { "deny" },
-                        "by": verdict.by, "rule": decision.rule, "reason": verdict.reason,
-                    }),
-                    [
-                        ("call", id.clone()),
-                        ("arguments", Value::Object(planned.arguments.clone())),
-                    ],
-                )),
-            )?;
+            let mut record = map(with(
+                json!({
+                    "name": planned.name, "compensation": true,
+                    "decision": if verdict.approved { "allow" } else { "deny" },
+                    "by": verdict.by, "rule": decision.rule, "reason": verdict.reason,
+                }),
+                [
+                    ("call", id.clone()),
+                    ("arguments", Value::Object(planned.arguments.clone())),
+                ],
+            ));
+            record.extend(quorum);
+            effects.journal(Kind::Approval, record)?;
             if !verdict.approved {
                 report.failed += 1;
                 report.attention.push(format!(

@@ -18,6 +18,7 @@ use crate::approval::{Approver, Verdict, escape};
 use crate::classify::{Class, Classification, classify};
 use crate::overlays::Overlays;
 use crate::policy::{Action, Decision, OnFailure, Policy, fold_name};
+use crate::quorum::{Board, Pending as Offered};
 use crate::rollback::{Effects, Reply, rollback};
 use crate::upstream::Upstream;
 use crate::wire::{
@@ -53,6 +54,8 @@ pub struct Settings {
     /// How many of the session's effectful completed calls are kept in memory for a rollback
     /// (see [`DEFAULT_ROLLBACK_WINDOW`]).
     pub rollback_window: usize,
+    /// Where calls the policy's `[[approvals]]` gate wait for their quorum.
+    pub approvals: Option<Arc<Board>>,
 }
 
 /// The default [`Settings::rollback_window`]. Older calls are read back from the journal
@@ -811,8 +814,8 @@ impl<W: Write> Session<W> {
                 ("arguments", Value::Object(arguments.clone())),
             ],
         );
+        let mut quorum = None;
         let verdict = match decision.action {
-            Action::Allow => None,
             Action::Deny => Some(Verdict {
                 approved: false,
                 by: "policy",
@@ -821,6 +824,13 @@ impl<W: Write> Session<W> {
                     None => format!("denied by {}", decision.rule),
                 },
             }),
+            _ if self.quorum_rule(&name, classification.class).is_some() => {
+                let impact = self.impact(&name, &arguments, classification, &decision.rule);
+                let (verdict, record) = self.ask_quorum(&impact, &arguments, classification.class);
+                quorum = record;
+                Some(verdict)
+            }
+            Action::Allow => None,
             Action::Ask => {
                 let impact = self.impact(&name, &arguments, classification, &decision.rule);
                 let timeout = self.settings.policy.approval_timeout();
@@ -829,6 +839,7 @@ impl<W: Write> Session<W> {
         };
         if let Some(verdict) = &verdict {
             let mut record = fields(base.clone());
+            record.extend(quorum.unwrap_or_default());
             record.insert(
                 "decision".into(),
                 Value::from(if verdict.approved { "allow" } else { "deny" }),
@@ -879,6 +890,72 @@ impl<W: Write> Session<W> {
         );
         self.send_server(text);
         Ok(())
+    }
+
+    /// The `[[approvals]]` rule a call to `name` of `class` waits on, when there is a board.
+    fn quorum_rule(&self, name: &str, class: Class) -> Option<&crate::policy::ApprovalRule> {
+        self.settings.approvals.as_ref()?;
+        self.settings.policy.quorum(name, class)
+    }
+
+    /// Offers the call `impact` describes (its `tool`, `class`, `session`, `compensation`, or
+    /// for a compensating call what it `undoes`) to its quorum and waits for it. Returns the
+    /// verdict and the members the approval record gets (`None` when no rule applies).
+    fn ask_quorum(
+        &self,
+        impact: &Value,
+        arguments: &Map<String, Value>,
+        class: Class,
+    ) -> (Verdict, Option<Map<String, Value>>) {
+        let tool = impact["tool"].as_str().unwrap_or_default();
+        let (Some(board), Some(rule)) = (&self.settings.approvals, self.quorum_rule(tool, class))
+        else {
+            return (
+                Verdict {
+                    approved: true,
+                    by: "policy",
+                    reason: "no quorum applies".into(),
+                },
+                None,
+            );
+        };
+        let mut shown = Value::Object(arguments.clone());
+        self.settings.secrets.redact_value(&mut shown);
+        let mut compensation = match impact.get("undoes") {
+            Some(undoes) => with(json!({"undoes": undoes}), []),
+            None => impact.get("compensation").cloned().unwrap_or(Value::Null),
+        };
+        self.settings.secrets.redact_value(&mut compensation);
+        let offered = Offered {
+            session: &self.settings.session,
+            tool,
+            arguments,
+            shown_arguments: shown,
+            class: class.as_str(),
+            compensation,
+        };
+        let outcome = board.decide(
+            rule,
+            &offered,
+            self.settings.policy.approval_timeout(),
+            |request| {
+                if let Some(notify) = &self.settings.policy.file.approvals_notify {
+                    crate::quorum::notify(notify, request);
+                }
+                note(&format!(
+                    "'{}' waits for {} approval(s) as request {}",
+                    escape(tool),
+                    rule.quorum,
+                    request["request"].as_str().unwrap_or_default()
+                ));
+            },
+        );
+        let verdict = Verdict {
+            approved: outcome.approved,
+            by: "quorum",
+            reason: outcome.reason,
+        };
+        (verdict, Some(outcome.record))
     }
 
     /// Why `name` counts as unlisted (`None` when the server listed it): not in the server's
@@ -1228,6 +1305,16 @@ impl<W: Write> Effects for Session<W> {
 
     fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
         self.record(kind, fields)
+    }
+
+    fn approve_quorum(
+        &mut self,
+        impact: &Value,
+        arguments: &Map<String, Value>,
+        class: Class,
+    ) -> Option<(Verdict, Map<String, Value>)> {
+        let (verdict, record) = self.ask_quorum(impact, arguments, class);
+        Some((verdict, record?))
     }
 
     fn unsent(&mut self) -> Option<String> {

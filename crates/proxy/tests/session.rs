@@ -71,6 +71,7 @@ fn settings(policy: Policy) -> Settings {
         overlays: Overlays::default(),
         secrets: mcp_recovery_client::Secrets::default(),
         rollback_window: DEFAULT_ROLLBACK_WINDOW,
+        approvals: None,
     }
 }
 

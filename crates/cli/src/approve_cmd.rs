@@ -1,0 +1,177 @@
+//! `mcp-recovery approve`: list the calls a proxy holds for a quorum of approvers, or sign and
+//! send one approver's decision on one of them.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use mcp_recovery_journal::keys::SecretKey;
+use mcp_recovery_proxy::{DECISION_TYPE, canonical, escape};
+use serde_json::{Value, json};
+
+use crate::Failure;
+
+/// The largest answer read from the proxy.
+const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Arguments of `approve`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("verdict").args(["approve", "deny"]).requires("request"))]
+pub struct ApproveArgs {
+    /// The proxy's approvals endpoint: `http://HOST:PORT` of its --approvals-listen or
+    /// --listen address (`/approvals` is added when missing).
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+    /// The approver's secret key (written by `mcp-recovery audit keygen`).
+    #[arg(long, value_name = "FILE", requires = "name")]
+    pub key: Option<PathBuf>,
+    /// The approver's name in the policy.
+    #[arg(long = "as", value_name = "NAME", requires = "key")]
+    pub name: Option<String>,
+    /// The request to decide (its id, as listed); without it the pending requests are listed.
+    #[arg(value_name = "REQUEST", requires_all = ["key", "verdict"])]
+    pub request: Option<String>,
+    /// Approve the request.
+    #[arg(long)]
+    pub approve: bool,
+    /// Deny the request.
+    #[arg(long)]
+    pub deny: bool,
+    /// Give up on the proxy after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub timeout: u64,
+}
+
+/// Runs `approve`: exit 0 listed or counted, 1 the proxy refused the decision (why is printed),
+/// 2 the proxy could not be reached or the key read.
+pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
+    let base = endpoint(&args.url);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(args.timeout.max(1))))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let (status, listing) = exchange(&agent, &base, None)?;
+    if status != 200 {
+        return Err(Failure::Usage(format!(
+            "{} answered HTTP {status}",
+            escape(&base)
+        )));
+    }
+    let pending = listing["pending"].as_array().cloned().unwrap_or_default();
+    let (Some(request), Some(key), Some(name)) = (&args.request, &args.key, &args.name) else {
+        print_pending(&pending)?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let Some(found) = pending
+        .iter()
+        .find(|p| p["request"].as_str() == Some(request))
+    else {
+        return Err(Failure::Usage(format!(
+            "no request {} is pending at {}",
+            escape(request),
+            escape(&base)
+        )));
+    };
+    let secret = SecretKey::read(key).map_err(|e| Failure::Usage(e.to_string()))?;
+    let statement = json!({
+        "type": DECISION_TYPE,
+        "request": request,
+        "call": found["callDigest"],
+        "decision": if args.deny { "deny" } else { "approve" },
+        "expires": found["expires"],
+        "approver": name,
+    });
+    let signature = secret.sign(&canonical(&statement));
+    let body = json!({"statement": statement, "key": secret.public().id(),
+        "signature": signature});
+    let url = format!("{base}/{request}");
+    let (status, answer) = exchange(&agent, &url, Some(&body))?;
+    let said = answer["message"]
+        .as_str()
+        .or_else(|| answer["error"].as_str())
+        .unwrap_or_default();
+    if status == 200 {
+        println!("{}", escape(said));
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("refused (HTTP {status}): {}", escape(said));
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn endpoint(url: &str) -> String {
+    let url = url.trim_end_matches('/');
+    if url.ends_with("/approvals") {
+        url.to_owned()
+    } else {
+        format!("{url}/approvals")
+    }
+}
+
+/// GETs `url` (or POSTs `body` to it); the status and the JSON answer.
+fn exchange(agent: &ureq::Agent, url: &str, body: Option<&Value>) -> Result<(u16, Value), Failure> {
+    let sent = match body {
+        Some(body) => agent
+            .post(url)
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes()),
+        None => agent.get(url).call(),
+    };
+    let mut response = sent.map_err(|e| {
+        Failure::Usage(format!(
+            "cannot reach {}: {}",
+            escape(url),
+            escape(&e.to_string())
+        ))
+    })?;
+    let status = response.status().as_u16();
+    let mut text = String::new();
+    response
+        .body_mut()
+        .as_reader()
+        .take(MAX_ANSWER_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| {
+            Failure::Usage(format!("reading the answer of {} failed: {e}", escape(url)))
+        })?;
+    let value = mcp_recovery_model::json::from_str(&text).map_err(|e| {
+        Failure::Usage(format!(
+            "{} did not answer JSON ({status}): {e}",
+            escape(url)
+        ))
+    })?;
+    Ok((status, value))
+}
+
+/// One block per pending request; every value is escaped JSON text or an escaped string.
+fn print_pending(pending: &[Value]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    if pending.is_empty() {
+        writeln!(out, "no request is pending").map_err(Failure::Write)?;
+    }
+    for request in pending {
+        let text = |name: &str| match &request[name] {
+            Value::String(text) => escape(text),
+            other => escape(&other.to_string()),
+        };
+        let block = format!(
+            "request {}\n  tool: {}\n  arguments: {}\n  class: {}\n  compensation: {}\n  \
+             session: {}\n  expires: {}\n  quorum: {} of {}\n",
+            text("request"),
+            text("tool"),
+            text("arguments"),
+            text("class"),
+            text("compensation"),
+            text("session"),
+            text("expires"),
+            escape(&request["quorum"]["need"].to_string()),
+            escape(&request["quorum"]["of"].to_string()),
+        );
+        out.write_all(block.as_bytes()).map_err(Failure::Write)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! `audit verify --policy FILE`: every call and compensation that an `[[approvals]]` rule of the
+//! policy gates ran only after its quorum of valid signed approvals, each decision re-checked
+//! against the keys the policy gives its approvers.
+
+use std::collections::{HashMap, HashSet};
+
+use mcp_recovery_journal::keys::PublicKey;
+use mcp_recovery_proxy::{Class, PolicyFile, canonical, escape};
+use serde_json::{Map, Value};
+
+/// What is wrong with the journal's decisions, one line per call (empty when nothing is).
+pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String> {
+    let keys: HashMap<&str, PublicKey> = policy
+        .approvers
+        .iter()
+        .filter_map(|a| Some((a.name.as_str(), PublicKey::from_hex(&a.key).ok()?)))
+        .collect();
+    let text = |record: &Map<String, Value>, name: &str| {
+        record
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // The latest approval of each session and tool (and client request, for calls).
+    let mut approvals: HashMap<(String, String, String), &Map<String, Value>> = HashMap::new();
+    let mut problems = Vec::new();
+    for record in records {
+        let kind = text(record, "kind");
+        let compensating = record.get("compensation") == Some(&Value::Bool(true))
+            || kind.starts_with("compensation.");
+        let request = if compensating {
+            String::new()
+        } else {
+            record
+                .get("request")
+                .map(Value::to_string)
+                .unwrap_or_default()
+        };
+        let key = (text(record, "session"), text(record, "name"), request);
+        if kind == "approval" {
+            approvals.insert(key, record);
+            continue;
+        }
+        if kind != "call.intent" && kind != "compensation.intent" {
+            continue;
+        }
+        let class = record
+            .get("class")
+            .cloned()
+            .and_then(|c| serde_json::from_value::<Class>(c).ok());
+        let name = &key.1;
+        let Some(rule) = policy.approvals.iter().find(|r| match class {
+            Some(class) => r.matches(name, class),
+            None => r
+                .pattern
+                .as_ref()
+                .is_some_and(|p| mcp_recovery_proxy::glob_match(p, name)),
+        }) else {
+            continue;
+        };
+        let shown = format!(
+            "seq {} '{}' (session {})",
+            record.get("seq").map(Value::to_string).unwrap_or_default(),
+            escape(name),
+            escape(&key.0)
+        );
+        let Some(approval) = approvals.get(&key) else {
+            problems.push(format!(
+                "{shown} ran with no approval record; it needs {} of {}",
+                rule.quorum,
+                rule.of.join(", ")
+            ));
+            continue;
+        };
+        let mut valid = HashSet::new();
+        let decisions = approval
+            .get("decisions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for decision in &decisions {
+            let approver = decision["approver"].as_str().unwrap_or_default();
+            let statement = &decision["statement"];
+            let public = keys
+                .get(approver)
+                .filter(|k| Some(k.id().as_str()) == decision["key"].as_str());
+            let signature = decision["signature"].as_str().unwrap_or_default();
+            let why = if !rule.of.iter().any(|n| n == approver) {
+                Some("is not one of the rule's approvers")
+            } else if public.is_none() {
+                Some("was signed with a key the policy does not give them")
+            } else if !public.is_some_and(|k| k.verify(&canonical(statement), signature)) {
+                Some("has a signature that does not verify")
+            } else if statement["approver"] != approver
+                || statement["call"] != approval.get("callDigest").cloned().unwrap_or_default()
+                || statement["request"]
+                    != approval.get("approvalRequest").cloned().unwrap_or_default()
+            {
+                Some("is a statement about another request, call or approver")
+            } else {
+                None
+            };
+            match why {
+                Some(why) => problems.push(format!(
+                    "{shown}: the decision of '{}' {why}",
+                    escape(approver)
+                )),
+                None if statement["decision"] == "approve" => {
+                    valid.insert(approver.to_owned());
+                }
+                None => {}
+            }
+        }
+        if valid.len() < rule.quorum {
+            problems.push(format!(
+                "{shown} ran with {} valid approval(s) of the {} its policy demands",
+                valid.len(),
+                rule.quorum
+            ));
+        }
+    }
+    problems
+}

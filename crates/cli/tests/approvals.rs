@@ -1,0 +1,580 @@
+//! Calls that need a quorum of approvers, end to end: the binary's demo server behind the proxy
+//! on stdio, decisions signed by `mcp-recovery approve` (and forged ones sent by hand) at the
+//! proxy's approvals endpoint, and the journal's approval records afterwards.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg(feature = "demo")]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use common::{Running, calls_at_server, code, journal_kinds, run_in, wait_for};
+use mcp_recovery_journal::keys::{PublicKey, SecretKey};
+use mcp_recovery_proxy::{canonical, rfc3339, unix_now};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
+
+/// A proxy on stdio in front of the demo server, taking decisions on a loopback port.
+struct Proxy {
+    _child: Running,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+    url: String,
+}
+
+impl Proxy {
+    fn start(dir: &Path) -> Proxy {
+        let stderr = std::fs::File::create(dir.join("proxy.stderr")).unwrap();
+        let mut child: Child = Command::new(BIN)
+            .current_dir(dir)
+            .args([
+                "proxy",
+                "--journal",
+                "journal.jsonl",
+                "--policy",
+                "policy.toml",
+            ])
+            .args([
+                "--approvals-listen",
+                "127.0.0.1:0",
+                "--",
+                BIN,
+                "demo-server",
+            ])
+            .args(["--call-log", "calls.jsonl"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = sender.send(serde_json::from_str::<Value>(&line).unwrap());
+            }
+        });
+        let prefix = "mcp-recovery proxy: approvals at ";
+        let mut url = String::new();
+        wait_for("the approvals address", || {
+            let text = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .map(|u| url = u.to_owned())
+                .is_some()
+        });
+        let mut proxy = Proxy {
+            _child: Running(child),
+            stdin,
+            lines,
+            url,
+        };
+        proxy.send(1, "initialize", common::initialize_params());
+        proxy.answer(1);
+        writeln!(
+            proxy.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        proxy
+    }
+
+    fn send(&mut self, id: u64, method: &str, params: Value) {
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        message["params"] = params;
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn answer(&mut self, id: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self.lines.recv_timeout(left).expect("an answer in time");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Sends a `charge_payment` call as request `id`, not waiting for its answer (the amount
+    /// written as `12.50`: the call digest covers the arguments as sent).
+    fn charge(&mut self, id: u64) {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"charge_payment","arguments":{{"customerId":"c-1","amount":12.50,"currency":"EUR"}}}}}}"#
+        );
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+}
+
+/// Three approvers' key pairs in `dir` and a policy: charges need `quorum` of the three.
+fn setup(dir: &Path, quorum: usize, timeout: u64) {
+    let mut approvers = String::new();
+    for name in ["alice", "bob", "carol"] {
+        let output = run_in(dir, &["audit", "keygen", name]);
+        assert_eq!(code(&output), 0, "{output:?}");
+        let key = std::fs::read_to_string(dir.join(format!("{name}.pub"))).unwrap();
+        approvers.push_str(&format!(
+            "[[approvers]]\nname = \"{name}\"\nkey = \"{}\"\n",
+            key.trim()
+        ));
+    }
+    let policy = format!(
+        "approval-timeout-secs = {timeout}\n{approvers}\n[[approvals]]\nmatch = \"CHARGE_*\"\n\
+         quorum = {quorum}\nof = [\"alice\", \"bob\", \"carol\"]\n"
+    );
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
+}
+
+fn approve(dir: &Path, args: &[&str]) -> (i32, String) {
+    let output = run_in(dir, &[&["approve"], args].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    (code(&output), stdout)
+}
+
+/// `approve --key NAME --as NAME REQUEST VERDICT`.
+fn decide(dir: &Path, url: &str, name: &str, request: &str, verdict: &str) -> (i32, String) {
+    approve(
+        dir,
+        &["--url", url, "--key", name, "--as", name, request, verdict],
+    )
+}
+
+/// Waits until the proxy lists a pending request; its id.
+fn pending(dir: &Path, url: &str) -> String {
+    let mut id = String::new();
+    wait_for("a pending request", || {
+        let (status, listing) = approve(dir, &["--url", url]);
+        assert_eq!(status, 0, "{listing}");
+        listing
+            .lines()
+            .find_map(|l| l.strip_prefix("request "))
+            .map(|r| id = r.to_owned())
+            .is_some()
+    });
+    id
+}
+
+fn listing(url: &str) -> Value {
+    let mut text = String::new();
+    ureq::get(url)
+        .call()
+        .unwrap()
+        .body_mut()
+        .as_reader()
+        .read_to_string(&mut text)
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// POSTs a decision by hand: the status and the answer's `error`.
+fn post(url: &str, body: &Value) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .send(body.to_string().as_bytes())
+        .unwrap();
+    let mut text = String::new();
+    response
+        .body_mut()
+        .as_reader()
+        .read_to_string(&mut text)
+        .unwrap();
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    (
+        response.status().as_u16(),
+        answer["error"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// A decision signed with `key`'s secret.
+fn signed(dir: &Path, key: &str, statement: &Value) -> Value {
+    let secret = SecretKey::read(&dir.join(key)).unwrap();
+    json!({"statement": statement, "key": secret.public().id(),
+        "signature": secret.sign(&canonical(statement))})
+}
+
+#[test]
+fn a_charge_runs_only_after_two_of_three_valid_signed_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let mut proxy = Proxy::start(dir);
+    proxy.charge(2);
+    let request = pending(dir, &proxy.url);
+    let (_, shown) = approve(dir, &["--url", &proxy.url]);
+    for part in [
+        "tool: charge_payment",
+        "refund_payment",
+        "class: compensable",
+        "12.50",
+    ] {
+        assert!(shown.contains(part), "{part} in {shown}");
+    }
+    let found = listing(&proxy.url)["pending"][0].clone();
+    let statement = |approver: &str, call: &Value, expires: &str, request: &str| {
+        json!({"type": "mcp-recovery/decision", "request": request, "call": call,
+            "decision": "approve", "expires": expires, "approver": approver})
+    };
+    let expires = found["expires"].as_str().unwrap().to_owned();
+    let digest = found["callDigest"].clone();
+    let at = format!("{}/{request}", proxy.url);
+    // Forged, replayed elsewhere, altered or expired decisions are refused and counted nowhere.
+    let carol_as_alice = signed(
+        dir,
+        "carol",
+        &statement("alice", &digest, &expires, &request),
+    );
+    assert_eq!(post(&at, &carol_as_alice).0, 403);
+    let mut tampered = signed(
+        dir,
+        "alice",
+        &statement("alice", &digest, &expires, &request),
+    );
+    tampered["statement"]["decision"] = json!("deny");
+    let (status, why) = post(&at, &tampered);
+    assert_eq!(
+        (status, why.as_str()),
+        (403, "the signature does not verify")
+    );
+    let other = signed(dir, "alice", &statement("alice", &digest, &expires, "0000"));
+    assert_eq!(post(&at, &other).0, 400);
+    assert_eq!(post(&format!("{}/0000", proxy.url), &other).0, 404);
+    let changed = json!("sha256:0000000000000000000000000000000000000000000000000000000000000000");
+    let (status, why) = post(
+        &at,
+        &signed(
+            dir,
+            "alice",
+            &statement("alice", &changed, &expires, &request),
+        ),
+    );
+    assert_eq!(status, 400, "{why}");
+    assert!(why.contains("digest"), "{why}");
+    let past = rfc3339(unix_now() - 1);
+    let (status, why) = post(
+        &at,
+        &signed(dir, "alice", &statement("alice", &digest, &past, &request)),
+    );
+    assert_eq!((status, why.as_str()), (400, "the decision has expired"));
+    let (status, why) = post(
+        &at,
+        &signed(
+            dir,
+            "alice",
+            &statement("dave", &digest, &expires, &request),
+        ),
+    );
+    assert_eq!(status, 403, "{why}");
+    // One valid approval is not a quorum.
+    let (status, said) = decide(dir, &proxy.url, "alice", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let (status, said) = decide(dir, &proxy.url, "alice", &request, "--approve");
+    assert_eq!(status, 1, "a replay counts once: {said}");
+    assert!(said.contains("decided already"), "{said}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
+        0
+    );
+    let (status, said) = decide(dir, &proxy.url, "bob", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let answer = proxy.answer(2);
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    assert_eq!(
+        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
+        1
+    );
+    // The journal says who approved, with statements an auditor can check.
+    let journal = dir.join("journal.jsonl");
+    let approvals = journal_kinds(&journal, "approval");
+    assert_eq!(approvals.len(), 1);
+    let record = &approvals[0];
+    assert_eq!(record["decision"], "allow", "{record}");
+    assert_eq!(
+        record["quorum"],
+        json!({"need": 2, "of": ["alice", "bob", "carol"]})
+    );
+    let decisions = record["decisions"].as_array().unwrap();
+    let names: Vec<&str> = decisions
+        .iter()
+        .map(|d| d["approver"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alice", "bob"]);
+    for decision in decisions {
+        let name = decision["approver"].as_str().unwrap();
+        let public = PublicKey::read(&dir.join(format!("{name}.pub"))).unwrap();
+        assert_eq!(decision["key"], public.id());
+        assert_eq!(decision["via"], "cli");
+        assert_eq!(decision["statement"]["call"], digest);
+        let bytes = canonical(&decision["statement"]);
+        assert!(public.verify(&bytes, decision["signature"].as_str().unwrap()));
+    }
+    let (status, out) = common::audit_verify(dir, &journal);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace("quorum = 2", "quorum = 3")));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("'charge_payment'") && out.contains("2 valid approval(s) of the 3"),
+        "{out}"
+    );
+    let carol = std::fs::read_to_string(dir.join("carol.pub")).unwrap();
+    let bob = std::fs::read_to_string(dir.join("bob.pub")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace(bob.trim(), carol.trim())));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("the decision of 'bob' was signed with a key the policy does not give them"),
+        "{out}"
+    );
+}
+
+/// `audit verify journal.jsonl --policy P`, P the test's policy or `policy` written to a file:
+/// the exit code and the lines that are not the chain summary.
+fn audit_with_policy(dir: &Path, policy: Option<String>) -> (i32, String) {
+    let file = match policy {
+        Some(text) => {
+            std::fs::write(dir.join("audit.toml"), text).unwrap();
+            "audit.toml"
+        }
+        None => "policy.toml",
+    };
+    let output = run_in(dir, &["audit", "verify", "journal.jsonl", "--policy", file]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let problems: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.contains("chain intact"))
+        .collect();
+    (code(&output), problems.join("\n"))
+}
+
+#[test]
+fn any_valid_deny_wins_and_silence_is_a_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 2);
+    // The approvers' webhook: a local receiver that keeps what it is sent.
+    let hook = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let hook_url = format!("http://{}/hook", hook.server_addr().to_ip().unwrap());
+    let (sent, received) = channel();
+    std::thread::spawn(move || {
+        for mut request in hook.incoming_requests() {
+            let mut body = String::new();
+            request.as_reader().read_to_string(&mut body).unwrap();
+            let _ = sent.send(serde_json::from_str::<Value>(&body).unwrap());
+            let _ = request.respond(tiny_http::Response::empty(204));
+        }
+    });
+    let mut policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    policy.push_str(&format!(
+        "\n[approvals-notify]\nurl = \"{hook_url}\"\ntimeout-secs = 5\n"
+    ));
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
+    let mut proxy = Proxy::start(dir);
+    proxy.charge(2);
+    let request = pending(dir, &proxy.url);
+    let offered = received.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(offered["request"], request.as_str());
+    assert_eq!(offered["tool"], "charge_payment");
+    assert_eq!(offered["class"], "compensable");
+    assert_eq!(offered["compensation"]["tool"], "refund_payment");
+    for member in ["session", "expires", "callDigest", "arguments"] {
+        assert!(offered.get(member).is_some(), "{member} in {offered}");
+    }
+    let (status, said) = decide(dir, &proxy.url, "alice", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let (status, said) = decide(dir, &proxy.url, "carol", &request, "--deny");
+    assert_eq!(status, 0, "{said}");
+    let answer = proxy.answer(2);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("denied by 'carol'"), "{text}");
+    // Nobody answers the second call within the two seconds: it is refused.
+    let started = Instant::now();
+    proxy.charge(3);
+    let answer = proxy.answer(3);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert_eq!(
+        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
+        0
+    );
+    let approvals = journal_kinds(&dir.join("journal.jsonl"), "approval");
+    assert_eq!(approvals.len(), 2);
+    assert_eq!(
+        approvals[0]["decisions"][1]["statement"]["decision"],
+        "deny"
+    );
+    assert_eq!(approvals[1]["decision"], "deny");
+    assert_eq!(approvals[1]["decisions"], json!([]));
+    assert!(
+        approvals[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("0 of the 2")
+    );
+}
+
+#[test]
+fn bad_approval_rules_are_refused_naming_the_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let good = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let cases = [
+        (
+            good.replace("quorum = 2", "quorum = 4"),
+            "approvals[0].quorum = 4",
+        ),
+        (
+            good.replace("\"carol\"]", "\"dave\"]"),
+            "approvals[0].of: 'dave' is not in [[approvers]]",
+        ),
+        (
+            good.replacen("key = \"", "key = \"zz", 1),
+            "approvers[0].key (of 'alice')",
+        ),
+        (
+            good.replace("match = \"CHARGE_*\"\n", ""),
+            "approvals[0] needs `match`",
+        ),
+    ];
+    for (policy, expected) in cases {
+        std::fs::write(dir.join("bad.toml"), policy).unwrap();
+        let output = run_in(
+            dir,
+            &[
+                "proxy",
+                "--policy",
+                "bad.toml",
+                "--approvals-listen",
+                "127.0.0.1:0",
+                "--",
+                BIN,
+                "demo-server",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(code(&output), 2, "{stderr}");
+        assert!(
+            stderr.contains("bad.toml") && stderr.contains(expected),
+            "{expected}: {stderr}"
+        );
+    }
+    let output = run_in(
+        dir,
+        &[
+            "proxy",
+            "--policy",
+            "policy.toml",
+            "--approvals-listen",
+            "0.0.0.0:0",
+            "--",
+            BIN,
+            "demo-server",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("loopback"));
+}
+
+#[test]
+fn a_compensation_the_rules_gate_waits_for_its_quorum_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 1, 60);
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let policy = format!("on-failure = \"rollback\"\n{policy}").replace("CHARGE_*", "refund_*");
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
+    let mut proxy = Proxy::start(dir);
+    proxy.send(
+        2,
+        "tools/call",
+        json!({"name": "reserve_inventory", "arguments": {"sku": "sku-widget", "quantity": 3}}),
+    );
+    let reserved = proxy.answer(2)["result"]["structuredContent"]["reservationId"].clone();
+    proxy.charge(3);
+    assert_eq!(proxy.answer(3)["result"]["isError"], Value::Null);
+    let mut failing = json!({"name": "create_shipment"});
+    failing["arguments"] =
+        json!({"reservationId": reserved, "address": "a", "simulateFailure": true});
+    proxy.send(4, "tools/call", failing);
+    let request = pending(dir, &proxy.url);
+    let found = listing(&proxy.url)["pending"][0].clone();
+    assert_eq!(found["tool"], "refund_payment", "{found}");
+    assert_eq!(found["compensation"], json!({"undoes": "charge_payment"}));
+    let log = dir.join("calls.jsonl");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 0);
+    let (status, said) = decide(dir, &proxy.url, "bob", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let answer = proxy.answer(4);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+    let approvals = journal_kinds(&dir.join("journal.jsonl"), "approval");
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals[0]["compensation"], true);
+    assert_eq!(approvals[0]["by"], "quorum");
+    assert_eq!(approvals[0]["decisions"][0]["approver"], "bob");
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    // Audited against a policy that gated the charge too, the charge ran unapproved.
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace("refund_*", "*_payment")));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("'charge_payment'") && out.contains("no approval record"),
+        "{out}"
+    );
+    assert!(!out.contains("'refund_payment'"), "{out}");
+}
+
+#[test]
+fn under_listen_the_approvals_endpoint_shares_its_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let stderr = std::fs::File::create(dir.join("proxy.stderr")).unwrap();
+    let child = Command::new(BIN)
+        .current_dir(dir)
+        .args([
+            "proxy",
+            "--policy",
+            "policy.toml",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--", BIN, "demo-server"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let _running = Running(child);
+    let mut url = String::new();
+    wait_for("the listening address", || {
+        let text = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("mcp-recovery proxy: listening on "))
+            .map(|u| url = u.replace("/mcp", "/approvals"))
+            .is_some()
+    });
+    assert_eq!(listing(&url), json!({"pending": []}));
+    let (status, said) = approve(dir, &["--url", &url]);
+    assert_eq!((status, said.trim()), (0, "no request is pending"));
+    let (status, why) = post(&format!("{url}/abc"), &json!({"statement": {}}));
+    assert_eq!(status, 400, "{why}");
+}

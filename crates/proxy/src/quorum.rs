@@ -1,0 +1,578 @@
+//! Calls that need a quorum of approvers: each waits on the [`Board`] as a pending request until
+//! enough distinct approvers have sent a valid signed approval, one has sent a valid signed
+//! deny, or the approval timeout has passed (a deny). Decisions arrive over HTTP
+//! (`GET /approvals`, `POST /approvals/{request}`) as signed statements (spec/journal.md).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcp_recovery_journal::keys::PublicKey;
+use mcp_recovery_model::json::with;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::policy::{ApprovalRule, PolicyFile};
+
+/// The `type` of a decision statement.
+pub const DECISION_TYPE: &str = "mcp-recovery/decision";
+
+/// The largest decision body read.
+const MAX_DECISION_BYTES: usize = 16 * 1024;
+
+/// The pending requests of one proxy and the approvers who may decide them.
+#[derive(Debug)]
+pub struct Board {
+    approvers: HashMap<String, PublicKey>,
+    open: Mutex<HashMap<String, Open>>,
+    changed: Condvar,
+}
+
+/// A pending request.
+#[derive(Debug)]
+struct Open {
+    /// What `GET /approvals` shows of it (arguments already redacted).
+    shown: Map<String, Value>,
+    digest: String,
+    need: usize,
+    of: Vec<String>,
+    counted: Vec<Value>,
+    denied: Option<String>,
+}
+
+/// What a pending call is: everything an approver is shown, and the arguments as sent.
+#[derive(Debug, Clone)]
+pub struct Pending<'a> {
+    /// The session the call belongs to.
+    pub session: &'a str,
+    /// The tool.
+    pub tool: &'a str,
+    /// The arguments as the server would get them (the call digest covers these).
+    pub arguments: &'a Map<String, Value>,
+    /// The arguments as shown (secrets replaced).
+    pub shown_arguments: Value,
+    /// The tool's class.
+    pub class: &'a str,
+    /// The compensation that would undo the call (`null` when none is declared), or, for a
+    /// compensating call, what it undoes.
+    pub compensation: Value,
+}
+
+/// How a quorum ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// True when the quorum approved.
+    pub approved: bool,
+    /// Why, in words.
+    pub reason: String,
+    /// The members the approval record carries: `approvalRequest`, `callDigest`, `quorum`, `decisions`.
+    pub record: Map<String, Value>,
+}
+
+/// A decision the board refused: an HTTP status and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 400, 403, 404 or 409.
+    pub status: u16,
+    /// Why, in words.
+    pub reason: String,
+}
+
+fn refuse(status: u16, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        reason: reason.into(),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Board {
+    /// The board for `file`'s approvers; `None` when the policy has no `[[approvals]]`.
+    pub fn new(file: &PolicyFile) -> Option<Arc<Board>> {
+        if file.approvals.is_empty() {
+            return None;
+        }
+        let approvers = file
+            .approvers
+            .iter()
+            .filter_map(|a| Some((a.name.clone(), PublicKey::from_hex(&a.key).ok()?)))
+            .collect();
+        Some(Arc::new(Board {
+            approvers,
+            open: Mutex::new(HashMap::new()),
+            changed: Condvar::new(),
+        }))
+    }
+
+    /// Offers `pending` to the approvers of `rule` and waits at most `timeout` for the quorum.
+    /// `offered` is told the request (as `GET /approvals` lists it) once it can be decided.
+    pub fn decide(
+        &self,
+        rule: &ApprovalRule,
+        pending: &Pending<'_>,
+        timeout: Duration,
+        offered: impl FnOnce(&Map<String, Value>),
+    ) -> Outcome {
+        let id = match request_id() {
+            Ok(id) => id,
+            Err(why) => return self.ended(None, rule, String::new(), false, why),
+        };
+        let digest = call_digest(pending.session, pending.tool, pending.arguments);
+        let expires = rfc3339(unix_now() + timeout.as_secs());
+        let shown = fields(with(
+            json!({"request": id, "tool": pending.tool, "class": pending.class,
+                "session": pending.session, "expires": expires, "callDigest": digest,
+                "quorum": {"need": rule.quorum, "of": rule.of}}),
+            [
+                ("arguments", pending.shown_arguments.clone()),
+                ("compensation", pending.compensation.clone()),
+            ],
+        ));
+        lock(&self.open).insert(
+            id.clone(),
+            Open {
+                shown: shown.clone(),
+                digest: digest.clone(),
+                need: rule.quorum,
+                of: rule.of.clone(),
+                counted: Vec::new(),
+                denied: None,
+            },
+        );
+        offered(&shown);
+        let deadline = Instant::now() + timeout;
+        let mut open = lock(&self.open);
+        while let Some(request) = open.get(&id) {
+            if request.denied.is_some() || request.counted.len() >= request.need {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            open = self
+                .changed
+                .wait_timeout(open, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let request = open.remove(&id);
+        drop(open);
+        let (approved, reason) = match &request {
+            Some(Open {
+                denied: Some(by), ..
+            }) => (false, format!("denied by {by}")),
+            Some(r) if r.counted.len() >= r.need => (
+                true,
+                format!("approved by {} of {}", r.counted.len(), r.of.len()),
+            ),
+            Some(r) => (
+                false,
+                format!(
+                    "{} of the {} approvals needed arrived within {} s",
+                    r.counted.len(),
+                    r.need,
+                    timeout.as_secs()
+                ),
+            ),
+            None => (false, "the request was lost".into()),
+        };
+        let counted = request.map(|r| r.counted).unwrap_or_default();
+        let mut outcome = self.ended(Some(&id), rule, digest, approved, reason);
+        outcome
+            .record
+            .insert("decisions".into(), Value::Array(counted));
+        outcome
+    }
+
+    fn ended(
+        &self,
+        id: Option<&str>,
+        rule: &ApprovalRule,
+        digest: String,
+        approved: bool,
+        reason: String,
+    ) -> Outcome {
+        let mut record = Map::new();
+        if let Some(id) = id {
+            record.insert("approvalRequest".into(), Value::from(id));
+            record.insert("callDigest".into(), Value::from(digest));
+        }
+        record.insert("quorum".into(), json!({"need": rule.quorum, "of": rule.of}));
+        record.insert("decisions".into(), Value::Array(Vec::new()));
+        Outcome {
+            approved,
+            reason,
+            record,
+        }
+    }
+
+    /// The pending requests, oldest expiry first.
+    pub fn list(&self) -> Vec<Value> {
+        let mut listed: Vec<Value> = lock(&self.open)
+            .values()
+            .map(|o| Value::Object(o.shown.clone()))
+            .collect();
+        listed.sort_by(|a, b| a["expires"].as_str().cmp(&b["expires"].as_str()));
+        listed
+    }
+
+    /// Counts the signed decision `body` for request `id` (`via` says how it came), or says
+    /// why it is refused; a refused decision is counted nowhere.
+    pub fn submit(&self, id: &str, body: &[u8], via: &str) -> Result<String, Refusal> {
+        let decision: Value = serde_json::from_slice(body)
+            .map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
+        let (statement, key, signature) = match (
+            decision.get("statement"),
+            decision.get("key").and_then(Value::as_str),
+            decision.get("signature").and_then(Value::as_str),
+        ) {
+            (Some(Value::Object(statement)), Some(key), Some(signature)) => {
+                (statement, key, signature)
+            }
+            _ => {
+                return Err(refuse(
+                    400,
+                    "a decision is {\"statement\": {...}, \"key\": KEY_ID, \"signature\": HEX}",
+                ));
+            }
+        };
+        let text = |name: &str| statement.get(name).and_then(Value::as_str);
+        let names = ["type", "request", "call", "decision", "expires", "approver"];
+        if statement.len() != names.len() || names.iter().any(|n| text(n).is_none()) {
+            return Err(refuse(
+                400,
+                "the statement has exactly the string members type, request, call, decision, expires and approver",
+            ));
+        }
+        let member = |name: &str| text(name).unwrap_or_default();
+        if member("type") != DECISION_TYPE {
+            return Err(refuse(
+                400,
+                format!("the statement's type is not {DECISION_TYPE}"),
+            ));
+        }
+        let verdict = member("decision");
+        if verdict != "approve" && verdict != "deny" {
+            return Err(refuse(400, "the decision is neither approve nor deny"));
+        }
+        if member("request") != id {
+            return Err(refuse(400, "the statement is for another request"));
+        }
+        let expires = parse_rfc3339(member("expires"))
+            .ok_or_else(|| refuse(400, "expires is not an RFC 3339 UTC time"))?;
+        if expires <= unix_now() {
+            return Err(refuse(400, "the decision has expired"));
+        }
+        let approver = member("approver");
+        let shown = crate::approval::escape(approver);
+        let public = self
+            .approvers
+            .get(approver)
+            .ok_or_else(|| refuse(403, format!("'{shown}' is not an approver of the policy")))?;
+        if public.id() != key {
+            return Err(refuse(
+                403,
+                format!("the key is not the one the policy gives '{shown}'"),
+            ));
+        }
+        if !public.verify(&canonical(&Value::Object(statement.clone())), signature) {
+            return Err(refuse(403, "the signature does not verify"));
+        }
+        let mut open = lock(&self.open);
+        let request = open
+            .get_mut(id)
+            .ok_or_else(|| refuse(404, "no such request is pending (decided or expired)"))?;
+        if member("call") != request.digest {
+            return Err(refuse(400, "the call digest is not the pending call's"));
+        }
+        if !request.of.iter().any(|n| n == approver) {
+            return Err(refuse(
+                403,
+                format!("'{shown}' is not one of this request's approvers"),
+            ));
+        }
+        let counted = |d: &Value| d["approver"].as_str() == Some(approver);
+        if request.counted.iter().any(counted) {
+            return Err(refuse(409, format!("'{shown}' has decided already")));
+        }
+        request.counted.push(with(
+            json!({"approver": approver, "via": via, "key": key, "signature": signature,
+                "at": rfc3339(unix_now())}),
+            [("statement", Value::Object(statement.clone()))],
+        ));
+        if verdict == "deny" {
+            request.denied = Some(format!("'{shown}'"));
+        }
+        drop(open);
+        self.changed.notify_all();
+        Ok(format!("counted {verdict} by '{shown}'"))
+    }
+
+    /// Answers the approvals endpoint: `GET /approvals`, `POST /approvals/{request}`. `None`
+    /// when `url` is not under `/approvals`.
+    pub fn route(&self, method: &str, url: &str, body: &[u8]) -> Option<(u16, Value)> {
+        let path = url.split('?').next().unwrap_or_default();
+        let rest = path.strip_prefix("/approvals")?;
+        let answer = match (method, rest.strip_prefix('/')) {
+            ("GET", None | Some("")) => (200, json!({"pending": self.list()})),
+            ("POST", Some(id)) if !id.is_empty() && !id.contains('/') => {
+                match self.submit(id, body, "cli") {
+                    Ok(said) => (200, json!({"counted": true, "message": said})),
+                    Err(r) => (r.status, json!({"counted": false, "error": r.reason})),
+                }
+            }
+            _ => (
+                405,
+                json!({"error": "GET /approvals lists, POST /approvals/{request} decides"}),
+            ),
+        };
+        Some(answer)
+    }
+}
+
+/// Serves the approvals endpoint of `board` on `address`, a loopback address, in a thread of
+/// its own; returns the address bound.
+pub fn serve_approvals(board: Arc<Board>, address: SocketAddr) -> Result<SocketAddr, String> {
+    if !address.ip().is_loopback() {
+        return Err(format!(
+            "{address} is not a loopback address: approvals are taken on loopback only"
+        ));
+    }
+    let server = tiny_http::Server::http(address).map_err(|e| e.to_string())?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| "the approvals endpoint has no IP address".to_owned())?;
+    std::thread::spawn(move || {
+        for mut request in server.incoming_requests() {
+            let url = request.url().to_owned();
+            let method = request.method().as_str().to_ascii_uppercase();
+            let body = read_capped(&mut request);
+            let (status, value) = match body {
+                Some(body) => board.route(&method, &url, &body).unwrap_or((
+                    404,
+                    json!({"error": "not found; the endpoint is /approvals"}),
+                )),
+                None => (
+                    413,
+                    json!({"error": format!("a decision is at most {MAX_DECISION_BYTES} bytes")}),
+                ),
+            };
+            let _ = request.respond(json_body(status, &value));
+        }
+    });
+    Ok(bound)
+}
+
+/// A JSON answer.
+pub fn json_body(status: u16, value: &Value) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let mut response =
+        tiny_http::Response::from_data(format!("{value}\n").into_bytes()).with_status_code(status);
+    if let Ok(header) = tiny_http::Header::from_bytes("Content-Type", "application/json") {
+        response.add_header(header);
+    }
+    response
+}
+
+/// The request body, `None` when it is larger than a decision may be.
+pub fn read_capped(request: &mut tiny_http::Request) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut body = Vec::new();
+    request
+        .as_reader()
+        .take(MAX_DECISION_BYTES as u64 + 1)
+        .read_to_end(&mut body)
+        .ok()?;
+    (body.len() <= MAX_DECISION_BYTES).then_some(body)
+}
+
+/// POSTs `request` (as `GET /approvals` lists it) to the webhook; a failure is said on stderr.
+pub fn notify(notify: &crate::policy::Notify, request: &Map<String, Value>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(notify.timeout_secs.unwrap_or(5))))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let body = Value::Object(request.clone()).to_string();
+    let failed = match agent
+        .post(&notify.url)
+        .header("Content-Type", "application/json")
+        .send(body.as_bytes())
+    {
+        Ok(response) if response.status().is_success() => None,
+        Ok(response) => Some(format!("HTTP {}", response.status().as_u16())),
+        // The error would name the URL, which may carry a token: only its kind is said.
+        Err(ureq::Error::Timeout(_)) => Some("timed out".into()),
+        Err(_) => Some("the webhook could not be reached".into()),
+    };
+    if let Some(why) = failed {
+        eprintln!(
+            "mcp-recovery proxy: notifying the approvers of request {} failed: {}",
+            request["request"].as_str().unwrap_or_default(),
+            crate::approval::escape(&why)
+        );
+    }
+}
+
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// `sha256:` + the hex sha256 of the canonical form of
+/// `{"session": SESSION, "tool": NAME, "arguments": ARGUMENTS}`.
+pub fn call_digest(session: &str, tool: &str, arguments: &Map<String, Value>) -> String {
+    let call = with(
+        json!({"session": session, "tool": tool}),
+        [("arguments", Value::Object(arguments.clone()))],
+    );
+    format!("sha256:{}", hex(&Sha256::digest(canonical(&call))))
+}
+
+/// The journal's canonical form (spec/journal.md): RFC 8785 with numbers as written.
+/// serde_json writes strings with exactly RFC 8785's escapes and numbers as their text, so the
+/// members only need sorting by their UTF-16 code units.
+pub fn canonical(value: &Value) -> Vec<u8> {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(members) => {
+                let mut pairs: Vec<(&String, &Value)> = members.iter().collect();
+                pairs.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+                Value::Object(
+                    pairs
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string().into_bytes()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn request_id() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| format!("cannot draw a request id: {e}"))?;
+    Ok(hex(&bytes))
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` after the Unix epoch.
+pub fn rfc3339(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rest = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// Seconds since the Unix epoch of `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (the fraction dropped).
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let bytes = text.as_bytes();
+    let digits = |from: usize, to: usize| -> Option<i64> {
+        let part = text.get(from..to)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let fixed = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if bytes.len() < 20 || fixed.iter().any(|&(i, c)| bytes[i] != c) {
+        return None;
+    }
+    let tail = &text[19..];
+    let fraction = tail.strip_suffix('Z')?;
+    if !(fraction.is_empty()
+        || fraction.len() > 1
+            && fraction.starts_with('.')
+            && fraction[1..].bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let (year, month, day) = (digits(0, 4)?, digits(5, 7)?, digits(8, 10)?);
+    let (hour, minute, second) = (digits(11, 13)?, digits(14, 16)?, digits(17, 19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_trip() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        for secs in [0, 951_782_400, 1_798_761_599, 4_102_444_800] {
+            assert_eq!(parse_rfc3339(&rfc3339(secs)), Some(secs));
+        }
+        assert_eq!(
+            parse_rfc3339("2026-12-02T16:05:00.250Z"),
+            Some(1_796_227_500)
+        );
+        for bad in [
+            "2026-12-02T16:05:00",
+            "2026-13-02T16:05:00Z",
+            "2026-12-02 16:05:00Z",
+            "x",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn canonical_form_sorts_by_utf16_and_keeps_number_text() {
+        let value: Value =
+            serde_json::from_str(r#"{"b":1.50,"a":{"\ud83d\ude00":1,"\uffff":2},"c":"\u001f/"}"#)
+                .unwrap();
+        assert_eq!(
+            String::from_utf8(canonical(&value)).unwrap(),
+            "{\"a\":{\"\u{1f600}\":1,\"\u{ffff}\":2},\"b\":1.50,\"c\":\"\\u001f/\"}"
+        );
+    }
+}
