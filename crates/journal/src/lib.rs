@@ -36,7 +36,7 @@ pub mod checkpoint;
 pub mod keys;
 mod lock;
 mod outside;
-mod time;
+pub mod time;
 mod verify;
 
 use std::fs::{File, OpenOptions};
@@ -400,6 +400,14 @@ impl Journal {
         line.push(b'\n');
         (hash, line, record)
     }
+}
+
+/// The journal's canonical form of `value` (spec/journal.md: RFC 8785, numbers as written): the
+/// bytes records are hashed over and signed statements are signed over.
+pub fn canonical(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    canonical::write(value, &mut out);
+    out
 }
 
 /// The `hash` a record must carry: sha256 over the canonical form of the record without `hash`

@@ -441,3 +441,14 @@ fn a_keyed_writer_signs_every_record() {
         "{unsigned}"
     );
 }
+
+#[test]
+fn canonical_form_sorts_by_utf16_and_keeps_number_text() {
+    let value: Value =
+        serde_json::from_str(r#"{"b":1.50,"a":{"\ud83d\ude00":1,"\uffff":2},"c":"\u001f/"}"#)
+            .unwrap();
+    assert_eq!(
+        String::from_utf8(crate::canonical(&value)).unwrap(),
+        "{\"a\":{\"\u{1f600}\":1,\"\u{ffff}\":2},\"b\":1.50,\"c\":\"\\u001f/\"}"
+    );
+}

@@ -1,4 +1,5 @@
-//! RFC 3339 timestamps without a date-time dependency.
+//! RFC 3339 timestamps without a date-time dependency: the journal's own (milliseconds) and the
+//! second-precision ones of signed statements (expiries, decision times).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -7,22 +8,14 @@ pub(crate) fn rfc3339_now() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    rfc3339(since.as_millis())
+    rfc3339_millis(since.as_millis())
 }
 
 /// Milliseconds since the Unix epoch as RFC 3339 UTC.
-fn rfc3339(millis: u128) -> String {
-    let seconds = millis / 1000;
-    let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX / 2);
-    let of_day = seconds % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60,
-        millis % 1000
-    )
+fn rfc3339_millis(millis: u128) -> String {
+    let seconds = rfc3339(u64::try_from(millis / 1000).unwrap_or(u64::MAX));
+    let whole = seconds.trim_end_matches('Z');
+    format!("{whole}.{:03}Z", millis % 1000)
 }
 
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
@@ -39,14 +32,102 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` after the Unix epoch.
+pub fn rfc3339(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
+    let of_day = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
+/// Seconds since the Unix epoch of `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (the fraction dropped).
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let bytes = text.as_bytes();
+    let digits = |from: usize, to: usize| -> Option<i64> {
+        let part = text.get(from..to)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let fixed = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if bytes.len() < 20 || fixed.iter().any(|&(i, c)| bytes[i] != c) {
+        return None;
+    }
+    let tail = &text[19..];
+    let fraction = tail.strip_suffix('Z')?;
+    if !(fraction.is_empty()
+        || fraction.len() > 1
+            && fraction.starts_with('.')
+            && fraction[1..].bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let (year, month, day) = (digits(0, 4)?, digits(5, 7)?, digits(8, 10)?);
+    let (hour, minute, second) = (digits(11, 13)?, digits(14, 16)?, digits(17, 19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::rfc3339;
+    use super::{parse_rfc3339, rfc3339};
 
     #[test]
     fn formats_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339(1_796_083_199_999), "2026-11-30T23:59:59.999Z");
+        assert_eq!(super::rfc3339_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::rfc3339_millis(951_782_400_123),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(
+            super::rfc3339_millis(1_796_083_199_999),
+            "2026-11-30T23:59:59.999Z"
+        );
+    }
+
+    #[test]
+    fn times_round_trip() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        for secs in [0, 951_782_400, 1_798_761_599, 4_102_444_800] {
+            assert_eq!(parse_rfc3339(&rfc3339(secs)), Some(secs));
+        }
+        assert_eq!(
+            parse_rfc3339("2026-12-02T16:05:00.250Z"),
+            Some(1_796_227_500)
+        );
+        for bad in [
+            "2026-12-02T16:05:00",
+            "2026-13-02T16:05:00Z",
+            "2026-12-02 16:05:00Z",
+            "x",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

@@ -6,9 +6,11 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+pub use mcp_recovery_journal::canonical;
 use mcp_recovery_journal::keys::PublicKey;
+pub use mcp_recovery_journal::time::{parse_rfc3339, rfc3339, unix_now};
 use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -437,29 +439,6 @@ pub fn call_digest(session: &str, tool: &str, arguments: &Map<String, Value>) ->
     format!("sha256:{}", hex(&Sha256::digest(canonical(&call))))
 }
 
-/// The journal's canonical form (spec/journal.md): RFC 8785 with numbers as written.
-/// serde_json writes strings with exactly RFC 8785's escapes and numbers as their text, so the
-/// members only need sorting by their UTF-16 code units.
-pub fn canonical(value: &Value) -> Vec<u8> {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(members) => {
-                let mut pairs: Vec<(&String, &Value)> = members.iter().collect();
-                pairs.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-                Value::Object(
-                    pairs
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), sorted(v)))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string().into_bytes()
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -468,111 +447,4 @@ fn request_id() -> Result<String, String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| format!("cannot draw a request id: {e}"))?;
     Ok(hex(&bytes))
-}
-
-/// Seconds since the Unix epoch.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` after the Unix epoch.
-pub fn rfc3339(secs: u64) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rest = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
-/// Seconds since the Unix epoch of `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (the fraction dropped).
-pub fn parse_rfc3339(text: &str) -> Option<u64> {
-    let bytes = text.as_bytes();
-    let digits = |from: usize, to: usize| -> Option<i64> {
-        let part = text.get(from..to)?;
-        part.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    let fixed = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
-    if bytes.len() < 20 || fixed.iter().any(|&(i, c)| bytes[i] != c) {
-        return None;
-    }
-    let tail = &text[19..];
-    let fraction = tail.strip_suffix('Z')?;
-    if !(fraction.is_empty()
-        || fraction.len() > 1
-            && fraction.starts_with('.')
-            && fraction[1..].bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    let (year, month, day) = (digits(0, 4)?, digits(5, 7)?, digits(8, 10)?);
-    let (hour, minute, second) = (digits(11, 13)?, digits(14, 16)?, digits(17, 19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    if second > 60 {
-        return None;
-    }
-    // Howard Hinnant's days_from_civil.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = if month > 2 { month - 3 } else { month + 9 };
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn times_round_trip() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        for secs in [0, 951_782_400, 1_798_761_599, 4_102_444_800] {
-            assert_eq!(parse_rfc3339(&rfc3339(secs)), Some(secs));
-        }
-        assert_eq!(
-            parse_rfc3339("2026-12-02T16:05:00.250Z"),
-            Some(1_796_227_500)
-        );
-        for bad in [
-            "2026-12-02T16:05:00",
-            "2026-13-02T16:05:00Z",
-            "2026-12-02 16:05:00Z",
-            "x",
-        ] {
-            assert_eq!(parse_rfc3339(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn canonical_form_sorts_by_utf16_and_keeps_number_text() {
-        let value: Value =
-            serde_json::from_str(r#"{"b":1.50,"a":{"\ud83d\ude00":1,"\uffff":2},"c":"\u001f/"}"#)
-                .unwrap();
-        assert_eq!(
-            String::from_utf8(canonical(&value)).unwrap(),
-            "{\"a\":{\"\u{1f600}\":1,\"\u{ffff}\":2},\"b\":1.50,\"c\":\"\\u001f/\"}"
-        );
-    }
 }
