@@ -770,6 +770,20 @@ fn a_charge_runs_after_one_cli_and_one_slack_approval() {
         (&decisions[1]["approver"], &decisions[1]["via"]),
         (&json!("alice"), &json!("cli"))
     );
+    // A deny pressed in Slack wins over any approvals.
+    proxy.charge(3);
+    let second = pending(dir, &proxy.url);
+    let (body, signature) = slack_interaction(SLACK_SECRET, unix_now(), "UCAROL", "deny", &second);
+    let (status, why) = post_slack(&proxy.url, unix_now(), &body, &signature);
+    assert_eq!(status, 200, "{why}");
+    let answer = proxy.answer(3);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("denied by 'carol'"), "{text}");
+    assert_eq!(
+        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
+        1
+    );
     for file in ["journal.jsonl", "proxy.stderr"] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert!(!text.contains(SLACK_SECRET), "the secret in {file}");
