@@ -1,11 +1,13 @@
 //! `audit verify --policy FILE`: every call and compensation that an `[[approvals]]` rule of the
 //! policy gates ran only after its quorum of valid signed approvals, each decision re-checked
-//! against the keys the policy gives its approvers.
+//! against the keys the policy gives its approvers. A Slack decision is signed with the Slack
+//! app's signing secret, which an auditor without it cannot re-check: it counts for the approver
+//! whose `slack-user` it names.
 
 use std::collections::{HashMap, HashSet};
 
 use mcp_recovery_journal::keys::PublicKey;
-use mcp_recovery_proxy::{Class, PolicyFile, canonical, escape};
+use mcp_recovery_proxy::{ApprovalRule, Class, PolicyFile, canonical, escape};
 use serde_json::{Map, Value};
 
 /// What is wrong with the journal's decisions, one line per call (empty when nothing is).
@@ -81,32 +83,20 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
             .unwrap_or_default();
         for decision in &decisions {
             let approver = decision["approver"].as_str().unwrap_or_default();
-            let statement = &decision["statement"];
-            let public = keys
-                .get(approver)
-                .filter(|k| Some(k.id().as_str()) == decision["key"].as_str());
-            let signature = decision["signature"].as_str().unwrap_or_default();
-            let why = if !rule.of.iter().any(|n| n == approver) {
-                Some("is not one of the rule's approvers")
-            } else if public.is_none() {
-                Some("was signed with a key the policy does not give them")
-            } else if !public.is_some_and(|k| k.verify(&canonical(statement), signature)) {
-                Some("has a signature that does not verify")
-            } else if statement["approver"] != approver
-                || statement["call"] != approval.get("callDigest").cloned().unwrap_or_default()
-                || statement["request"]
-                    != approval.get("approvalRequest").cloned().unwrap_or_default()
-            {
-                Some("is a statement about another request, call or approver")
+            let slack = decision["via"] == "slack";
+            let (why, verdict, what) = if slack {
+                let why = slack_problem(policy, rule, approval, decision);
+                (why, &decision["decision"], "Slack decision")
             } else {
-                None
+                let why = signed_problem(&keys, rule, approval, decision);
+                (why, &decision["statement"]["decision"], "decision")
             };
             match why {
                 Some(why) => problems.push(format!(
-                    "{shown}: the decision of '{}' {why}",
+                    "{shown}: the {what} of '{}' {why}",
                     escape(approver)
                 )),
-                None if statement["decision"] == "approve" => {
+                None if verdict == "approve" => {
                     valid.insert(approver.to_owned());
                 }
                 None => {}
@@ -121,4 +111,61 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
         }
     }
     problems
+}
+
+/// Why a signed decision does not count for its approver, `None` when it does.
+fn signed_problem(
+    keys: &HashMap<&str, PublicKey>,
+    rule: &ApprovalRule,
+    approval: &Map<String, Value>,
+    decision: &Value,
+) -> Option<&'static str> {
+    let approver = decision["approver"].as_str().unwrap_or_default();
+    let statement = &decision["statement"];
+    let public = keys
+        .get(approver)
+        .filter(|k| Some(k.id().as_str()) == decision["key"].as_str());
+    let signature = decision["signature"].as_str().unwrap_or_default();
+    if !rule.of.iter().any(|n| n == approver) {
+        Some("is not one of the rule's approvers")
+    } else if public.is_none() {
+        Some("was signed with a key the policy does not give them")
+    } else if !public.is_some_and(|k| k.verify(&canonical(statement), signature)) {
+        Some("has a signature that does not verify")
+    } else if statement["approver"] != approver
+        || statement["call"] != approval.get("callDigest").cloned().unwrap_or_default()
+        || statement["request"] != approval.get("approvalRequest").cloned().unwrap_or_default()
+    {
+        Some("is a statement about another request, call or approver")
+    } else {
+        None
+    }
+}
+
+/// Why a `via: "slack"` decision does not count for its approver, `None` when it does: the
+/// approver is one of the rule's, the policy gives them the Slack user the entry names, and the
+/// entry is about the approval's request.
+fn slack_problem(
+    policy: &PolicyFile,
+    rule: &ApprovalRule,
+    approval: &Map<String, Value>,
+    decision: &Value,
+) -> Option<&'static str> {
+    let approver = decision["approver"].as_str().unwrap_or_default();
+    let user = policy
+        .approvers
+        .iter()
+        .find(|a| a.name == approver)
+        .and_then(|a| a.slack_user.as_deref());
+    if !rule.of.iter().any(|n| n == approver) {
+        Some("is not one of the rule's approvers")
+    } else if user.is_none() || decision["slackUser"].as_str() != user {
+        Some("came from a Slack user the policy does not give them")
+    } else if Some(&decision["request"]) != approval.get("approvalRequest") {
+        Some("is about another request")
+    } else if decision["decision"] != "approve" && decision["decision"] != "deny" {
+        Some("is neither approve nor deny")
+    } else {
+        None
+    }
 }

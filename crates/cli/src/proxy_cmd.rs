@@ -297,6 +297,19 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         }
         (journal, None) => journal,
     };
+    if let Some(name) = policy
+        .file
+        .approvals_notify
+        .as_ref()
+        .and_then(|n| n.signing_secret_env.as_deref())
+        && std::env::var_os(name).is_none_or(|v| v.is_empty())
+    {
+        // The name, never the value.
+        return Err(Failure::Usage(format!(
+            "the policy's approvals-notify.signing-secret-env names {}, which is not set",
+            mcp_recovery_proxy::escape(name)
+        )));
+    }
     let approvals = mcp_recovery_proxy::Board::new(&policy.file);
     match (&approvals, args.approvals_listen) {
         (Some(board), Some(address)) => {

@@ -20,6 +20,9 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
 
+/// The Slack app's signing secret the proxy is given (through the environment only).
+const SLACK_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5-test-secret";
+
 /// A proxy on stdio in front of the demo server, taking decisions on a loopback port.
 struct Proxy {
     _child: Running,
@@ -48,6 +51,7 @@ impl Proxy {
                 "demo-server",
             ])
             .args(["--call-log", "calls.jsonl"])
+            .env("SLACK_SIGNING_SECRET", SLACK_SECRET)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -116,7 +120,8 @@ impl Proxy {
     }
 }
 
-/// Three approvers' key pairs in `dir` and a policy: charges need `quorum` of the three.
+/// Three approvers' key pairs in `dir` and a policy: charges need `quorum` of the three, each
+/// approver also known as Slack user `U` + their name in capitals.
 fn setup(dir: &Path, quorum: usize, timeout: u64) {
     let mut approvers = String::new();
     for name in ["alice", "bob", "carol"] {
@@ -124,8 +129,9 @@ fn setup(dir: &Path, quorum: usize, timeout: u64) {
         assert_eq!(code(&output), 0, "{output:?}");
         let key = std::fs::read_to_string(dir.join(format!("{name}.pub"))).unwrap();
         approvers.push_str(&format!(
-            "[[approvers]]\nname = \"{name}\"\nkey = \"{}\"\n",
-            key.trim()
+            "[[approvers]]\nname = \"{name}\"\nkey = \"{}\"\nslack-user = \"U{}\"\n",
+            key.trim(),
+            name.to_uppercase()
         ));
     }
     let policy = format!(
@@ -176,17 +182,8 @@ fn listing(url: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// POSTs a decision by hand: the status and the answer's `error`.
-fn post(url: &str, body: &Value) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut response = agent
-        .post(url)
-        .header("Content-Type", "application/json")
-        .send(body.to_string().as_bytes())
-        .unwrap();
+/// The status of an answer of the approvals endpoint, and its `error`.
+fn status_and_error(mut response: ureq::http::Response<ureq::Body>) -> (u16, String) {
     let mut text = String::new();
     response
         .body_mut()
@@ -198,6 +195,34 @@ fn post(url: &str, body: &Value) -> (u16, String) {
         response.status().as_u16(),
         answer["error"].as_str().unwrap_or_default().to_owned(),
     )
+}
+
+/// POSTs a decision by hand: the status and the answer's `error`.
+fn post(url: &str, body: &Value) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let response = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .send(body.to_string().as_bytes())
+        .unwrap();
+    status_and_error(response)
+}
+
+/// Asserts that the charge sent as request 2 has not reached the server, then that `name`'s
+/// approval from the terminal makes it run.
+fn runs_once_approved_by(proxy: &mut Proxy, dir: &Path, name: &str, request: &str) {
+    let log = dir.join("calls.jsonl");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(calls_at_server(&log, "charge_payment"), 0);
+    let url = proxy.url.clone();
+    let (status, said) = decide(dir, &url, name, request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let answer = proxy.answer(2);
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    assert_eq!(calls_at_server(&log, "charge_payment"), 1);
 }
 
 /// A decision signed with `key`'s secret.
@@ -285,19 +310,7 @@ fn a_charge_runs_only_after_two_of_three_valid_signed_approvals() {
     let (status, said) = decide(dir, &proxy.url, "alice", &request, "--approve");
     assert_eq!(status, 1, "a replay counts once: {said}");
     assert!(said.contains("decided already"), "{said}");
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
-        0
-    );
-    let (status, said) = decide(dir, &proxy.url, "bob", &request, "--approve");
-    assert_eq!(status, 0, "{said}");
-    let answer = proxy.answer(2);
-    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
-    assert_eq!(
-        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
-        1
-    );
+    runs_once_approved_by(&mut proxy, dir, "bob", &request);
     // The journal says who approved, with statements an auditor can check.
     let journal = dir.join("journal.jsonl");
     let approvals = journal_kinds(&journal, "approval");
@@ -368,17 +381,7 @@ fn any_valid_deny_wins_and_silence_is_a_deny() {
     let dir = dir.path();
     setup(dir, 2, 2);
     // The approvers' webhook: a local receiver that keeps what it is sent.
-    let hook = tiny_http::Server::http("127.0.0.1:0").unwrap();
-    let hook_url = format!("http://{}/hook", hook.server_addr().to_ip().unwrap());
-    let (sent, received) = channel();
-    std::thread::spawn(move || {
-        for mut request in hook.incoming_requests() {
-            let mut body = String::new();
-            request.as_reader().read_to_string(&mut body).unwrap();
-            let _ = sent.send(serde_json::from_str::<Value>(&body).unwrap());
-            let _ = request.respond(tiny_http::Response::empty(204));
-        }
-    });
+    let (hook_url, received) = webhook();
     let mut policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
     policy.push_str(&format!(
         "\n[approvals-notify]\nurl = \"{hook_url}\"\ntimeout-secs = 5\n"
@@ -577,4 +580,263 @@ fn under_listen_the_approvals_endpoint_shares_its_address() {
     assert_eq!((status, said.trim()), (0, "no request is pending"));
     let (status, why) = post(&format!("{url}/abc"), &json!({"statement": {}}));
     assert_eq!(status, 400, "{why}");
+}
+
+/// The webhook stand-in: a local receiver handing on each body it is POSTed; its URL.
+fn webhook() -> (String, Receiver<Value>) {
+    let hook = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", hook.server_addr().to_ip().unwrap());
+    let (sent, received) = channel();
+    std::thread::spawn(move || {
+        for mut request in hook.incoming_requests() {
+            let mut body = String::new();
+            request.as_reader().read_to_string(&mut body).unwrap();
+            let _ = sent.send(serde_json::from_str::<Value>(&body).unwrap());
+            let _ = request.respond(tiny_http::Response::empty(204));
+        }
+    });
+    (url, received)
+}
+
+/// A Slack interaction as Slack posts it: the form-encoded `block_actions` payload of `user`
+/// pressing `action` on `request`, and its `X-Slack-Signature` (signed with `secret` at `at`).
+fn slack_interaction(
+    secret: &str,
+    at: u64,
+    user: &str,
+    action: &str,
+    request: &str,
+) -> (String, String) {
+    use hmac::{Hmac, Mac};
+    let payload = json!({"type": "block_actions", "user": {"id": user, "username": "someone"},
+        "team": {"id": "T0001"}, "actions": [{"action_id": action, "block_id": "b",
+        "value": request, "type": "button", "action_ts": "1.2"}]})
+    .to_string();
+    let encoded: String = payload
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let body = format!("payload={encoded}");
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("v0:{at}:{body}").as_bytes());
+    let digest: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    (body, format!("v0={digest}"))
+}
+
+/// POSTs a Slack interaction to the proxy: the status and the answer's `error`.
+fn post_slack(url: &str, at: u64, body: &str, signature: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let response = agent
+        .post(format!("{url}/slack"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("X-Slack-Request-Timestamp", at.to_string())
+        .header("X-Slack-Signature", signature)
+        .send(body.as_bytes())
+        .unwrap();
+    status_and_error(response)
+}
+
+#[test]
+fn a_charge_runs_after_one_cli_and_one_slack_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let (hook_url, received) = webhook();
+    let mut policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    policy.push_str(&format!(
+        "\n[approvals-notify]\nurl = \"{hook_url}\"\nformat = \"slack\"\n\
+         signing-secret-env = \"SLACK_SIGNING_SECRET\"\n"
+    ));
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
+    let mut proxy = Proxy::start(dir);
+    proxy.charge(2);
+    let request = pending(dir, &proxy.url);
+    // The Block Kit message: what is asked, and buttons carrying the request id.
+    let message = received.recv_timeout(Duration::from_secs(10)).unwrap();
+    let found = listing(&proxy.url)["pending"][0].clone();
+    assert_eq!(message["blocks"][0]["type"], "section", "{message}");
+    let text = message["blocks"][0]["text"]["text"].as_str().unwrap();
+    for part in [
+        "charge_payment",
+        "compensable",
+        found["session"].as_str().unwrap(),
+        found["expires"].as_str().unwrap(),
+        "\"amount\":12.50",
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+    let actions = &message["blocks"][1];
+    assert_eq!(actions["type"], "actions");
+    let buttons: Vec<(&str, &str)> = actions["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["action_id"].as_str().unwrap(),
+                b["value"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        buttons,
+        [("approve", request.as_str()), ("deny", request.as_str())]
+    );
+    // Forged, stale, unknown-user and unknown-request interactions count nowhere.
+    let now = unix_now();
+    let (body, _) = slack_interaction(SLACK_SECRET, now, "UBOB", "approve", &request);
+    let (_, forged) = slack_interaction("not-the-secret", now, "UBOB", "approve", &request);
+    let (status, why) = post_slack(&proxy.url, now, &body, &forged);
+    assert_eq!(
+        (status, why.as_str()),
+        (401, "the Slack signature does not verify")
+    );
+    let stale = now - 301;
+    let (body, signature) = slack_interaction(SLACK_SECRET, stale, "UBOB", "approve", &request);
+    let (status, why) = post_slack(&proxy.url, stale, &body, &signature);
+    assert_eq!(status, 401, "{why}");
+    assert!(why.contains("five minutes"), "{why}");
+    let (denying, signature) = slack_interaction(SLACK_SECRET, now, "UBOB", "deny", &request);
+    let (status, _) = post_slack(
+        &proxy.url,
+        now,
+        &denying.replace("deny", "approve"),
+        &signature,
+    );
+    assert_eq!(status, 401, "a body changed after signing");
+    let (body, signature) = slack_interaction(SLACK_SECRET, now, "UMALLORY", "deny", &request);
+    let (status, why) = post_slack(&proxy.url, now, &body, &signature);
+    assert_eq!(
+        (status, why.as_str()),
+        (
+            403,
+            "Slack user 'UMALLORY' is not an approver of the policy"
+        )
+    );
+    let (body, signature) = slack_interaction(SLACK_SECRET, now, "UBOB", "deny", "0000");
+    assert_eq!(post_slack(&proxy.url, now, &body, &signature).0, 404);
+    // Bob approves in Slack; the same interaction replayed counts once.
+    let (body, signature) = slack_interaction(SLACK_SECRET, now, "UBOB", "approve", &request);
+    let (status, why) = post_slack(&proxy.url, now, &body, &signature);
+    assert_eq!(status, 200, "{why}");
+    let (status, why) = post_slack(&proxy.url, now, &body, &signature);
+    assert_eq!(status, 409, "{why}");
+    // Alice approves from the terminal: two of three.
+    runs_once_approved_by(&mut proxy, dir, "alice", &request);
+    let journal = dir.join("journal.jsonl");
+    let approvals = journal_kinds(&journal, "approval");
+    assert_eq!(approvals.len(), 1);
+    let decisions = approvals[0]["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 2, "{decisions:?}");
+    let slack = &decisions[0];
+    assert_eq!(
+        (
+            &slack["approver"],
+            &slack["via"],
+            &slack["slackUser"],
+            &slack["decision"]
+        ),
+        (
+            &json!("bob"),
+            &json!("slack"),
+            &json!("UBOB"),
+            &json!("approve")
+        )
+    );
+    assert_eq!(slack["request"], request.as_str());
+    assert_eq!(slack["slackTimestamp"], now.to_string());
+    assert_eq!(slack["slackSignature"], signature);
+    use sha2::Digest;
+    let digest: String = sha2::Sha256::digest(body.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(slack["bodySha256"], format!("sha256:{digest}"));
+    assert_eq!(
+        (&decisions[1]["approver"], &decisions[1]["via"]),
+        (&json!("alice"), &json!("cli"))
+    );
+    // A deny pressed in Slack wins over any approvals.
+    proxy.charge(3);
+    let second = pending(dir, &proxy.url);
+    let (body, signature) = slack_interaction(SLACK_SECRET, unix_now(), "UCAROL", "deny", &second);
+    let (status, why) = post_slack(&proxy.url, unix_now(), &body, &signature);
+    assert_eq!(status, 200, "{why}");
+    let answer = proxy.answer(3);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("denied by 'carol'"), "{text}");
+    assert_eq!(
+        calls_at_server(&dir.join("calls.jsonl"), "charge_payment"),
+        1
+    );
+    for file in ["journal.jsonl", "proxy.stderr"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(!text.contains(SLACK_SECRET), "the secret in {file}");
+    }
+    // The auditor counts the Slack decision for the approver whose slack-user it names.
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace("\"UBOB\"", "\"UBOBBY\"")));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains(
+            "the Slack decision of 'bob' came from a Slack user the policy does not give them"
+        ) && out.contains("1 valid approval(s) of the 2"),
+        "{out}"
+    );
+}
+
+#[test]
+fn slack_needs_its_signing_secret_named_and_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 1, 60);
+    let good = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let notify = "\n[approvals-notify]\nurl = \"http://127.0.0.1:9/hook\"\nformat = \"slack\"\n";
+    let cases = [
+        (format!("{good}{notify}"), "needs signing-secret-env"),
+        (
+            format!("{good}{notify}signing-secret-env = \"MCP_RECOVERY_TEST_UNSET\"\n"),
+            "names MCP_RECOVERY_TEST_UNSET, which is not set",
+        ),
+        (
+            good.replace("slack-user = \"UBOB\"", "slack-user = \"UALICE\""),
+            "approvers[1].slack-user: 'UALICE' is given twice",
+        ),
+    ];
+    for (policy, expected) in cases {
+        std::fs::write(dir.join("bad.toml"), policy).unwrap();
+        let output = Command::new(BIN)
+            .current_dir(dir)
+            .args([
+                "proxy",
+                "--policy",
+                "bad.toml",
+                "--approvals-listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--", BIN, "demo-server"])
+            .env_remove("MCP_RECOVERY_TEST_UNSET")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(code(&output), 2, "{stderr}");
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
 }

@@ -23,6 +23,7 @@ mod policy;
 mod quorum;
 mod rollback;
 mod session;
+mod slack;
 mod upstream;
 mod wire;
 
@@ -35,8 +36,8 @@ pub use classify::{Class, Classification, Source, classify};
 pub use listen::{Limits, Listener, serve};
 pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
-    Action, ApprovalRule, ApproverEntry, ClassActions, Decision, OnFailure, Policy, PolicyError,
-    PolicyFile, ToolRule, fold_name, glob_match,
+    Action, ApprovalRule, ApproverEntry, ClassActions, Decision, Notify, NotifyFormat, OnFailure,
+    Policy, PolicyError, PolicyFile, ToolRule, fold_name, glob_match,
 };
 pub use quorum::{
     Board, DECISION_TYPE, Outcome, Pending, Refusal, call_digest, canonical, parse_rfc3339,
@@ -44,6 +45,7 @@ pub use quorum::{
 };
 pub use rollback::{Effects, Prior, Reply, Report, prior_compensations, rollback};
 pub use session::{DEFAULT_ROLLBACK_WINDOW, End, Event, Session, Settings, SharedJournal};
+pub use slack::{MAX_AGE_SECS as SLACK_MAX_AGE_SECS, SlackHeaders};
 pub use upstream::{
     HttpUpstream, Launch, ScriptRun, ScriptedUpstream, StdioUpstream, Upstream, run_scripted,
 };

@@ -336,8 +336,9 @@ impl Hub {
             && path.starts_with("/approvals")
         {
             let method = request.method().as_str().to_ascii_uppercase();
+            let headers = crate::slack::SlackHeaders::of(&request);
             let reply = crate::quorum::read_capped(&mut request)
-                .and_then(|body| board.route(&method, &path, &body));
+                .and_then(|body| board.route(&method, &path, &body, &headers));
             return match reply {
                 Some((status, value)) => answer(request, crate::quorum::json_body(status, &value)),
                 None => answer(request, plain(413, "the decision is too large")),

@@ -135,16 +135,33 @@ pub struct PolicyFile {
     pub approvals_notify: Option<Notify>,
 }
 
-/// A webhook that is POSTed each pending request as JSON.
+/// A webhook that is POSTed each pending request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Notify {
     /// The webhook (`http://` or `https://`).
     pub url: String,
+    /// What is POSTed (default `json`, the request as `GET /approvals` lists it).
+    pub format: Option<NotifyFormat>,
+    /// With `format = "slack"`: the name of the environment variable holding the Slack app's
+    /// signing secret, which `POST /approvals/slack` checks each interaction against (the
+    /// secret itself never belongs in the file).
+    #[schemars(length(min = 1))]
+    pub signing_secret_env: Option<String>,
     /// How long one POST may take, in seconds (default 5); a failure is said on stderr and the
     /// request stays pending.
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
+}
+
+/// What a notification is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotifyFormat {
+    /// The pending request as JSON.
+    Json,
+    /// A Slack Block Kit message with Approve and Deny buttons, for an incoming webhook.
+    Slack,
 }
 
 /// A person who may approve calls.
@@ -158,6 +175,10 @@ pub struct ApproverEntry {
     /// `mcp-recovery audit keygen PATH` writes.
     #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub key: String,
+    /// The approver's Slack user id (`U…`): a Slack button press by this user, signed with the
+    /// signing secret, counts as this approver's decision.
+    #[schemars(length(min = 1))]
+    pub slack_user: Option<String>,
 }
 
 /// Which calls need a quorum, and of whom.
@@ -237,6 +258,19 @@ impl PolicyFile {
             if notify.timeout_secs == Some(0) {
                 return Err("approvals-notify.timeout-secs must be at least 1".into());
             }
+            let slack = notify.format == Some(NotifyFormat::Slack);
+            match notify.signing_secret_env.as_deref() {
+                None if slack => {
+                    return Err("approvals-notify: format = \"slack\" needs signing-secret-env, the name of the environment variable holding the signing secret".into());
+                }
+                Some(_) if !slack => {
+                    return Err(
+                        "approvals-notify.signing-secret-env is for format = \"slack\"".into(),
+                    );
+                }
+                Some("") => return Err("approvals-notify.signing-secret-env is empty".into()),
+                _ => {}
+            }
         }
         Ok(file)
     }
@@ -245,6 +279,7 @@ impl PolicyFile {
     /// each, and asks for a quorum of at least one and at most as many as it names.
     fn check_approvals(&self) -> Result<(), String> {
         let mut names = std::collections::HashSet::new();
+        let mut slack_users = std::collections::HashSet::new();
         for (index, approver) in self.approvers.iter().enumerate() {
             let shown = crate::approval::escape(&approver.name);
             if approver.name.is_empty() {
@@ -255,6 +290,17 @@ impl PolicyFile {
             }
             mcp_recovery_journal::keys::PublicKey::from_hex(&approver.key)
                 .map_err(|why| format!("approvers[{index}].key (of '{shown}'): {why}"))?;
+            if let Some(user) = &approver.slack_user {
+                if user.is_empty() {
+                    return Err(format!("approvers[{index}].slack-user is empty"));
+                }
+                if !slack_users.insert(user.as_str()) {
+                    return Err(format!(
+                        "approvers[{index}].slack-user: '{}' is given twice",
+                        crate::approval::escape(user)
+                    ));
+                }
+            }
         }
         for (index, rule) in self.approvals.iter().enumerate() {
             if rule.pattern.is_none() && rule.class.is_none() {

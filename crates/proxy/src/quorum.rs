@@ -1,7 +1,8 @@
 //! Calls that need a quorum of approvers: each waits on the [`Board`] as a pending request until
 //! enough distinct approvers have sent a valid signed approval, one has sent a valid signed
 //! deny, or the approval timeout has passed (a deny). Decisions arrive over HTTP
-//! (`GET /approvals`, `POST /approvals/{request}`) as signed statements (spec/journal.md).
+//! (`GET /approvals`, `POST /approvals/{request}`) as signed statements (spec/journal.md), or
+//! as Slack button presses signed with the Slack app's signing secret (`POST /approvals/slack`).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -15,7 +16,8 @@ use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::policy::{ApprovalRule, PolicyFile};
+use crate::policy::{ApprovalRule, NotifyFormat, PolicyFile};
+use crate::slack::{self, SlackHeaders};
 
 /// The `type` of a decision statement.
 pub const DECISION_TYPE: &str = "mcp-recovery/decision";
@@ -27,6 +29,10 @@ const MAX_DECISION_BYTES: usize = 16 * 1024;
 #[derive(Debug)]
 pub struct Board {
     approvers: HashMap<String, PublicKey>,
+    /// Slack user id to approver name.
+    slack_users: HashMap<String, String>,
+    /// The Slack signing secret, when the policy names its environment variable.
+    slack_secret: Option<Vec<u8>>,
     open: Mutex<HashMap<String, Open>>,
     changed: Condvar,
 }
@@ -103,8 +109,21 @@ impl Board {
             .iter()
             .filter_map(|a| Some((a.name.clone(), PublicKey::from_hex(&a.key).ok()?)))
             .collect();
+        let slack_users = file
+            .approvers
+            .iter()
+            .filter_map(|a| Some((a.slack_user.clone()?, a.name.clone())))
+            .collect();
+        let slack_secret = file
+            .approvals_notify
+            .as_ref()
+            .and_then(|n| std::env::var_os(n.signing_secret_env.as_ref()?))
+            .filter(|s| !s.is_empty())
+            .map(|s| s.into_encoded_bytes());
         Some(Arc::new(Board {
             approvers,
+            slack_users,
+            slack_secret,
             open: Mutex::new(HashMap::new()),
             changed: Condvar::new(),
         }))
@@ -285,11 +304,58 @@ impl Board {
         if !public.verify(&canonical(&Value::Object(statement.clone())), signature) {
             return Err(refuse(403, "the signature does not verify"));
         }
+        let entry = with(
+            json!({"approver": approver, "via": via, "key": key, "signature": signature,
+                "at": rfc3339(unix_now())}),
+            [("statement", Value::Object(statement.clone()))],
+        );
+        self.count(id, approver, verdict, Some(member("call")), entry)
+    }
+
+    /// Counts a Slack interaction (`body` as posted, `headers` its signature headers), or says
+    /// why it is refused; a refused interaction is counted nowhere.
+    pub fn submit_slack(&self, headers: &SlackHeaders, body: &[u8]) -> Result<String, Refusal> {
+        let secret = self.slack_secret.as_deref().ok_or_else(|| {
+            refuse(
+                404,
+                "Slack interactions need approvals-notify.signing-secret-env",
+            )
+        })?;
+        slack::verify(secret, headers, body, unix_now()).map_err(|why| refuse(401, why))?;
+        let press = slack::parse(body).map_err(|why| refuse(400, why))?;
+        let approver = self.slack_users.get(&press.user).ok_or_else(|| {
+            refuse(
+                403,
+                format!(
+                    "Slack user '{}' is not an approver of the policy",
+                    crate::approval::escape(&press.user)
+                ),
+            )
+        })?;
+        let entry = json!({"approver": approver, "via": "slack", "slackUser": press.user,
+            "decision": press.verdict, "request": press.request,
+            "slackTimestamp": headers.timestamp, "slackSignature": headers.signature,
+            "bodySha256": format!("sha256:{}", hex(&Sha256::digest(body))),
+            "at": rfc3339(unix_now())});
+        self.count(&press.request, approver, press.verdict, None, entry)
+    }
+
+    /// Counts `approver`'s `verdict` on request `id` (whose call digest must be `digest`, when
+    /// given) as `entry`, once per approver.
+    fn count(
+        &self,
+        id: &str,
+        approver: &str,
+        verdict: &str,
+        digest: Option<&str>,
+        entry: Value,
+    ) -> Result<String, Refusal> {
+        let shown = crate::approval::escape(approver);
         let mut open = lock(&self.open);
         let request = open
             .get_mut(id)
             .ok_or_else(|| refuse(404, "no such request is pending (decided or expired)"))?;
-        if member("call") != request.digest {
+        if digest.is_some_and(|d| d != request.digest) {
             return Err(refuse(400, "the call digest is not the pending call's"));
         }
         if !request.of.iter().any(|n| n == approver) {
@@ -302,11 +368,7 @@ impl Board {
         if request.counted.iter().any(counted) {
             return Err(refuse(409, format!("'{shown}' has decided already")));
         }
-        request.counted.push(with(
-            json!({"approver": approver, "via": via, "key": key, "signature": signature,
-                "at": rfc3339(unix_now())}),
-            [("statement", Value::Object(statement.clone()))],
-        ));
+        request.counted.push(entry);
         if verdict == "deny" {
             request.denied = Some(format!("'{shown}'"));
         }
@@ -315,25 +377,36 @@ impl Board {
         Ok(format!("counted {verdict} by '{shown}'"))
     }
 
-    /// Answers the approvals endpoint: `GET /approvals`, `POST /approvals/{request}`. `None`
-    /// when `url` is not under `/approvals`.
-    pub fn route(&self, method: &str, url: &str, body: &[u8]) -> Option<(u16, Value)> {
+    /// Answers the approvals endpoint: `GET /approvals`, `POST /approvals/{request}`, `POST
+    /// /approvals/slack` (with the request's Slack signature `headers`). `None` when `url` is
+    /// not under `/approvals`.
+    pub fn route(
+        &self,
+        method: &str,
+        url: &str,
+        body: &[u8],
+        headers: &SlackHeaders,
+    ) -> Option<(u16, Value)> {
         let path = url.split('?').next().unwrap_or_default();
         let rest = path.strip_prefix("/approvals")?;
-        let answer = match (method, rest.strip_prefix('/')) {
-            ("GET", None | Some("")) => (200, json!({"pending": self.list()})),
+        let submitted = match (method, rest.strip_prefix('/')) {
+            ("GET", None | Some("")) => return Some((200, json!({"pending": self.list()}))),
+            ("POST", Some("slack")) => self.submit_slack(headers, body),
             ("POST", Some(id)) if !id.is_empty() && !id.contains('/') => {
-                match self.submit(id, body, "cli") {
-                    Ok(said) => (200, json!({"counted": true, "message": said})),
-                    Err(r) => (r.status, json!({"counted": false, "error": r.reason})),
-                }
+                self.submit(id, body, "cli")
             }
-            _ => (
-                405,
-                json!({"error": "GET /approvals lists, POST /approvals/{request} decides"}),
-            ),
+            _ => {
+                return Some((
+                    405,
+                    json!({"error": "GET /approvals lists, POST /approvals/{request} decides, \
+                        POST /approvals/slack takes Slack interactions"}),
+                ));
+            }
         };
-        Some(answer)
+        Some(match submitted {
+            Ok(said) => (200, json!({"counted": true, "message": said})),
+            Err(r) => (r.status, json!({"counted": false, "error": r.reason})),
+        })
     }
 }
 
@@ -354,9 +427,10 @@ pub fn serve_approvals(board: Arc<Board>, address: SocketAddr) -> Result<SocketA
         for mut request in server.incoming_requests() {
             let url = request.url().to_owned();
             let method = request.method().as_str().to_ascii_uppercase();
+            let headers = SlackHeaders::of(&request);
             let body = read_capped(&mut request);
             let (status, value) = match body {
-                Some(body) => board.route(&method, &url, &body).unwrap_or((
+                Some(body) => board.route(&method, &url, &body, &headers).unwrap_or((
                     404,
                     json!({"error": "not found; the endpoint is /approvals"}),
                 )),
@@ -401,7 +475,11 @@ pub fn notify(notify: &crate::policy::Notify, request: &Map<String, Value>) {
         .max_redirects(0)
         .build()
         .into();
-    let body = Value::Object(request.clone()).to_string();
+    let body = match notify.format {
+        Some(NotifyFormat::Slack) => slack::message(request),
+        Some(NotifyFormat::Json) | None => Value::Object(request.clone()),
+    }
+    .to_string();
     let failed = match agent
         .post(&notify.url)
         .header("Content-Type", "application/json")
