@@ -121,6 +121,7 @@ fuzz_target!(|data: &[u8]| {
         overlays: Overlays::default(),
         secrets: mcp_recovery_client::Secrets::default(),
         rollback_window: DEFAULT_ROLLBACK_WINDOW,
+        approvals: None,
     };
     let unprompted = String::from_utf8_lossy(server_bytes).into_owned();
     let run = run_scripted(
