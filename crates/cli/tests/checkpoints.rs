@@ -9,9 +9,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{bin_in, code, initialize_params, run_in};
 use mcp_recovery_journal::keys::{self, SecretKey};
@@ -23,23 +23,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
 /// A proxied checkout (reserve, charge) against the demo server, through `proxy FLAGS`; the
 /// proxy's exit status must be 0.
 fn checkout(dir: &Path, flags: &[&str], log: &Path) {
-    let mut child = bin_in(dir)
-        .arg("proxy")
-        .args(flags)
-        .args([
+    let (mut child, mut stdin, mut lines) =
+        common::spawn_piped(bin_in(dir).arg("proxy").args(flags).args([
             "--",
             BIN,
             "demo-server",
             "--call-log",
             log.to_str().unwrap(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        ]));
     let calls = [
         json!({"name": "reserve_inventory", "arguments": {"sku": "sku-widget", "quantity": 2}}),
         json!({"name": "charge_payment",

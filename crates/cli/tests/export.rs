@@ -9,9 +9,9 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use common::{bin_in, code, journal_kinds, journal_records};
@@ -102,19 +102,14 @@ fn run(mut command: Command) -> (i32, String, String) {
 /// `get_state` denied): reserve, charge, a denied read, a failing shipment. Gives the journal.
 fn proxied_session(dir: &Path) -> PathBuf {
     let journal = dir.join("journal.jsonl");
-    let mut child = bin_in(dir)
-        .arg("proxy")
-        .args(["--journal", journal.to_str().unwrap()])
-        .args(["--on-failure", "rollback", "--ask", "reserve_inventory"])
-        .args(["--approve-with", "exit 0", "--deny", "get_state"])
-        .args(["--", BIN, "demo-server"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut stdin, mut lines) = common::spawn_piped(
+        bin_in(dir)
+            .arg("proxy")
+            .args(["--journal", journal.to_str().unwrap()])
+            .args(["--on-failure", "rollback", "--ask", "reserve_inventory"])
+            .args(["--approve-with", "exit 0", "--deny", "get_state"])
+            .args(["--", BIN, "demo-server"]),
+    );
     let mut id = 0;
     let mut request = move |method: &str, params: Value| -> Value {
         id += 1;
