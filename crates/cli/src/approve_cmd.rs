@@ -19,11 +19,20 @@ const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
 /// Arguments of `approve`.
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("verdict").args(["approve", "deny"]).requires("request"))]
+#[command(group = clap::ArgGroup::new("from").args(["url", "pending"]).required(true))]
 pub struct ApproveArgs {
     /// The proxy's approvals endpoint: `http://HOST:PORT` of its --approvals-listen or
     /// --listen address (`/approvals` is added when missing).
     #[arg(long, value_name = "URL")]
-    pub url: String,
+    pub url: Option<String>,
+    /// Read the pending request from FILE (`-`: stdin), as the approvals webhook posted it or
+    /// `GET /approvals` listed it, instead of asking a proxy; the decision is printed, for a
+    /// decisions URL the policy names (`[approvals.fetch]`).
+    #[arg(long, value_name = "FILE")]
+    pub pending: Option<PathBuf>,
+    /// Print the signed decision on stdout instead of sending it to the proxy.
+    #[arg(long)]
+    pub print: bool,
     /// The approver's secret key (written by `mcp-recovery audit keygen`).
     #[arg(long, value_name = "FILE", requires = "name")]
     pub key: Option<PathBuf>,
@@ -47,21 +56,34 @@ pub struct ApproveArgs {
 /// Runs `approve`: exit 0 listed or counted, 1 the proxy refused the decision (why is printed),
 /// 2 the proxy could not be reached or the key read.
 pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
-    let base = endpoint(&args.url);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(args.timeout.max(1))))
         .http_status_as_error(false)
         .max_redirects(0)
         .build()
         .into();
-    let (status, listing) = exchange(&agent, &base, None)?;
-    if status != 200 {
-        return Err(Failure::Usage(format!(
-            "{} answered HTTP {status}",
-            escape(&base)
-        )));
-    }
-    let pending = listing["pending"].as_array().cloned().unwrap_or_default();
+    let (base, pending) = match (&args.url, &args.pending) {
+        (Some(url), _) => {
+            let base = endpoint(url);
+            let (status, listing) = exchange(&agent, &base, None)?;
+            if status != 200 {
+                return Err(Failure::Usage(format!(
+                    "{} answered HTTP {status}",
+                    escape(&base)
+                )));
+            }
+            let pending = listing["pending"].as_array().cloned().unwrap_or_default();
+            (Some(base), pending)
+        }
+        (None, Some(file)) => (None, read_pending(file)?),
+        (None, None) => unreachable!("clap requires --url or --pending"),
+    };
+    let at = match (&base, &args.pending) {
+        (Some(base), _) => escape(base),
+        (None, file) => {
+            crate::inputs::Input::named(file.as_deref().unwrap_or("-".as_ref())).display()
+        }
+    };
     let (Some(request), Some(key), Some(name)) = (&args.request, &args.key, &args.name) else {
         print_pending(&pending)?;
         return Ok(ExitCode::SUCCESS);
@@ -71,11 +93,18 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
         .find(|p| p["request"].as_str() == Some(request))
     else {
         return Err(Failure::Usage(format!(
-            "no request {} is pending at {}",
+            "no request {} is pending at {at}",
             escape(request),
-            escape(&base)
         )));
     };
+    for member in ["callDigest", "expires"] {
+        if !found[member].is_string() {
+            return Err(Failure::Usage(format!(
+                "the pending request {} at {at} has no string `{member}`",
+                escape(request)
+            )));
+        }
+    }
     let secret = SecretKey::read(key).map_err(|e| Failure::Usage(e.to_string()))?;
     let statement = json!({
         "type": DECISION_TYPE,
@@ -88,6 +117,10 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
     let signature = secret.sign(&canonical(&statement));
     let body = json!({"statement": statement, "key": secret.public().id(),
         "signature": signature});
+    let Some(base) = base.filter(|_| !args.print) else {
+        println!("{body}");
+        return Ok(ExitCode::SUCCESS);
+    };
     let url = format!("{base}/{request}");
     let (status, answer) = exchange(&agent, &url, Some(&body))?;
     let said = answer["message"]
@@ -100,6 +133,29 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
     } else {
         println!("refused (HTTP {status}): {}", escape(said));
         Ok(ExitCode::from(1))
+    }
+}
+
+/// The pending request(s) of a file: one request object, an array of them, or a `GET
+/// /approvals` listing.
+fn read_pending(file: &std::path::Path) -> Result<Vec<Value>, Failure> {
+    let input = crate::inputs::Input::named(file);
+    let bytes = input.read()?;
+    let shown = input.display();
+    let value = mcp_recovery_model::json::from_slice(&bytes)
+        .map_err(|e| Failure::Usage(format!("{shown}: not JSON: {e}")))?;
+    match value {
+        Value::Object(mut listing) if listing.contains_key("pending") => {
+            match listing.remove("pending") {
+                Some(Value::Array(pending)) => Ok(pending),
+                _ => Err(Failure::Usage(format!("{shown}: /pending is not an array"))),
+            }
+        }
+        request @ Value::Object(_) => Ok(vec![request]),
+        Value::Array(pending) => Ok(pending),
+        _ => Err(Failure::Usage(format!(
+            "{shown}: not a pending request (an object with `request`, `callDigest` and `expires`)"
+        ))),
     }
 }
 

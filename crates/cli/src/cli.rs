@@ -129,7 +129,10 @@ pub enum Command {
     /// List the calls a proxy holds for its approvers, or sign and send one approver's
     /// decision (`--key FILE --as NAME REQUEST --approve|--deny`).
     ///
-    /// Exit status: 0 listed or counted, 1 the proxy refused the decision (why is printed), 2
+    /// With `--pending FILE` (a request as the approvals webhook posted it) or `--print` the
+    /// signed decision is printed instead, for a decisions URL the policy names.
+    ///
+    /// Exit status: 0 listed, counted or printed, 1 the proxy refused the decision (why is printed), 2
     /// the proxy could not be reached or the key read.
     Approve(crate::approve_cmd::ApproveArgs),
     /// Run the compensations of a recorded session against a live server (resumable).

@@ -299,14 +299,13 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     };
     if let Some(name) = policy
         .file
-        .approvals_notify
-        .as_ref()
-        .and_then(|n| n.signing_secret_env.as_deref())
-        && std::env::var_os(name).is_none_or(|v| v.is_empty())
+        .notifies()
+        .filter_map(|n| n.signing_secret_env.as_deref())
+        .find(|name| std::env::var_os(name).is_none_or(|v| v.is_empty()))
     {
         // The name, never the value.
         return Err(Failure::Usage(format!(
-            "the policy's approvals-notify.signing-secret-env names {}, which is not set",
+            "the policy's signing-secret-env names {}, which is not set",
             mcp_recovery_proxy::escape(name)
         )));
     }
@@ -319,10 +318,17 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
                 })?;
             eprintln!("mcp-recovery proxy: approvals at http://{bound}/approvals");
         }
-        (Some(_), None) if args.transport.listen.is_none() => {
+        (Some(_), None)
+            if args.transport.listen.is_none()
+                && !policy
+                    .file
+                    .approvals
+                    .iter()
+                    .all(|rule| policy.file.fetch_for(rule).is_some()) =>
+        {
             return Err(Failure::Usage(
                 "the policy's [[approvals]] need a place to take decisions: \
-                 --approvals-listen 127.0.0.1:PORT (or --listen)"
+                 --approvals-listen 127.0.0.1:PORT (or --listen, or a fetch URL for every rule)"
                     .into(),
             ));
         }

@@ -36,8 +36,8 @@ pub use classify::{Class, Classification, Source, classify};
 pub use listen::{Limits, Listener, serve};
 pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
-    Action, ApprovalRule, ApproverEntry, ClassActions, Decision, Notify, NotifyFormat, OnFailure,
-    Policy, PolicyError, PolicyFile, ToolRule, fold_name, glob_match,
+    Action, ApprovalRule, ApproverEntry, ClassActions, Decision, Fetch, Notify, NotifyFormat,
+    OnFailure, Policy, PolicyError, PolicyFile, ToolRule, fold_name, glob_match,
 };
 pub use quorum::{
     Board, DECISION_TYPE, Outcome, Pending, Refusal, call_digest, canonical, parse_rfc3339,

@@ -130,9 +130,27 @@ pub struct PolicyFile {
     /// first match wins. A call the policy denies stays denied.
     #[serde(default)]
     pub approvals: Vec<ApprovalRule>,
-    /// Where each pending request of `[[approvals]]` is offered (a table of its own: TOML
-    /// cannot add a table to the array `[[approvals]]`).
+    /// Where each pending request of `[[approvals]]` is offered, for the rules that name no
+    /// `notify` of their own.
     pub approvals_notify: Option<Notify>,
+    /// Where decisions on each pending request of `[[approvals]]` are fetched from, for the
+    /// rules that name no `fetch` of their own.
+    pub approvals_fetch: Option<Fetch>,
+}
+
+/// A URL the proxy polls for signed decisions while a request is pending.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Fetch {
+    /// `http://` or `https://`; each `{request}` in it becomes the pending request's id. The
+    /// answer is one signed decision or an array of them; 404 or `[]` means none yet.
+    pub url: String,
+    /// Seconds between two fetches (default 2).
+    #[schemars(range(min = 1))]
+    pub interval_secs: Option<u64>,
+    /// How long one fetch may take, in seconds (default 5).
+    #[schemars(range(min = 1))]
+    pub timeout_secs: Option<u64>,
 }
 
 /// A webhook that is POSTed each pending request.
@@ -195,6 +213,12 @@ pub struct ApprovalRule {
     pub quorum: usize,
     /// The approvers (names from `[[approvers]]`) whose approvals count.
     pub of: Vec<String>,
+    /// Where this rule's pending requests are offered (`[approvals.notify]` after the rule);
+    /// `[approvals-notify]` when absent.
+    pub notify: Option<Notify>,
+    /// Where decisions on this rule's pending requests are fetched from (`[approvals.fetch]`
+    /// after the rule); `[approvals-fetch]` when absent.
+    pub fetch: Option<Fetch>,
 }
 
 impl ApprovalRule {
@@ -252,27 +276,38 @@ impl PolicyFile {
         }
         file.check_approvals()?;
         if let Some(notify) = &file.approvals_notify {
-            if !(notify.url.starts_with("http://") || notify.url.starts_with("https://")) {
-                return Err("approvals-notify.url must be an http:// or https:// URL".into());
+            check_notify(notify, "approvals-notify")?;
+        }
+        if let Some(fetch) = &file.approvals_fetch {
+            check_fetch(fetch, "approvals-fetch")?;
+        }
+        for (index, rule) in file.approvals.iter().enumerate() {
+            if let Some(notify) = &rule.notify {
+                check_notify(notify, &format!("approvals[{index}].notify"))?;
             }
-            if notify.timeout_secs == Some(0) {
-                return Err("approvals-notify.timeout-secs must be at least 1".into());
-            }
-            let slack = notify.format == Some(NotifyFormat::Slack);
-            match notify.signing_secret_env.as_deref() {
-                None if slack => {
-                    return Err("approvals-notify: format = \"slack\" needs signing-secret-env, the name of the environment variable holding the signing secret".into());
-                }
-                Some(_) if !slack => {
-                    return Err(
-                        "approvals-notify.signing-secret-env is for format = \"slack\"".into(),
-                    );
-                }
-                Some("") => return Err("approvals-notify.signing-secret-env is empty".into()),
-                _ => {}
+            if let Some(fetch) = &rule.fetch {
+                check_fetch(fetch, &format!("approvals[{index}].fetch"))?;
             }
         }
         Ok(file)
+    }
+
+    /// Where `rule`'s pending requests are offered: its own `notify`, else `[approvals-notify]`.
+    pub fn notify_for<'a>(&'a self, rule: &'a ApprovalRule) -> Option<&'a Notify> {
+        rule.notify.as_ref().or(self.approvals_notify.as_ref())
+    }
+
+    /// Where decisions on `rule`'s pending requests are fetched from: its own `fetch`, else
+    /// `[approvals-fetch]`.
+    pub fn fetch_for<'a>(&'a self, rule: &'a ApprovalRule) -> Option<&'a Fetch> {
+        rule.fetch.as_ref().or(self.approvals_fetch.as_ref())
+    }
+
+    /// Every webhook the policy names.
+    pub fn notifies(&self) -> impl Iterator<Item = &Notify> {
+        self.approvals_notify
+            .iter()
+            .chain(self.approvals.iter().filter_map(|r| r.notify.as_ref()))
     }
 
     /// Approvers have distinct names and keys that parse; each rule names known approvers, once
@@ -330,6 +365,43 @@ impl PolicyFile {
         }
         Ok(())
     }
+}
+
+fn check_url(url: &str, at: &str) -> Result<(), String> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(format!("{at}.url must be an http:// or https:// URL"))
+    }
+}
+
+/// A webhook table (`at` names it in errors) is complete and consistent.
+fn check_notify(notify: &Notify, at: &str) -> Result<(), String> {
+    check_url(&notify.url, at)?;
+    if notify.timeout_secs == Some(0) {
+        return Err(format!("{at}.timeout-secs must be at least 1"));
+    }
+    let slack = notify.format == Some(NotifyFormat::Slack);
+    match notify.signing_secret_env.as_deref() {
+        None if slack => Err(format!(
+            "{at}: format = \"slack\" needs signing-secret-env, the name of the environment variable holding the signing secret"
+        )),
+        Some(_) if !slack => Err(format!("{at}.signing-secret-env is for format = \"slack\"")),
+        Some("") => Err(format!("{at}.signing-secret-env is empty")),
+        _ => Ok(()),
+    }
+}
+
+/// A fetch table (`at` names it in errors) is usable.
+fn check_fetch(fetch: &Fetch, at: &str) -> Result<(), String> {
+    check_url(&fetch.url, at)?;
+    if fetch.interval_secs == Some(0) {
+        return Err(format!("{at}.interval-secs must be at least 1"));
+    }
+    if fetch.timeout_secs == Some(0) {
+        return Err(format!("{at}.timeout-secs must be at least 1"));
+    }
+    Ok(())
 }
 
 /// A decision and the rule that made it.

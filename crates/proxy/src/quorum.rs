@@ -1,8 +1,9 @@
 //! Calls that need a quorum of approvers: each waits on the [`Board`] as a pending request until
 //! enough distinct approvers have sent a valid signed approval, one has sent a valid signed
 //! deny, or the approval timeout has passed (a deny). Decisions arrive over HTTP
-//! (`GET /approvals`, `POST /approvals/{request}`) as signed statements (spec/journal.md), or
-//! as Slack button presses signed with the Slack app's signing secret (`POST /approvals/slack`).
+//! (`GET /approvals`, `POST /approvals/{request}`) or from a decisions URL the policy names, as
+//! signed statements (spec/journal.md), or as Slack button presses signed with the Slack app's
+//! signing secret (`POST /approvals/slack`).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::policy::{ApprovalRule, NotifyFormat, PolicyFile};
+use crate::policy::{ApprovalRule, Fetch, NotifyFormat, PolicyFile};
 use crate::slack::{self, SlackHeaders};
 
 /// The `type` of a decision statement.
@@ -25,14 +26,18 @@ pub const DECISION_TYPE: &str = "mcp-recovery/decision";
 /// The largest decision body read.
 const MAX_DECISION_BYTES: usize = 16 * 1024;
 
+/// The most decisions read from one fetch of a decisions URL, and the largest answer.
+const MAX_FETCHED_DECISIONS: usize = 64;
+const MAX_FETCHED_BYTES: usize = MAX_FETCHED_DECISIONS * MAX_DECISION_BYTES;
+
 /// The pending requests of one proxy and the approvers who may decide them.
 #[derive(Debug)]
 pub struct Board {
     approvers: HashMap<String, PublicKey>,
     /// Slack user id to approver name.
     slack_users: HashMap<String, String>,
-    /// The Slack signing secret, when the policy names its environment variable.
-    slack_secret: Option<Vec<u8>>,
+    /// The Slack signing secrets of the webhooks whose environment variables are set.
+    slack_secrets: Vec<Vec<u8>>,
     open: Mutex<HashMap<String, Open>>,
     changed: Condvar,
 }
@@ -114,26 +119,28 @@ impl Board {
             .iter()
             .filter_map(|a| Some((a.slack_user.clone()?, a.name.clone())))
             .collect();
-        let slack_secret = file
-            .approvals_notify
-            .as_ref()
-            .and_then(|n| std::env::var_os(n.signing_secret_env.as_ref()?))
+        let slack_secrets = file
+            .notifies()
+            .filter_map(|n| std::env::var_os(n.signing_secret_env.as_ref()?))
             .filter(|s| !s.is_empty())
-            .map(|s| s.into_encoded_bytes());
+            .map(|s| s.into_encoded_bytes())
+            .collect();
         Some(Arc::new(Board {
             approvers,
             slack_users,
-            slack_secret,
+            slack_secrets,
             open: Mutex::new(HashMap::new()),
             changed: Condvar::new(),
         }))
     }
 
-    /// Offers `pending` to the approvers of `rule` and waits at most `timeout` for the quorum.
-    /// `offered` is told the request (as `GET /approvals` lists it) once it can be decided.
+    /// Offers `pending` to the approvers of `rule` and waits at most `timeout` for the quorum,
+    /// polling `fetch` for decisions meanwhile when given. `offered` is told the request (as
+    /// `GET /approvals` lists it) once it can be decided.
     pub fn decide(
-        &self,
+        self: &Arc<Self>,
         rule: &ApprovalRule,
+        fetch: Option<&Fetch>,
         pending: &Pending<'_>,
         timeout: Duration,
         offered: impl FnOnce(&Map<String, Value>),
@@ -166,6 +173,10 @@ impl Board {
         );
         offered(&shown);
         let deadline = Instant::now() + timeout;
+        if let Some(fetch) = fetch {
+            let (board, fetch, id) = (Arc::clone(self), fetch.clone(), id.clone());
+            std::thread::spawn(move || board.poll(&fetch, &id, deadline));
+        }
         let mut open = lock(&self.open);
         while let Some(request) = open.get(&id) {
             if request.denied.is_some() || request.counted.len() >= request.need {
@@ -247,6 +258,11 @@ impl Board {
     pub fn submit(&self, id: &str, body: &[u8], via: &str) -> Result<String, Refusal> {
         let decision: Value = serde_json::from_slice(body)
             .map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
+        self.submit_value(id, &decision, via)
+    }
+
+    /// Counts the signed `decision` for request `id`, or says why it is refused.
+    fn submit_value(&self, id: &str, decision: &Value, via: &str) -> Result<String, Refusal> {
         let (statement, key, signature) = match (
             decision.get("statement"),
             decision.get("key").and_then(Value::as_str),
@@ -315,13 +331,16 @@ impl Board {
     /// Counts a Slack interaction (`body` as posted, `headers` its signature headers), or says
     /// why it is refused; a refused interaction is counted nowhere.
     pub fn submit_slack(&self, headers: &SlackHeaders, body: &[u8]) -> Result<String, Refusal> {
-        let secret = self.slack_secret.as_deref().ok_or_else(|| {
-            refuse(
-                404,
-                "Slack interactions need approvals-notify.signing-secret-env",
-            )
-        })?;
-        slack::verify(secret, headers, body, unix_now()).map_err(|why| refuse(401, why))?;
+        let mut checked = Err("Slack interactions need approvals-notify.signing-secret-env");
+        for secret in &self.slack_secrets {
+            checked = Ok(slack::verify(secret, headers, body, unix_now()));
+            if checked == Ok(Ok(())) {
+                break;
+            }
+        }
+        checked
+            .map_err(|why| refuse(404, why))?
+            .map_err(|why| refuse(401, why))?;
         let press = slack::parse(body).map_err(|why| refuse(400, why))?;
         let approver = self.slack_users.get(&press.user).ok_or_else(|| {
             refuse(
@@ -375,6 +394,55 @@ impl Board {
         drop(open);
         self.changed.notify_all();
         Ok(format!("counted {verdict} by '{shown}'"))
+    }
+
+    /// Fetches `fetch.url` for decisions on request `id` until it is decided or `deadline`
+    /// passes, counting each valid one as `via: "url"`. A decision counted already, or one for
+    /// a request no longer pending, is passed over; any other refusal is said on stderr once.
+    fn poll(&self, fetch: &Fetch, id: &str, deadline: Instant) {
+        let url = fetch.url.replace("{request}", id);
+        let timeout = Duration::from_secs(fetch.timeout_secs.unwrap_or(5));
+        let interval = Duration::from_secs(fetch.interval_secs.unwrap_or(2));
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build()
+            .into();
+        let mut said = std::collections::HashSet::new();
+        let mut say = |why: String| {
+            if said.insert(why.clone()) {
+                eprintln!(
+                    "mcp-recovery proxy: a decision fetched for request {id} is not counted: {}",
+                    crate::approval::escape(&why)
+                );
+            }
+        };
+        while Instant::now() < deadline && self.is_open(id) {
+            match fetch_decisions(&agent, &url) {
+                Ok(decisions) => {
+                    for decision in &decisions {
+                        match self.submit_value(id, decision, "url") {
+                            Ok(_) => {}
+                            Err(r) if r.status == 404 || r.status == 409 => {}
+                            Err(r) => say(r.reason),
+                        }
+                    }
+                }
+                Err(why) => say(why),
+            }
+            let open = lock(&self.open);
+            let now = Instant::now();
+            if now >= deadline || !open.contains_key(id) {
+                break;
+            }
+            let wait = interval.min(deadline - now);
+            drop(self.changed.wait_timeout(open, wait));
+        }
+    }
+
+    fn is_open(&self, id: &str) -> bool {
+        lock(&self.open).contains_key(id)
     }
 
     /// Answers the approvals endpoint: `GET /approvals`, `POST /approvals/{request}`, `POST
@@ -497,6 +565,42 @@ pub fn notify(notify: &crate::policy::Notify, request: &Map<String, Value>) {
             request["request"].as_str().unwrap_or_default(),
             crate::approval::escape(&why)
         );
+    }
+}
+
+/// The decisions `url` offers: its answer is one decision or an array of them, and 404 is none.
+/// The URL is never said (it may carry a token).
+fn fetch_decisions(agent: &ureq::Agent, url: &str) -> Result<Vec<Value>, String> {
+    use std::io::Read;
+    let mut response = match agent.get(url).call() {
+        Ok(response) => response,
+        Err(ureq::Error::Timeout(_)) => return Err("fetching decisions timed out".into()),
+        Err(_) => return Err("the decisions URL could not be reached".into()),
+    };
+    match response.status().as_u16() {
+        200 => {}
+        404 => return Ok(Vec::new()),
+        status => return Err(format!("the decisions URL answered HTTP {status}")),
+    }
+    let mut body = Vec::new();
+    response
+        .body_mut()
+        .as_reader()
+        .take(MAX_FETCHED_BYTES as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|_| "reading the fetched decisions failed".to_owned())?;
+    if body.len() > MAX_FETCHED_BYTES {
+        return Err(format!(
+            "the fetched decisions are more than {MAX_FETCHED_BYTES} bytes"
+        ));
+    }
+    match serde_json::from_slice(&body) {
+        Ok(Value::Array(decisions)) if decisions.len() <= MAX_FETCHED_DECISIONS => Ok(decisions),
+        Ok(Value::Array(_)) => Err(format!(
+            "more than {MAX_FETCHED_DECISIONS} decisions were fetched at once"
+        )),
+        Ok(decision @ Value::Object(_)) => Ok(vec![decision]),
+        _ => Err("the fetched answer is neither a decision nor an array of them".into()),
     }
 }
 

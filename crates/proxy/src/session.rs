@@ -934,12 +934,14 @@ impl<W: Write> Session<W> {
             class: class.as_str(),
             compensation,
         };
+        let file = &self.settings.policy.file;
         let outcome = board.decide(
             rule,
+            file.fetch_for(rule),
             &offered,
             self.settings.policy.approval_timeout(),
             |request| {
-                if let Some(notify) = &self.settings.policy.file.approvals_notify {
+                if let Some(notify) = file.notify_for(rule) {
                     crate::quorum::notify(notify, request);
                 }
                 note(&format!(
