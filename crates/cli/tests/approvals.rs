@@ -7,10 +7,12 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{Running, calls_at_server, code, journal_kinds, run_in, wait_for};
@@ -357,8 +359,13 @@ fn a_charge_runs_only_after_two_of_three_valid_signed_approvals() {
 }
 
 /// `audit verify journal.jsonl --policy P`, P the test's policy or `policy` written to a file:
-/// the exit code and the lines that are not the chain summary.
+/// the exit code and the lines that are not the chain summary. The verifier of spec/journal.md
+/// must agree: the same exit code, and the same calls named.
 fn audit_with_policy(dir: &Path, policy: Option<String>) -> (i32, String) {
+    audit_journal_with_policy(dir, "journal.jsonl", policy)
+}
+
+fn audit_journal_with_policy(dir: &Path, journal: &str, policy: Option<String>) -> (i32, String) {
     let file = match policy {
         Some(text) => {
             std::fs::write(dir.join("audit.toml"), text).unwrap();
@@ -366,13 +373,91 @@ fn audit_with_policy(dir: &Path, policy: Option<String>) -> (i32, String) {
         }
         None => "policy.toml",
     };
-    let output = run_in(dir, &["audit", "verify", "journal.jsonl", "--policy", file]);
+    let output = run_in(dir, &["audit", "verify", journal, "--policy", file]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let problems: Vec<&str> = stdout
         .lines()
         .filter(|l| !l.contains("chain intact"))
         .collect();
+    let theirs = Command::new("python3")
+        .current_dir(dir)
+        .arg(common::python_verifier(dir))
+        .args([journal, "--policy", file])
+        .output()
+        .unwrap();
+    let their_out = String::from_utf8_lossy(&theirs.stdout);
+    let calls = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.split("seq ").nth(1)?.split(' ').next().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        (theirs.status.code(), calls(&their_out)),
+        (output.status.code(), calls(&stdout)),
+        "the verifier of spec/journal.md disagrees: {their_out}{}\naudit verify: {stdout}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
     (code(&output), problems.join("\n"))
+}
+
+/// Rewrites `journal.jsonl` as a forger with write access would, every hash recomputed, with
+/// `edit` applied to the first approval record (dropped when it returns false), and checks that
+/// `audit verify --policy` (and the verifier of spec/journal.md) names the call, saying `why`.
+fn forged_approval_is_caught(dir: &Path, why: &str, mut edit: impl FnMut(&mut Value) -> bool) {
+    let text = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let path = dir.join("forged.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let mut forged = mcp_recovery_journal::Journal::open(&path, 64 << 20).unwrap();
+    forged.set_sync(false);
+    let mut edited = false;
+    for record in mcp_recovery_journal::read_records(&text).unwrap() {
+        let mut record = Value::Object(record);
+        if record["kind"] == "approval" && !edited {
+            edited = true;
+            if !edit(&mut record) {
+                continue;
+            }
+        }
+        let Value::Object(record) = record else {
+            unreachable!()
+        };
+        let kind = mcp_recovery_journal::Kind::parse(record["kind"].as_str().unwrap()).unwrap();
+        let session = record["session"].as_str().unwrap().to_owned();
+        forged.append(&session, kind, record).unwrap();
+    }
+    drop(forged);
+    let (status, out) = audit_journal_with_policy(dir, "forged.jsonl", None);
+    assert_eq!(status, 1, "{why}: {out}");
+    assert!(out.contains(why), "{why}: {out}");
+}
+
+/// The forgeries of a journal whose first approval counted two signed decisions.
+fn forged_signed_approvals_are_caught(dir: &Path) {
+    forged_approval_is_caught(dir, "ran with 1 valid approval(s) of the 2", |r| {
+        r["decisions"].as_array_mut().unwrap().truncate(1);
+        true
+    });
+    forged_approval_is_caught(dir, "ran with no approval record", |_| false);
+    forged_approval_is_caught(dir, "has a signature that does not verify", |r| {
+        r["decisions"][0]["statement"]["expires"] = json!("2099-01-01T00:00:00.000Z");
+        true
+    });
+    forged_approval_is_caught(
+        dir,
+        "signed with a key the policy does not give them",
+        |r| {
+            r["decisions"][1]["approver"] = json!("carol");
+            true
+        },
+    );
+    forged_approval_is_caught(
+        dir,
+        "is a statement about another request, call or approver",
+        |r| {
+            r["approvalRequest"] = json!("0".repeat(32));
+            true
+        },
+    );
 }
 
 #[test]
@@ -454,6 +539,24 @@ fn bad_approval_rules_are_refused_naming_the_file_and_key() {
         (
             good.replace("match = \"CHARGE_*\"\n", ""),
             "approvals[0] needs `match`",
+        ),
+        (
+            format!("{good}[approvals.fetch]\nurl = \"file:///decisions\"\n"),
+            "approvals[0].fetch.url must be an http:// or https:// URL",
+        ),
+        (
+            format!(
+                "{good}[approvals.fetch]\nurl = \"https://d.example/{{request}}\"\ninterval-secs = 0\n"
+            ),
+            "approvals[0].fetch.interval-secs must be at least 1",
+        ),
+        (
+            format!("{good}[approvals.notify]\nurl = \"https://h.example\"\nformat = \"slack\"\n"),
+            "approvals[0].notify: format = \"slack\" needs signing-secret-env",
+        ),
+        (
+            format!("{good}[approvals-fetch]\nurl = \"https://d.example\"\npoll = 1\n"),
+            "unknown field `poll`",
         ),
     ];
     for (policy, expected) in cases {
@@ -799,6 +902,18 @@ fn a_charge_runs_after_one_cli_and_one_slack_approval() {
         ) && out.contains("1 valid approval(s) of the 2"),
         "{out}"
     );
+    forged_approval_is_caught(
+        dir,
+        "came from a Slack user the policy does not give them",
+        |r| {
+            r["decisions"][0]["slackUser"] = json!("UCAROL");
+            true
+        },
+    );
+    forged_approval_is_caught(dir, "is about another request", |r| {
+        r["decisions"][0]["request"] = json!("0".repeat(32));
+        true
+    });
 }
 
 #[test]
@@ -839,4 +954,196 @@ fn slack_needs_its_signing_secret_named_and_set() {
         assert_eq!(code(&output), 2, "{stderr}");
         assert!(stderr.contains(expected), "{expected}: {stderr}");
     }
+}
+
+/// Decisions published per request id.
+type Published = Arc<Mutex<HashMap<String, Vec<Value>>>>;
+
+/// The decisions URL stand-in: serves, at `/decisions/{request}`, the decisions `published`
+/// holds for that request (404 while it holds none); its URL template.
+fn decisions_store() -> (String, Published) {
+    let store = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/decisions/{{request}}",
+        store.server_addr().to_ip().unwrap()
+    );
+    let published: Published = Arc::default();
+    let shared = Arc::clone(&published);
+    std::thread::spawn(move || {
+        for request in store.incoming_requests() {
+            let id = request.url().trim_start_matches("/decisions/").to_owned();
+            let found = shared.lock().unwrap().get(&id).cloned();
+            let response = match found {
+                Some(decisions) => {
+                    tiny_http::Response::from_string(Value::from(decisions).to_string())
+                }
+                None => tiny_http::Response::from_string("").with_status_code(404),
+            };
+            let _ = request.respond(response);
+        }
+    });
+    (url, published)
+}
+
+#[test]
+fn decisions_fetched_from_the_policys_url_count_once_and_only_when_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let (hook_url, received) = webhook();
+    let (store_url, published) = decisions_store();
+    // `[approvals.notify]` and `[approvals.fetch]` after the rule are that rule's own.
+    let mut policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    policy.push_str(&format!(
+        "[approvals.notify]\nurl = \"{hook_url}\"\n[approvals.fetch]\nurl = \"{store_url}\"\n\
+         interval-secs = 1\n"
+    ));
+    std::fs::write(dir.join("policy.toml"), policy).unwrap();
+    let mut proxy = Proxy::start(dir);
+    proxy.charge(2);
+    // The approver signs from the request the webhook was posted, without reaching the proxy.
+    let offered = received.recv_timeout(Duration::from_secs(10)).unwrap();
+    let request = offered["request"].as_str().unwrap().to_owned();
+    std::fs::write(dir.join("pending.json"), offered.to_string()).unwrap();
+    let sign = |name: &str| {
+        let args = ["--pending", "pending.json", "--key", name, "--as", name];
+        let (status, out) = approve(dir, &[&args[..], &[request.as_str(), "--approve"]].concat());
+        assert_eq!(status, 0, "{out}");
+        serde_json::from_str::<Value>(out.trim()).unwrap()
+    };
+    let alice = sign("alice");
+    let statement = |approver: &str, expires: String| {
+        json!({"type": "mcp-recovery/decision", "request": request,
+            "call": offered["callDigest"], "decision": "approve", "expires": expires,
+            "approver": approver})
+    };
+    let ahead = offered["expires"].as_str().unwrap().to_owned();
+    let forged = signed(dir, "carol", &statement("bob", ahead.clone()));
+    let expired = signed(dir, "carol", &statement("carol", rfc3339(unix_now() - 5)));
+    let mut changed = statement("carol", ahead);
+    changed["call"] = json!(format!("sha256:{}", "0".repeat(64)));
+    let changed = signed(dir, "carol", &changed);
+    let publish = |decisions: Vec<Value>| {
+        published.lock().unwrap().insert(request.clone(), decisions);
+    };
+    publish(vec![forged, expired, changed, alice.clone(), alice.clone()]);
+    // Fetched again and again, alice counts once, and none of the others count at all.
+    std::thread::sleep(Duration::from_millis(3500));
+    let log = dir.join("calls.jsonl");
+    assert_eq!(calls_at_server(&log, "charge_payment"), 0);
+    publish(vec![alice, sign("bob")]);
+    let answer = proxy.answer(2);
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    assert_eq!(calls_at_server(&log, "charge_payment"), 1);
+    let approvals = journal_kinds(&dir.join("journal.jsonl"), "approval");
+    let decisions = approvals[0]["decisions"].as_array().unwrap();
+    let counted: Vec<(&Value, &Value)> = decisions
+        .iter()
+        .map(|d| (&d["approver"], &d["via"]))
+        .collect();
+    assert_eq!(
+        counted,
+        [
+            (&json!("alice"), &json!("url")),
+            (&json!("bob"), &json!("url"))
+        ]
+    );
+    let stderr = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
+    for why in [
+        "the key is not the one the policy gives 'bob'",
+        "the decision has expired",
+        "the call digest is not the pending call's",
+    ] {
+        assert_eq!(
+            stderr.matches(why).count(),
+            1,
+            "{why} said once in {stderr}"
+        );
+    }
+    assert!(!stderr.contains(&store_url[..20]), "{stderr}");
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    forged_signed_approvals_are_caught(dir);
+}
+
+#[test]
+fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 1, 60);
+    let digest = format!("sha256:{}", "a".repeat(64));
+    let request = json!({"request": "r-1", "callDigest": digest, "expires": "2030-01-01T00:00:00.000Z",
+        "tool": "charge_payment"});
+    std::fs::write(dir.join("one.json"), request.to_string()).unwrap();
+    std::fs::write(
+        dir.join("listing.json"),
+        json!({"pending": [request]}).to_string(),
+    )
+    .unwrap();
+    for file in ["one.json", "listing.json"] {
+        let (status, out) = approve(
+            dir,
+            &[
+                "--pending",
+                file,
+                "--key",
+                "alice",
+                "--as",
+                "alice",
+                "r-1",
+                "--deny",
+            ],
+        );
+        assert_eq!(status, 0, "{out}");
+        let decision: Value = serde_json::from_str(out.trim()).unwrap();
+        let statement = &decision["statement"];
+        assert_eq!(
+            (
+                &statement["decision"],
+                &statement["call"],
+                &statement["request"]
+            ),
+            (&json!("deny"), &json!(digest), &json!("r-1"))
+        );
+        let key = std::fs::read_to_string(dir.join("alice.pub")).unwrap();
+        let public = PublicKey::from_hex(key.trim()).unwrap();
+        assert_eq!(decision["key"], public.id());
+        assert!(public.verify(
+            &canonical(statement),
+            decision["signature"].as_str().unwrap()
+        ));
+    }
+    let (status, _) = approve(
+        dir,
+        &[
+            "--pending",
+            "one.json",
+            "--key",
+            "alice",
+            "--as",
+            "alice",
+            "r-2",
+            "--deny",
+        ],
+    );
+    assert_eq!(status, 2, "another request id is not pending there");
+    std::fs::write(dir.join("bad.json"), "[1").unwrap();
+    let output = run_in(
+        dir,
+        &[
+            "approve",
+            "--pending",
+            "bad.json",
+            "--key",
+            "alice",
+            "--as",
+            "alice",
+            "r-1",
+            "--deny",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("bad.json"),
+        "{output:?}"
+    );
 }

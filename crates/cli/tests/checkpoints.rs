@@ -100,19 +100,6 @@ fn rewritten(
     std::fs::read(path).unwrap()
 }
 
-/// The Python verifier of `spec/journal.md`, written to `dir`.
-fn python_verifier(dir: &Path) -> PathBuf {
-    let spec = std::fs::read_to_string(common::root().join("spec/journal.md")).unwrap();
-    let code = spec
-        .split("```python\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .unwrap();
-    let path = dir.join("verify.py");
-    std::fs::write(&path, code).unwrap();
-    path
-}
-
 /// `(exit status, the line named or 0)` of a verifier's output.
 fn verdict(status: Option<i32>, out: &str) -> (i32, usize) {
     let line = out
@@ -276,7 +263,7 @@ fn signed_journals_agree_with_the_reference_verifier() {
             true,
         ),
     ];
-    let verifier = python_verifier(s.dir.path());
+    let verifier = common::python_verifier(s.dir.path());
     let public = keys::public_path(&s.key);
     let mut disagreements = Vec::new();
     for (name, bytes, line, with_kept) in &cases {

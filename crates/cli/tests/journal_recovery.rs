@@ -461,7 +461,7 @@ fn results_larger_than_the_cap_are_kept_beside_the_journal() {
     assert_eq!(status, 1, "{out}");
     assert!(out.contains("sha256"), "{out}");
     let theirs = Command::new("python3")
-        .arg(python_verifier(dir.path()))
+        .arg(common::python_verifier(dir.path()))
         .arg(&journal)
         .output()
         .unwrap();
@@ -500,19 +500,6 @@ fn the_proxy_reads_big_results_back_past_its_rollback_window() {
     assert!(std::fs::metadata(&journal).unwrap().len() < 64 * 1024);
     assert_eq!(cancelled(&log), [json!("o-2"), json!("o-1")]);
     verified(dir.path(), &journal);
-}
-
-/// The Python verifier of `spec/journal.md`, written to `dir`.
-fn python_verifier(dir: &Path) -> PathBuf {
-    let spec = std::fs::read_to_string(common::root().join("spec/journal.md")).unwrap();
-    let code = spec
-        .split("```python\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("spec/journal.md has a Python block");
-    let path = dir.join("verify.py");
-    std::fs::write(&path, code).unwrap();
-    path
 }
 
 /// The line a verifier names (`line N:`), or 0 for a fault with no line (a truncation, for
@@ -589,7 +576,7 @@ fn audit_verify_agrees_with_the_reference_verifier() {
     swapped.swap(3, 4);
     cases.push(("swapped", join(&swapped)));
 
-    let verifier = python_verifier(dir.path());
+    let verifier = common::python_verifier(dir.path());
     let mut disagreements = Vec::new();
     for (name, bytes) in &cases {
         let path = dir.path().join(format!("{}.jsonl", name.replace(' ', "-")));

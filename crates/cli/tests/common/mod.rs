@@ -14,6 +14,19 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The Python verifier of `spec/journal.md`, written to `dir`.
+pub fn python_verifier(dir: &Path) -> PathBuf {
+    let spec = std::fs::read_to_string(root().join("spec/journal.md")).unwrap();
+    let code = spec
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("spec/journal.md has a Python block");
+    let path = dir.join("verify.py");
+    std::fs::write(&path, code).unwrap();
+    path
+}
+
 /// The binary, run in `dir`, with an environment that makes output deterministic: no colors,
 /// a fixed width for help and diagnostics.
 pub fn bin_in(dir: &Path) -> Command {
