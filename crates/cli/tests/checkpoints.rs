@@ -170,11 +170,9 @@ fn the_proxy_signs_every_record_and_ships_every_checkpoint() {
     let journal = s.journal.to_str().unwrap();
     let public = keys::public_path(&s.key);
     let kept_dir = s.kept.to_str().unwrap();
-    let ok = run_in(
+    let ok = common::audit_verify_args(
         s.dir.path(),
         &[
-            "audit",
-            "verify",
             journal,
             "--key",
             public.to_str().unwrap(),
@@ -184,10 +182,8 @@ fn the_proxy_signs_every_record_and_ships_every_checkpoint() {
     );
     assert_eq!(code(&ok), 0, "{}", String::from_utf8_lossy(&ok.stdout));
     let other = keys::public_path(&s.other);
-    let wrong = run_in(
-        s.dir.path(),
-        &["audit", "verify", journal, "--key", other.to_str().unwrap()],
-    );
+    let wrong =
+        common::audit_verify_args(s.dir.path(), &[journal, "--key", other.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&wrong.stdout);
     assert_eq!(code(&wrong), 1, "{out}");
     assert!(
@@ -322,17 +318,12 @@ fn signed_journals_agree_with_the_reference_verifier() {
     ];
     for (file, words) in expect {
         let path = s.dir.path().join(format!("{file}.jsonl"));
-        let mut args = vec![
-            "audit",
-            "verify",
-            path.to_str().unwrap(),
-            "--key",
-            public.to_str().unwrap(),
-        ];
+        let mut args = vec![path.to_str().unwrap(), "--key", public.to_str().unwrap()];
         if file.contains("kept") {
             args.extend(["--checkpoints", s.kept.to_str().unwrap()]);
         }
-        let out = String::from_utf8_lossy(&run_in(s.dir.path(), &args).stdout).into_owned();
+        let out = common::audit_verify_args(s.dir.path(), &args);
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.contains(words), "{file}: {out}");
     }
 }
@@ -419,11 +410,9 @@ fn a_failing_checkpoint_command_does_not_stop_the_proxy() {
         "{}",
         String::from_utf8_lossy(&rolled.stderr)
     );
-    let verified = run_in(
+    let verified = common::audit_verify_args(
         s.dir.path(),
         &[
-            "audit",
-            "verify",
             s.journal.to_str().unwrap(),
             "--key",
             public.to_str().unwrap(),

@@ -147,13 +147,48 @@ pub fn journal_kinds(journal: &Path, kind: &str) -> Vec<Value> {
         .collect()
 }
 
-/// `audit verify JOURNAL` from `dir`: its exit code and stdout.
+/// `audit verify JOURNAL` from `dir`: its exit code and stdout (checked as
+/// [`audit_verify_args`] checks it).
 pub fn audit_verify(dir: &Path, journal: &Path) -> (i32, String) {
-    let output = run_in(dir, &["audit", "verify", &journal.display().to_string()]);
+    let output = audit_verify_args(dir, &[&journal.display().to_string()]);
     (
         code(&output),
         String::from_utf8_lossy(&output.stdout).into_owned(),
     )
+}
+
+/// `audit verify ARGS` from `dir`, checked against the verifier of spec/journal.md given the
+/// same journal and flags: both must say whether the journal verifies, and name the same line
+/// when the Python one names any (it names none for a cut-off last line). `--head` is ours
+/// alone; with it only ours runs.
+pub fn audit_verify_args(dir: &Path, args: &[&str]) -> Output {
+    let ours = run_in(dir, &[&["audit", "verify"], args].concat());
+    if args.contains(&"--head") {
+        return ours;
+    }
+    let theirs = Command::new("python3")
+        .current_dir(dir)
+        .arg(python_verifier(dir))
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    let line = |out: &[u8]| -> Option<usize> {
+        let out = String::from_utf8_lossy(out);
+        out.split("line ").nth(1)?.split(':').next()?.parse().ok()
+    };
+    let (our_line, their_line) = (line(&ours.stdout), line(&theirs.stdout));
+    assert!(
+        ours.status.code() == theirs.status.code()
+            && (their_line.is_none() || our_line == their_line),
+        "audit verify {args:?} and the verifier of spec/journal.md disagree:\n\
+         ours ({:?}): {}\ntheirs ({:?}): {}{}",
+        ours.status.code(),
+        String::from_utf8_lossy(&ours.stdout),
+        theirs.status.code(),
+        String::from_utf8_lossy(&theirs.stdout),
+        String::from_utf8_lossy(&theirs.stderr),
+    );
+    ours
 }
 
 /// The `params` of a 2025-11-25 `initialize` request from a test client.
