@@ -180,6 +180,9 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         Some(path) => Some(Baseline::load(path)?),
         None => None,
     };
+    if let Some(baseline) = &mut baseline {
+        cover(baseline, args);
+    }
     let mut sinks = vec![Sink {
         renderer: render::renderer(args.format, Style::detect()),
         out: Box::new(std::io::stdout().lock()),
@@ -370,6 +373,26 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Tells the baseline what the run covers as a whole: the directories it walks, or every server
+/// of a client config under `--all-servers`.
+fn cover(baseline: &mut Baseline, args: &LintArgs) {
+    if live::names_config_servers(&args.server) {
+        if let (true, Some(config)) = (args.server.all_servers, &args.config) {
+            baseline.cover_servers_of(&escape_controls(&config.display().to_string()));
+        }
+        return;
+    }
+    if args.server.stdio || args.server.url.is_some() {
+        return;
+    }
+    if args.paths.is_empty() {
+        baseline.cover_dir(".");
+    }
+    for path in args.paths.iter().filter(|path| path.is_dir()) {
+        baseline.cover_dir(&inputs::Input::File(path.clone()).display());
+    }
 }
 
 /// One file, read and linted by a worker.
