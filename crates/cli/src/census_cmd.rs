@@ -6,6 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use mcp_recovery_census::{CensusBuilder, CensusOptions, census_paths};
+use mcp_recovery_model::locate_tools;
+
+use crate::sources::SourceReport;
 
 use crate::{Failure, pretty};
 
@@ -55,26 +58,34 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         read: crate::inputs::policy(),
         ..CensusOptions::default()
     };
-    let mut unfetched = 0;
+    // Live servers each get a report (files are accounted by the census itself).
+    let mut sources: Option<Vec<SourceReport>> = None;
     let census = match &args.live {
         Some(config) => {
             let mut builder =
                 CensusBuilder::new(&options).map_err(|e| Failure::Usage(e.to_string()))?;
-            let servers =
-                crate::live::configured(config, &args.server.inputs, &[], &args.server.options())?;
+            let (servers, skipped) = crate::live::configured_sources(
+                config,
+                &args.server.inputs,
+                &[],
+                &args.server.options(),
+            )?;
+            let reports = sources.insert(skipped);
             for server in &servers {
-                match server.fetch(args.server.verbose) {
-                    Ok(document) => {
-                        let text = crate::live::document_text(&document)?;
+                match server.fetch_full(args.server.verbose) {
+                    Ok(fetched) => {
+                        let text = crate::live::document_text(&fetched.tools)?;
                         if let Some(dir) = &args.server.save {
                             crate::live::save(&crate::live::save_path(dir, server, true), &text)?;
                         }
                         builder.add_bytes(server.name(), text.as_bytes());
+                        let tools = locate_tools(&fetched.tools).map_or(0, |t| t.tools.len());
+                        reports.push(SourceReport {
+                            protocol: Some(fetched.protocol),
+                            ..SourceReport::linted(&server.name(), server.kind(), tools, None)
+                        });
                     }
-                    Err(error) => {
-                        crate::live::report(server, error);
-                        unfetched += 1;
-                    }
+                    Err(error) => reports.push(crate::live::report(server, error)),
                 }
             }
             builder.finish()
@@ -93,10 +104,26 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             census
         }
     };
+    let reports = sources.as_deref().unwrap_or_default();
     let text = match args.format {
         CensusFormat::Table => census.render_table(),
-        CensusFormat::Markdown => census.render_markdown(),
-        CensusFormat::Json => format!("{}\n", pretty(&census, "the census")?),
+        CensusFormat::Markdown => {
+            let mut text = census.render_markdown();
+            text.push_str(&crate::render::markdown::unlinted_table(
+                reports,
+                "Not counted",
+            ));
+            text
+        }
+        CensusFormat::Json => {
+            let mut value = serde_json::to_value(&census)
+                .map_err(|e| Failure::Usage(format!("cannot serialize the census: {e}")))?;
+            if let (Some(reports), Some(object)) = (&sources, value.as_object_mut()) {
+                let records = reports.iter().map(SourceReport::to_json).collect();
+                object.insert("sources".into(), serde_json::Value::Array(records));
+            }
+            format!("{}\n", pretty(&value, "the census")?)
+        }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if let Some(path) = &args.svg {
@@ -105,6 +132,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             source,
         })?;
     }
+    let unfetched = reports.iter().filter(|r| r.status.failed()).count();
     if unfetched > 0 {
         eprintln!("error: {unfetched} server(s) could not be fetched and are not counted");
         return Ok(ExitCode::from(2));

@@ -34,6 +34,7 @@ mod render;
 mod rollback_cmd;
 mod rules_cmd;
 mod schema_cmd;
+mod sources;
 mod spec_repo_cmd;
 mod suggest;
 mod suggest_cmd;
