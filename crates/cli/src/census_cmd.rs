@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use mcp_recovery_census::{CensusBuilder, CensusOptions, census_paths};
+use mcp_recovery_census::{CensusBuilder, CensusOptions, census_paths_observed};
 use mcp_recovery_model::locate_tools;
 
+use crate::progress::{self, Progress};
 use crate::sources::SourceReport;
 
 use crate::{Failure, pretty};
@@ -37,6 +38,9 @@ pub struct CensusArgs {
     /// Skip linting (no findings per rule; faster).
     #[arg(long)]
     pub no_lint: bool,
+    /// Show no progress on stderr (it is only ever drawn on a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Output formats of `census`.
@@ -71,8 +75,13 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
                 &args.server.options(),
             )?;
             let reports = sources.insert(skipped);
+            let progress =
+                Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
             for server in &servers {
-                match server.fetch_full(args.server.verbose) {
+                progress.say(format!("starting {}", server.name()));
+                let fetched = server.fetch_full(args.server.verbose);
+                progress.step();
+                match fetched {
                     Ok(fetched) => {
                         let text = crate::live::document_text(&fetched.tools)?;
                         if let Some(dir) = &args.server.save {
@@ -85,14 +94,23 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
                             ..SourceReport::linted(&server.name(), server.kind(), tools, None)
                         });
                     }
-                    Err(error) => reports.push(crate::live::report(server, error)),
+                    Err(error) => {
+                        reports.push(progress.suspend(|| crate::live::report(server, error)));
+                    }
                 }
             }
             builder.finish()
         }
         None => {
-            let census =
-                census_paths(&args.paths, &options).map_err(|e| Failure::Usage(e.to_string()))?;
+            let shown = progress::wanted(args.quiet);
+            let mut progress = None;
+            let census = census_paths_observed(&args.paths, &options, |done, total| {
+                progress
+                    .get_or_insert_with(|| Progress::counter(shown, total, "files"))
+                    .step_to(done);
+            })
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+            drop(progress);
             if census.files.total == 0 {
                 let named: Vec<String> =
                     args.paths.iter().map(|p| p.display().to_string()).collect();

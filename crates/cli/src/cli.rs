@@ -415,6 +415,10 @@ pub struct LintArgs {
     #[arg(long, conflicts_with = "config")]
     pub isolated: bool,
 
+    /// Show no progress on stderr (it is only ever drawn on a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+
     /// A live server to lint instead of files.
     #[command(flatten)]
     pub server: ServerArgs,

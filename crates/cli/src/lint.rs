@@ -16,6 +16,7 @@ use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
 use crate::overlay_cmd::LoadedOverlay;
 use crate::overrides::Scopes;
+use crate::progress::{self, Progress};
 use crate::render::{self, Finding, Region, Source, Style, Summary};
 use crate::sources::{Kind, SourceReport, Status};
 
@@ -257,16 +258,20 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         }
         // One section per server; one that cannot be reached is reported and the rest still run.
         let several = servers.len() > 1;
+        let progress = Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
         for server in &servers {
+            progress.say(format!("starting {}", server.name()));
+            let fetched = server.fetch_full(args.server.verbose);
+            progress.step();
             let live::Fetched {
                 tools: fetched,
                 server_name,
                 protocol,
-            } = match server.fetch_full(args.server.verbose) {
+            } = match fetched {
                 Ok(fetched) => fetched,
                 Err(error) if several => {
-                    let report = live::report(server, error);
-                    document(&server.name(), server.kind(), Err(report))?;
+                    let report = progress.suspend(|| live::report(server, error));
+                    progress.suspend(|| document(&server.name(), server.kind(), Err(report)))?;
                     continue;
                 }
                 Err(error) => return Err(Failure::server(server.name())(error)),
@@ -295,7 +300,8 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 diagnostics,
                 protocol: Some(protocol),
             };
-            document(&name, server.kind(), Ok(linted))?;
+            // The report may go to the same terminal: the progress line steps aside.
+            progress.suspend(|| document(&name, server.kind(), Ok(linted)))?;
         }
     } else {
         let paths = if args.paths.is_empty() {

@@ -28,6 +28,7 @@ mod overlay_cmd;
 mod overrides;
 mod plan_cmd;
 mod profile_cmd;
+mod progress;
 mod proxy_cmd;
 mod proxy_http;
 mod render;
