@@ -15,14 +15,20 @@ use crate::{Failure, pretty};
 
 /// Arguments of `census`.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("fetching").args(["live", "server_json"]))]
 pub struct CensusArgs {
     /// Files or directories (walked for `*.json`), one tools/list document per server.
-    #[arg(value_name = "PATH", required_unless_present = "live")]
+    #[arg(value_name = "PATH", required_unless_present_any = ["live", "server_json"])]
     pub paths: Vec<PathBuf>,
     /// Fetch every enabled server of this MCP client config (Claude Desktop, Cursor, VS Code)
     /// and count them instead of files.
     #[arg(long, value_name = "CONFIG", conflicts_with = "paths")]
     pub live: Option<PathBuf>,
+    /// Fetch the servers an MCP Registry `server.json` declares (or every one in a directory)
+    /// and count them instead of files: packages started with npx, uvx or docker, remotes over
+    /// Streamable HTTP.
+    #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["paths", "live"])]
+    pub server_json: Option<PathBuf>,
     /// Live servers: `${input:ID}` values, timeouts, `--save DIR`, `--verbose`.
     #[command(flatten)]
     pub server: crate::cli::ConfigServerArgs,
@@ -64,16 +70,22 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     };
     // Live servers each get a report (files are accounted by the census itself).
     let mut sources: Option<Vec<SourceReport>> = None;
-    let census = match &args.live {
-        Some(config) => {
+    let servers = match (&args.live, &args.server_json) {
+        (Some(config), _) => Some(crate::live::configured_sources(
+            config,
+            &args.server.inputs,
+            &[],
+            &args.server.options(),
+        )?),
+        (None, Some(path)) => Some(crate::server_json::with_real_host(|host| {
+            crate::server_json::load(path, &args.server.options(), host)
+        })?),
+        (None, None) => None,
+    };
+    let census = match servers {
+        Some((servers, skipped)) => {
             let mut builder =
                 CensusBuilder::new(&options).map_err(|e| Failure::Usage(e.to_string()))?;
-            let (servers, skipped) = crate::live::configured_sources(
-                config,
-                &args.server.inputs,
-                &[],
-                &args.server.options(),
-            )?;
             let reports = sources.insert(skipped);
             let progress =
                 Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");

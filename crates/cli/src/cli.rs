@@ -318,7 +318,7 @@ pub struct ServerArgs {
     pub command: Vec<String>,
 }
 
-/// How `census --live` reaches the servers of a client config.
+/// How `census --live` and `census --server-json` reach their servers (`fetching`: either flag).
 #[derive(Debug, Clone, Args)]
 pub struct ConfigServerArgs {
     /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
@@ -327,21 +327,21 @@ pub struct ConfigServerArgs {
     pub inputs: Vec<String>,
 
     /// Give up on a request to a server after this many seconds (1 to 86400).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "live",
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "fetching",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 
     /// Give up on a server after this many seconds in all (1 to 86400).
-    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "live",
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "fetching",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub total_timeout: u64,
 
     /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json.
-    #[arg(long, value_name = "DIR", requires = "live", value_parser = written_path)]
+    #[arg(long, value_name = "DIR", requires = "fetching", value_parser = written_path)]
     pub save: Option<PathBuf>,
 
     /// Say on stderr which protocol revision each server spoke.
-    #[arg(long, short, requires = "live")]
+    #[arg(long, short, requires = "fetching")]
     pub verbose: bool,
 }
 
@@ -418,6 +418,13 @@ pub struct LintArgs {
     /// Show no progress on stderr (it is only ever drawn on a terminal).
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Lint the servers an MCP Registry `server.json` declares (or every one in a directory):
+    /// each package started with npx, uvx or docker, each remote over Streamable HTTP. Values
+    /// come from the entry, then the environment, then the default.
+    #[arg(long, value_name = "FILE|DIR",
+          conflicts_with_all = ["paths", "stdio", "url", "servers", "all_servers"])]
+    pub server_json: Option<PathBuf>,
 
     /// A live server to lint instead of files.
     #[command(flatten)]

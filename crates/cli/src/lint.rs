@@ -18,6 +18,7 @@ use crate::overlay_cmd::LoadedOverlay;
 use crate::overrides::Scopes;
 use crate::progress::{self, Progress};
 use crate::render::{self, Finding, Region, Source, Style, Summary};
+use crate::server_json;
 use crate::sources::{Kind, SourceReport, Status};
 
 /// Settings of one run after merging the config file and the flags.
@@ -252,12 +253,22 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         .transpose()?;
     let mut overlay_findings = None;
 
-    if let Some((servers, skipped)) = live::server_sources(&args.server, args.config.as_deref())? {
+    let servers = match &args.server_json {
+        Some(path) => {
+            let base = live::options(&args.server)?;
+            Some(server_json::with_real_host(|host| {
+                server_json::load(path, &base, host)
+            })?)
+        }
+        None => live::server_sources(&args.server, args.config.as_deref())?,
+    };
+    if let Some((servers, skipped)) = servers {
         for report in skipped {
             document(&report.name.clone(), report.kind, Err(report))?;
         }
-        // One section per server; one that cannot be reached is reported and the rest still run.
-        let several = servers.len() > 1;
+        // One section per server; one that cannot be reached is reported and the rest still run
+        // (always for a registry entry, whose packages are sources of one file).
+        let several = servers.len() > 1 || args.server_json.is_some();
         let progress = Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
         for server in &servers {
             progress.say(format!("starting {}", server.name()));
@@ -448,6 +459,11 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     ]
     .into_iter()
     .any(|(severity, count)| count > 0 && fails(severity, settings.deny_warnings));
+    if summary.files + summary.servers == 0 && args.server_json.is_some() {
+        // Every entry was skipped: nothing was checked, which is no pass.
+        eprintln!("error: no server of the server.json could be linted");
+        return Ok(ExitCode::from(2));
+    }
     if unlinted.servers + unlinted.files > 0 {
         // The worst outcome wins: a source that could not be linted fails the run with 2.
         if unlinted.servers > 0 {
@@ -474,7 +490,7 @@ fn cover(baseline: &mut Baseline, args: &LintArgs) {
         }
         return;
     }
-    if args.server.stdio || args.server.url.is_some() {
+    if args.server.stdio || args.server.url.is_some() || args.server_json.is_some() {
         return;
     }
     if args.paths.is_empty() {

@@ -38,7 +38,7 @@ pub struct Fetched {
 }
 
 /// The client options of the flags: limits and the `--env` of a stdio server.
-fn options(args: &ServerArgs) -> Result<Options, Failure> {
+pub fn options(args: &ServerArgs) -> Result<Options, Failure> {
     let env = args
         .env
         .iter()
@@ -124,6 +124,16 @@ impl Server {
     /// made inert: `--name`, the config's `FILE#NAME`, else [`default_name`].
     pub fn name(&self) -> String {
         self.name.clone()
+    }
+
+    /// A server named `name` (made inert here), found in a source of `kind`.
+    pub fn named(target: Target, options: Options, name: &str, kind: Kind) -> Self {
+        Self {
+            target,
+            options,
+            name: escape_controls(name).into_owned(),
+            kind,
+        }
     }
 
     /// Where the server was named.

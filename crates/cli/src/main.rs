@@ -35,6 +35,7 @@ mod render;
 mod rollback_cmd;
 mod rules_cmd;
 mod schema_cmd;
+mod server_json;
 mod sources;
 mod spec_repo_cmd;
 mod suggest;

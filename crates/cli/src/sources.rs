@@ -18,6 +18,8 @@ pub enum Kind {
     Url,
     /// A server of an MCP client config (`--config FILE --server NAME`), named `FILE#NAME`.
     Config,
+    /// A package or remote of an MCP Registry `server.json`, named `FILE#/packages/N`.
+    ServerJson,
     /// The overlay file of `--overlay`.
     Overlay,
 }
@@ -31,6 +33,7 @@ impl Kind {
             Self::Stdio => "stdio",
             Self::Url => "url",
             Self::Config => "config",
+            Self::ServerJson => "server-json",
             Self::Overlay => "overlay",
         }
     }
@@ -45,7 +48,10 @@ impl Kind {
 
     /// Whether the source is a live server rather than a file.
     pub fn live(self) -> bool {
-        matches!(self, Self::Stdio | Self::Url | Self::Config)
+        matches!(
+            self,
+            Self::Stdio | Self::Url | Self::Config | Self::ServerJson
+        )
     }
 }
 
