@@ -8,6 +8,7 @@ mod bench;
 mod codegen;
 mod conformance_check;
 mod corpus;
+mod examples_check;
 mod live;
 mod packages;
 mod proxy_bench;
@@ -51,7 +52,10 @@ tasks:
                       spec/schema/; needs ../shared/data for the official schema
   check-server-json   lint three published credential-free servers live from their MCP Registry
                       server.json (npm with npx, PyPI with uvx; uv pinned, installed into a
-                      temporary directory)";
+                      temporary directory)
+  check-examples      build examples/ (TypeScript, Python, Rust servers) with their real SDKs,
+                      pinned, in a temporary directory; each must lint clean at strict and roll
+                      a failed workflow back through the proxy";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         ["check-conformance"] => conformance_check::check(&root),
         ["check-spec-repo"] => spec_repo::check(&root),
         ["check-server-json"] => server_json_check::check(&root),
+        ["check-examples"] => examples_check::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
