@@ -8,10 +8,12 @@ mod bench;
 mod codegen;
 mod conformance_check;
 mod corpus;
+mod examples_check;
 mod live;
 mod packages;
 mod proxy_bench;
 mod proxy_check;
+mod server_json_check;
 mod shared;
 mod spec_repo;
 
@@ -47,7 +49,13 @@ tasks:
                       directly and through `mcp-recovery proxy --listen`: the same must pass
   check-spec-repo     install the MCP specification repository's schema generator (pinned, in a
                       temporary directory), run it on spec/typescript/ and compare the result with
-                      spec/schema/; needs ../shared/data for the official schema";
+                      spec/schema/; needs ../shared/data for the official schema
+  check-server-json   lint three published credential-free servers live from their MCP Registry
+                      server.json (npm with npx, PyPI with uvx; uv pinned, installed into a
+                      temporary directory)
+  check-examples      build examples/ (TypeScript, Python, Rust servers) with their real SDKs,
+                      pinned, in a temporary directory; each must lint clean at strict and roll
+                      a failed workflow back through the proxy";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -66,6 +74,8 @@ fn main() -> ExitCode {
         ["check-proxy"] => proxy_check::check(&root),
         ["check-conformance"] => conformance_check::check(&root),
         ["check-spec-repo"] => spec_repo::check(&root),
+        ["check-server-json"] => server_json_check::check(&root),
+        ["check-examples"] => examples_check::check(&root),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

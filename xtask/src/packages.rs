@@ -370,17 +370,19 @@ fn pre_commit(root: &Path, tmp: &Path, tools: &Path, venv_bin: &Path) -> Result<
 }
 
 /// The JUnit report must satisfy the Jenkins xUnit schema and junitparser must read every
-/// case and failure back.
+/// case, failure and error (a file that cannot be read is an errored case) back.
 fn junit(root: &Path, tmp: &Path, tools: &Path, binary: &Path) -> Result<(), String> {
     let report = tmp.join("report.xml");
     let mut lint = Command::new(binary);
     lint.current_dir(root)
         .args(["lint", "--format", "json", "--output-file"])
         .arg(format!("junit={}", report.display()))
-        .args(["fixtures/invalid", "fixtures/valid", "fixtures/ci"]);
+        .args(["fixtures/invalid", "fixtures/valid", "fixtures/ci"])
+        .arg(tmp.join("no-such-tools.json"));
     let output = run(lint, RUN_TIMEOUT, "lint --output-file junit")?;
-    if output.status.code() != Some(1) {
-        return Err(output.failure("lint --output-file junit (expected exit 1)"));
+    // 2: the missing file is the worst outcome.
+    if output.status.code() != Some(2) {
+        return Err(output.failure("lint --output-file junit (expected exit 2)"));
     }
     let json: serde_json::Value =
         serde_json::from_str(&output.stdout).map_err(|e| format!("lint --format json: {e}"))?;
@@ -392,7 +394,8 @@ schema.validate(sys.argv[2])
 xml = junitparser.JUnitXml.fromfile(sys.argv[2])
 cases = [case for suite in xml for case in suite]
 failures = sum(1 for case in cases for r in case.result if isinstance(r, junitparser.Failure))
-print(len(cases), failures)
+errors = sum(1 for case in cases for r in case.result if isinstance(r, junitparser.Error))
+print(len(cases), failures, errors)
 "#;
     let mut python = Command::new(tools.join("bin/python"));
     python
@@ -407,13 +410,23 @@ print(len(cases), failures)
     let infos = json["summary"]["infos"].as_u64().unwrap_or(0) as usize;
     let files = json["summary"]["files"].as_u64().unwrap_or(0) as usize;
     let clean_files = files.saturating_sub(count_files_with_findings(&json));
-    let expected = [findings + clean_files, findings - infos];
-    if counts != expected {
+    let unread = json["sources"].as_array().map_or(0, |sources| {
+        sources
+            .iter()
+            .filter(|s| s["status"] == "unreadable")
+            .count()
+    });
+    let expected = [findings + clean_files + unread, findings - infos, unread];
+    if counts != expected || unread != 1 {
         return Err(format!(
-            "junitparser read (cases, failures) = {counts:?}, expected {expected:?}"
+            "junitparser read (cases, failures, errors) = {counts:?}, expected {expected:?} \
+             (and 1 unreadable source, {unread} reported)"
         ));
     }
-    println!("    {} cases, {} failures", expected[0], expected[1]);
+    println!(
+        "    {} cases, {} failures, {} errors",
+        expected[0], expected[1], expected[2]
+    );
     Ok(())
 }
 

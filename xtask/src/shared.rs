@@ -117,6 +117,11 @@ pub fn check(root: &Path) -> Result<(), String> {
 
     let results = sarif_validates(root, &data, &mut failures)?;
     println!("`lint --format sarif fixtures/` ({results} results) validates against SARIF 2.1.0");
+    let notifications = sarif_of_failed_servers_validates(root, &data, &mut failures)?;
+    println!(
+        "`lint --format sarif` of servers that failed ({notifications} notifications) validates \
+         against SARIF 2.1.0"
+    );
 
     census_shared(root)?;
 
@@ -200,8 +205,16 @@ fn captures_lint_without_errors(data: &Path, failures: &mut Vec<String>) -> Resu
     Ok(count)
 }
 
-/// `mcp-recovery lint --format sarif fixtures/` validates against the OASIS SARIF 2.1.0 schema.
-fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Result<usize, String> {
+/// The SARIF log of `mcp-recovery lint --format sarif ARGS` run in `dir`, which must exit with
+/// `expected`, checked against the OASIS SARIF 2.1.0 schema (rejections go to `failures`).
+fn sarif_of(
+    root: &Path,
+    data: &Path,
+    dir: &Path,
+    args: &[&str],
+    expected: i32,
+    failures: &mut Vec<String>,
+) -> Result<Value, String> {
     let schema = read_json(&data.join("sarif-schema-2.1.0.json"))?;
     let validator = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft4)
@@ -209,15 +222,17 @@ fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Resu
         .map_err(|e| format!("the SARIF schema does not compile: {e}"))?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = std::process::Command::new(cargo)
-        .current_dir(root)
-        .args(["run", "--quiet", "--locked", "-p", "mcp-recovery", "--"])
-        .args(["lint", "--format", "sarif", "fixtures"])
+        .current_dir(dir)
+        .args(["run", "--quiet", "--locked", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .args(["-p", "mcp-recovery", "--", "lint", "--format", "sarif"])
+        .args(args)
         .output()
         .map_err(|e| format!("cannot run mcp-recovery: {e}"))?;
-    // Exit 1: the invalid fixtures have findings, which is what this check needs.
-    if output.status.code() != Some(1) {
+    if output.status.code() != Some(expected) {
         return Err(format!(
-            "`mcp-recovery lint --format sarif fixtures` exited with {}: {}",
+            "`mcp-recovery lint --format sarif {}` exited with {} (expected {expected}): {}",
+            args.join(" "),
             output.status,
             String::from_utf8_lossy(&output.stderr)
         ));
@@ -226,10 +241,18 @@ fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Resu
         .map_err(|e| format!("the SARIF output is not JSON: {e}"))?;
     for error in validator.iter_errors(&sarif) {
         failures.push(format!(
-            "SARIF output rejected at {}: {error}",
+            "SARIF output of `lint {}` rejected at {}: {error}",
+            args.join(" "),
             error.instance_path()
         ));
     }
+    Ok(sarif)
+}
+
+/// `mcp-recovery lint --format sarif fixtures/` validates against the OASIS SARIF 2.1.0 schema.
+fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Result<usize, String> {
+    // Exit 1: the invalid fixtures have findings, which is what this check needs.
+    let sarif = sarif_of(root, data, root, &["fixtures"], 1, failures)?;
     let results = sarif
         .pointer("/runs/0/results")
         .and_then(Value::as_array)
@@ -238,6 +261,39 @@ fn sarif_validates(root: &Path, data: &Path, failures: &mut Vec<String>) -> Resu
         failures.push("the SARIF output of the invalid fixtures has no results".to_owned());
     }
     Ok(results)
+}
+
+/// The SARIF log of a client config whose servers fail to start, exit early or are disabled
+/// validates too, with `executionSuccessful: false` and a notification per server.
+fn sarif_of_failed_servers_validates(
+    root: &Path,
+    data: &Path,
+    failures: &mut Vec<String>,
+) -> Result<usize, String> {
+    let dir = crate::live::temp_dir("mcp-recovery-sarif")?;
+    let config = serde_json::json!({"mcpServers": {
+        "absent": {"command": "./no-such-server"},
+        "exits": {"command": "sh", "args": ["-c", "echo 'no token' >&2; exit 3"]},
+        "off": {"command": "sh", "disabled": true},
+    }});
+    std::fs::write(dir.path().join("mcp.json"), config.to_string())
+        .map_err(|e| format!("cannot write the client config: {e}"))?;
+    let args = ["--config", "mcp.json", "--all-servers"];
+    let sarif = sarif_of(root, data, dir.path(), &args, 2, failures)?;
+    let invocation = sarif.pointer("/runs/0/invocations/0");
+    if invocation.and_then(|i| i.get("executionSuccessful")) != Some(&Value::Bool(false)) {
+        failures.push("the SARIF of servers that failed says the run succeeded".to_owned());
+    }
+    let notifications = invocation
+        .and_then(|i| i.get("toolExecutionNotifications"))
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if notifications != 3 {
+        failures.push(format!(
+            "the SARIF of three servers not linted has {notifications} notifications"
+        ));
+    }
+    Ok(notifications)
 }
 
 /// The official MCP schema with the `$defs` of `drop_in` merged into its own (`ToolAnnotations`

@@ -695,7 +695,18 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
 /// Up to [`CensusOptions::threads`] workers each read, parse and lint one file at a time and send
 /// back only counters, so memory stays bounded by the largest files.
 pub fn census_paths(paths: &[PathBuf], options: &CensusOptions) -> Result<Census, CensusError> {
+    census_paths_observed(paths, options, |_, _| {})
+}
+
+/// [`census_paths`], calling `observe(done, total)` once the files are found (`done` 0) and
+/// after each file is counted: for a progress display.
+pub fn census_paths_observed(
+    paths: &[PathBuf],
+    options: &CensusOptions,
+    mut observe: impl FnMut(usize, usize),
+) -> Result<Census, CensusError> {
     let files = collect_files(paths)?;
+    observe(0, files.len());
     let mut builder = CensusBuilder::new(options)?;
     let threads = options.threads.clamp(1, files.len().max(1));
     let next = AtomicUsize::new(0);
@@ -718,8 +729,9 @@ pub fn census_paths(paths: &[PathBuf], options: &CensusOptions) -> Result<Census
             });
         }
         drop(sender);
-        for file in receiver {
+        for (done, file) in receiver.into_iter().enumerate() {
             builder.add_file(file);
+            observe(done + 1, files.len());
         }
     });
     builder.linter = linter;

@@ -390,6 +390,15 @@ fn census_paths_walks_json_files_and_matches_the_builder() {
             builder.add_path(&path);
         }
         assert_eq!(builder.finish(), c);
+
+        // The observer sees the total first, then each file once, and the same census.
+        let mut seen = Vec::new();
+        let observed = census_paths_observed(std::slice::from_ref(&dir.0), &options, |d, t| {
+            seen.push((d, t));
+        })
+        .unwrap();
+        assert_eq!(seen, [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]);
+        assert_eq!(observed, c);
     }
 
     // A file given by name is read whatever its extension.

@@ -121,9 +121,43 @@ pub fn normalize_file(file: &str) -> String {
 pub struct Baseline {
     /// How many findings of each key are accepted.
     entries: HashMap<Key, usize>,
-    /// The files linted so far: only their entries can be stale (a run over some files says
+    /// The files linted so far: their entries can be stale (a run over some files says
     /// nothing about the others).
     linted: HashSet<String>,
+    /// What the run covers as a whole (directories walked, `FILE#` of a client config whose
+    /// servers all ran): an entry under one of them whose file was not linted is stale too,
+    /// since the file is gone (deleted, renamed, no longer a document of the walk).
+    scopes: Vec<Scope>,
+}
+
+/// A part of the tree (or of a client config) the run covers entirely.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    /// A directory walked, normalized.
+    Dir(String),
+    /// `FILE#`: every server of a client config.
+    Prefix(String),
+}
+
+impl Scope {
+    /// Whether the normalized `file` lies in this scope.
+    fn covers(&self, file: &str) -> bool {
+        match self {
+            Self::Prefix(prefix) => file.starts_with(prefix.as_str()),
+            // Every relative path that does not climb out of the working directory.
+            Self::Dir(dir) if dir == "." => {
+                !(file == "-"
+                    || file.contains("://")
+                    || file.starts_with('/')
+                    || file == ".."
+                    || file.starts_with("../"))
+            }
+            Self::Dir(dir) if dir == "/" => file.starts_with('/'),
+            Self::Dir(dir) => file
+                .strip_prefix(dir.as_str())
+                .is_some_and(|rest| rest.starts_with('/')),
+        }
+    }
 }
 
 /// Baseline entries that matched no finding.
@@ -190,7 +224,21 @@ impl Baseline {
         Ok(Self {
             entries,
             linted: HashSet::new(),
+            scopes: Vec::new(),
         })
+    }
+
+    /// Says the run walks the directory `dir`: entries of files under it that are not linted
+    /// are stale.
+    pub fn cover_dir(&mut self, dir: &str) {
+        self.scopes.push(Scope::Dir(normalize_file(dir)));
+    }
+
+    /// Says the run lints every server of the client config `file` (named `FILE#NAME`): entries
+    /// of servers that are not linted are stale.
+    pub fn cover_servers_of(&mut self, file: &str) {
+        self.scopes
+            .push(Scope::Prefix(format!("{}#", normalize_file(file))));
     }
 
     /// Marks the findings of the document `file` that the baseline accepts as suppressed (each
@@ -213,7 +261,10 @@ impl Baseline {
         let mut keys: Vec<Key> = self
             .entries
             .iter()
-            .filter(|(key, _)| self.linted.contains(&key.file))
+            .filter(|(key, _)| {
+                self.linted.contains(&key.file)
+                    || self.scopes.iter().any(|scope| scope.covers(&key.file))
+            })
             .flat_map(|(key, left)| std::iter::repeat_n(key.clone(), *left))
             .collect();
         keys.sort();
@@ -362,6 +413,34 @@ mod tests {
         assert!(now[0].suppressed);
         let stale = baseline.stale();
         assert_eq!(stale.lines(), ["t.json a\\nb R101 /tools/0"]);
+    }
+
+    #[test]
+    fn entries_of_files_gone_from_a_covered_scope_are_stale() {
+        let doc = document(&[
+            finding("dir/kept.json", None, "R001", ""),
+            finding("dir/sub/gone.json", Some("a"), "R101", "/tools/0"),
+            finding("elsewhere/other.json", None, "R001", ""),
+            finding("../up.json", None, "R001", ""),
+            finding("cfg.json#gone", None, "R001", ""),
+            finding("cfg.json.bak#x", None, "R001", ""),
+        ]);
+        let mut baseline = Baseline::from_json(&doc).unwrap();
+        baseline.cover_dir("./dir/");
+        baseline.cover_servers_of("./cfg.json");
+        let mut kept = vec![finding("dir/kept.json", None, "R001", "")];
+        baseline.suppress("dir/kept.json", &mut kept);
+        assert_eq!(
+            baseline.stale().lines(),
+            ["cfg.json#gone - R001 ", "dir/sub/gone.json a R101 /tools/0"]
+        );
+        // The working directory covers every relative path inside it, and nothing outside.
+        baseline.cover_dir(".");
+        let lines = baseline.stale().lines();
+        assert!(lines.contains(&"elsewhere/other.json - R001 ".to_owned()));
+        assert!(!lines.iter().any(|l| l.starts_with("../")), "{lines:?}");
+        assert!(Scope::Dir("/".into()).covers("/x/a.json"));
+        assert!(!Scope::Dir("dir".into()).covers("dirt/a.json"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Linter and toolkit for MCP tool recovery metadata (SEP-3172 and dev.chronomcp/compensate).
 #[derive(Debug, Parser)]
@@ -39,14 +39,15 @@ pub struct Cli {
 
 impl Cli {
     /// Requirements clap lets through when a path is also given (a conflicting argument lifts
-    /// `requires`): `--header` needs `--url`, a command after `--` needs `--stdio`.
-    pub fn check_server_args(&self) {
-        let server = match &self.command {
-            Command::Lint(args) => &args.server,
-            Command::Fetch(args) => &args.server,
-            Command::Suggest(args) => &args.server,
-            Command::Profile(args) => &args.server,
-            Command::Rollback(args) => &args.server,
+    /// `requires`): `--header` needs `--url`, a command after `--` needs `--stdio`. `command` is
+    /// the parsed command line's (its colours and usage lines are those of the run).
+    pub fn check_server_args(&self, command: &mut clap::Command) {
+        let (name, server) = match &self.command {
+            Command::Lint(args) => ("lint", &args.server),
+            Command::Fetch(args) => ("fetch", &args.server),
+            Command::Suggest(args) => ("suggest", &args.server),
+            Command::Profile(args) => ("profile", &args.server),
+            Command::Rollback(args) => ("rollback", &args.server),
             _ => return,
         };
         let problem = if !server.headers.is_empty() && server.url.is_none() {
@@ -57,8 +58,12 @@ impl Cli {
             None
         };
         if let Some(problem) = problem {
-            // Exits with clap's usage status (2).
-            Self::command()
+            // Exits with clap's usage status (2), under the subcommand's usage line.
+            let command = match command.find_subcommand_mut(name) {
+                Some(sub) => sub,
+                None => command,
+            };
+            command
                 .error(clap::error::ErrorKind::ArgumentConflict, problem)
                 .exit();
         }
@@ -313,7 +318,7 @@ pub struct ServerArgs {
     pub command: Vec<String>,
 }
 
-/// How `census --live` reaches the servers of a client config.
+/// How `census --live` and `census --server-json` reach their servers (`fetching`: either flag).
 #[derive(Debug, Clone, Args)]
 pub struct ConfigServerArgs {
     /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
@@ -322,21 +327,21 @@ pub struct ConfigServerArgs {
     pub inputs: Vec<String>,
 
     /// Give up on a request to a server after this many seconds (1 to 86400).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "live",
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "fetching",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 
     /// Give up on a server after this many seconds in all (1 to 86400).
-    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "live",
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "fetching",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub total_timeout: u64,
 
     /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json.
-    #[arg(long, value_name = "DIR", requires = "live", value_parser = written_path)]
+    #[arg(long, value_name = "DIR", requires = "fetching", value_parser = written_path)]
     pub save: Option<PathBuf>,
 
     /// Say on stderr which protocol revision each server spoke.
-    #[arg(long, short, requires = "live")]
+    #[arg(long, short, requires = "fetching")]
     pub verbose: bool,
 }
 
@@ -410,6 +415,17 @@ pub struct LintArgs {
     #[arg(long, conflicts_with = "config")]
     pub isolated: bool,
 
+    /// Show no progress on stderr (it is only ever drawn on a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Lint the servers an MCP Registry `server.json` declares (or every one in a directory):
+    /// each package started with npx, uvx or docker, each remote over Streamable HTTP. Values
+    /// come from the entry, then the environment, then the default.
+    #[arg(long, value_name = "FILE|DIR",
+          conflicts_with_all = ["paths", "stdio", "url", "servers", "all_servers"])]
+    pub server_json: Option<PathBuf>,
+
     /// A live server to lint instead of files.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -482,4 +498,78 @@ pub struct FetchArgs {
     /// The server to fetch from.
     #[command(flatten)]
     pub server: ServerArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// The flags a help text spells out (`--key FILE`, `--stdio -- CMD`), `--` itself left out.
+    fn flags_in(text: &str) -> Vec<String> {
+        let mut flags = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("--") {
+            let after = &rest[at + 2..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            let starts_word = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric());
+            if starts_word && !name.is_empty() {
+                flags.push(name.clone());
+            }
+            rest = &after[name.len()..];
+        }
+        flags
+    }
+
+    /// A summary that shows how to call a command (as the top-level help lists them) names only
+    /// flags that command has: it cannot drift from the command's own usage line.
+    #[test]
+    fn summaries_name_only_flags_their_command_has() {
+        let mut root = Cli::command();
+        root.build();
+        let global: Vec<String> = root
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_owned))
+            .chain(["help".to_owned(), "version".to_owned()])
+            .collect();
+        // `help` mirrors every command without its arguments.
+        let children = |command: &clap::Command| -> Vec<clap::Command> {
+            command
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .cloned()
+                .collect()
+        };
+        let mut commands = children(&root);
+        while let Some(command) = commands.pop() {
+            commands.extend(children(&command));
+            let own: Vec<&str> = command
+                .get_arguments()
+                .filter_map(|a| a.get_long())
+                .collect();
+            let texts = [command.get_about(), command.get_long_about()];
+            for text in texts.into_iter().flatten() {
+                let text = text.to_string();
+                // A usage line is clap's to write, from the arguments themselves.
+                assert!(
+                    !text.contains("[OPTIONS]")
+                        && !text.contains(&format!("`{} ", command.get_name())),
+                    "`{}` spells out a usage line of its own: {text}",
+                    command.get_name()
+                );
+                for flag in flags_in(&text) {
+                    assert!(
+                        own.contains(&flag.as_str()) || global.contains(&flag),
+                        "`{}` names --{flag}, which it does not have",
+                        command.get_name()
+                    );
+                }
+            }
+        }
+        assert_eq!(flags_in("a --key FILE -- CMD x--y"), ["key"]);
+    }
 }

@@ -99,7 +99,7 @@ pub fn report(failure: &Failure) {
 }
 
 /// `text` with each line made inert (the line breaks between them kept).
-fn inert_lines(text: &str) -> String {
+pub fn inert_lines(text: &str) -> String {
     text.split('\n')
         .map(|line| escape_controls(line))
         .collect::<Vec<_>>()

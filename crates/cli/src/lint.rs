@@ -16,7 +16,10 @@ use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
 use crate::overlay_cmd::LoadedOverlay;
 use crate::overrides::Scopes;
+use crate::progress::{self, Progress};
 use crate::render::{self, Finding, Region, Source, Style, Summary};
+use crate::server_json;
+use crate::sources::{Kind, SourceReport, Status};
 
 /// Settings of one run after merging the config file and the flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +158,11 @@ impl Sink {
         result.map_err(|e| self.error(e))
     }
 
+    fn source(&mut self, source: &SourceReport) -> Result<(), Failure> {
+        let result = self.renderer.source(&mut self.out, source);
+        result.map_err(|e| self.error(e))
+    }
+
     fn finish(&mut self, summary: &Summary) -> Result<(), Failure> {
         let result = self
             .renderer
@@ -180,6 +188,9 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         Some(path) => Some(Baseline::load(path)?),
         None => None,
     };
+    if let Some(baseline) = &mut baseline {
+        cover(baseline, args);
+    }
     let mut sinks = vec![Sink {
         renderer: render::renderer(args.format, Style::detect()),
         out: Box::new(std::io::stdout().lock()),
@@ -191,7 +202,22 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     let mut summary = Summary::default();
     // Only kept when a baseline is to be written.
     let mut all_findings = Vec::new();
-    let mut document = |name: &str, source: Option<&Source<'_>>, tools, diagnostics, live| {
+    // How many sources of each kind failed (a file or a server).
+    let mut unlinted = Unlinted::default();
+    let mut document = |name: &str, kind: Kind, outcome: Result<Document<'_>, SourceReport>| {
+        let Document {
+            source,
+            tools,
+            diagnostics,
+            protocol,
+        } = match outcome {
+            Ok(document) => document,
+            Err(report) => {
+                unlinted.count(&report);
+                return sinks.iter_mut().try_for_each(|sink| sink.source(&report));
+            }
+        };
+        let live = kind.live();
         let mut findings = findings(name, diagnostics, live);
         scopes.apply(&mut findings, |finding| {
             (
@@ -209,12 +235,17 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             }
         }
         summary.add(tools, &findings, live);
-        sinks
-            .iter_mut()
-            .try_for_each(|sink| sink.document(name, source, &findings))
+        let counted = findings.iter().filter(|f| !f.suppressed).count();
+        let report = SourceReport {
+            protocol,
+            ..SourceReport::linted(name, kind, tools, Some(counted))
+        };
+        sinks.iter_mut().try_for_each(|sink| {
+            sink.document(name, source, &findings)?;
+            sink.source(&report)
+        })
     };
 
-    let mut unlinted = 0;
     let overlay = args
         .overlay
         .as_deref()
@@ -222,15 +253,36 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
         .transpose()?;
     let mut overlay_findings = None;
 
-    if let Some(servers) = live::servers(&args.server, args.config.as_deref())? {
-        // One section per server; one that cannot be reached is reported and the rest still run.
-        let several = servers.len() > 1;
+    let servers = match &args.server_json {
+        Some(path) => {
+            let base = live::options(&args.server)?;
+            Some(server_json::with_real_host(|host| {
+                server_json::load(path, &base, host)
+            })?)
+        }
+        None => live::server_sources(&args.server, args.config.as_deref())?,
+    };
+    if let Some((servers, skipped)) = servers {
+        for report in skipped {
+            document(&report.name.clone(), report.kind, Err(report))?;
+        }
+        // One section per server; one that cannot be reached is reported and the rest still run
+        // (always for a registry entry, whose packages are sources of one file).
+        let several = servers.len() > 1 || args.server_json.is_some();
+        let progress = Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
         for server in &servers {
-            let (fetched, server_name) = match server.fetch_named(args.server.verbose) {
+            progress.say(format!("starting {}", server.name()));
+            let fetched = server.fetch_full(args.server.verbose);
+            progress.step();
+            let live::Fetched {
+                tools: fetched,
+                server_name,
+                protocol,
+            } = match fetched {
                 Ok(fetched) => fetched,
                 Err(error) if several => {
-                    live::report(server, error);
-                    unlinted += 1;
+                    let report = progress.suspend(|| live::report(server, error));
+                    progress.suspend(|| document(&server.name(), server.kind(), Err(report)))?;
                     continue;
                 }
                 Err(error) => return Err(Failure::server(server.name())(error)),
@@ -253,7 +305,14 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
                 None => linter.lint_source(&bytes),
             };
             let source = Source::new(&bytes);
-            document(&name, Some(&source), tools, diagnostics, true)?;
+            let linted = Document {
+                source: Some(&source),
+                tools,
+                diagnostics,
+                protocol: Some(protocol),
+            };
+            // The report may go to the same terminal: the progress line steps aside.
+            progress.suspend(|| document(&name, server.kind(), Ok(linted)))?;
         }
     } else {
         let paths = if args.paths.is_empty() {
@@ -274,8 +333,32 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             Some(_) => 1,
             None => std::thread::available_parallelism().map_or(1, usize::from),
         };
+        let several = inputs.len() > 1;
         let lint = |input: &inputs::Input| -> Result<Linted, Failure> {
-            let source = input.read()?;
+            let kind = match input {
+                inputs::Input::Stdin => Kind::Stdin,
+                inputs::Input::File(_) => Kind::File,
+            };
+            // With several inputs, one that cannot be read is reported and the rest still run.
+            let source = match input.read() {
+                Ok(source) => source,
+                Err(failure) if several => {
+                    crate::errors::report(&failure);
+                    return Ok(Linted {
+                        name: input.display(),
+                        kind,
+                        source: Vec::new(),
+                        report: Err(SourceReport::not_linted(
+                            &input.display(),
+                            kind,
+                            Status::Unreadable,
+                            &failure.to_string(),
+                        )),
+                        overlay: None,
+                    });
+                }
+                Err(failure) => return Err(failure),
+            };
             let (report, overlay) = match &overlay {
                 Some(overlay) => {
                     let both =
@@ -286,8 +369,9 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             };
             Ok(Linted {
                 name: input.display(),
+                kind,
                 source,
-                report,
+                report: Ok(report),
                 overlay,
             })
         };
@@ -298,18 +382,33 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
             if linted.overlay.is_some() {
                 overlay_findings = linted.overlay;
             }
-            let Report { tools, diagnostics } = linted.report;
+            let Report { tools, diagnostics } = match linted.report {
+                Ok(report) => report,
+                Err(unreadable) => return document(&linted.name, linted.kind, Err(unreadable)),
+            };
             // Indexed once per document, and only when a finding points into it.
             let source = diagnostics
                 .iter()
                 .any(|d| d.span.is_some())
                 .then(|| Source::new(&linted.source));
-            document(&linted.name, source.as_ref(), tools, diagnostics, false)
+            let linted_document = Document {
+                source: source.as_ref(),
+                tools,
+                diagnostics,
+                protocol: None,
+            };
+            document(&linted.name, linted.kind, Ok(linted_document))
         })?;
     }
     if let (Some(overlay), Some(report)) = (&overlay, overlay_findings) {
         let source = Source::new(overlay.text.as_bytes());
-        document(&overlay.shown, Some(&source), 0, report.diagnostics, false)?;
+        let overlay_document = Document {
+            source: Some(&source),
+            tools: 0,
+            diagnostics: report.diagnostics,
+            protocol: None,
+        };
+        document(&overlay.shown, Kind::Overlay, Ok(overlay_document))?;
     }
     for sink in &mut sinks {
         sink.finish(&summary)?;
@@ -360,9 +459,19 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     ]
     .into_iter()
     .any(|(severity, count)| count > 0 && fails(severity, settings.deny_warnings));
-    if unlinted > 0 {
-        // The worst outcome wins: a server that could not be linted fails the run with 2.
-        eprintln!("error: {unlinted} server(s) could not be linted");
+    if summary.files + summary.servers == 0 && args.server_json.is_some() {
+        // Every entry was skipped: nothing was checked, which is no pass.
+        eprintln!("error: no server of the server.json could be linted");
+        return Ok(ExitCode::from(2));
+    }
+    if unlinted.servers + unlinted.files > 0 {
+        // The worst outcome wins: a source that could not be linted fails the run with 2.
+        if unlinted.servers > 0 {
+            eprintln!("error: {} server(s) could not be linted", unlinted.servers);
+        }
+        if unlinted.files > 0 {
+            eprintln!("error: {} file(s) could not be read", unlinted.files);
+        }
         return Ok(ExitCode::from(2));
     }
     Ok(if failing || !stale.0.is_empty() {
@@ -372,12 +481,67 @@ pub fn run(args: &LintArgs) -> Result<ExitCode, Failure> {
     })
 }
 
+/// Tells the baseline what the run covers as a whole: the directories it walks, or every server
+/// of a client config under `--all-servers`.
+fn cover(baseline: &mut Baseline, args: &LintArgs) {
+    if live::names_config_servers(&args.server) {
+        if let (true, Some(config)) = (args.server.all_servers, &args.config) {
+            baseline.cover_servers_of(&escape_controls(&config.display().to_string()));
+        }
+        return;
+    }
+    if args.server.stdio || args.server.url.is_some() || args.server_json.is_some() {
+        return;
+    }
+    if args.paths.is_empty() {
+        baseline.cover_dir(".");
+    }
+    for path in args.paths.iter().filter(|path| path.is_dir()) {
+        baseline.cover_dir(&inputs::Input::File(path.clone()).display());
+    }
+}
+
+/// One linted document, as the renderers get it.
+struct Document<'a> {
+    /// Its text, when a finding points into it.
+    source: Option<&'a Source<'a>>,
+    /// How many tools it lists.
+    tools: usize,
+    /// The validator's findings.
+    diagnostics: Vec<mcp_recovery_validator::Diagnostic>,
+    /// The protocol revision a live server spoke.
+    protocol: Option<String>,
+}
+
+/// How many sources failed, by kind.
+#[derive(Debug, Default)]
+struct Unlinted {
+    servers: usize,
+    files: usize,
+}
+
+impl Unlinted {
+    fn count(&mut self, report: &SourceReport) {
+        if !report.status.failed() {
+            return;
+        }
+        if report.kind.live() {
+            self.servers += 1;
+        } else {
+            self.files += 1;
+        }
+    }
+}
+
 /// One file, read and linted by a worker.
 struct Linted {
     /// Its name as shown (already inert).
     name: String,
+    /// A file or stdin.
+    kind: Kind,
     source: Vec<u8>,
-    report: Report,
+    /// The findings, or why the file could not be read.
+    report: Result<Report, SourceReport>,
     /// The overlay's findings, when `--overlay` applies to it.
     overlay: Option<Report>,
 }

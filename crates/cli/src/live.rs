@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::Failure;
 use crate::cli::ServerArgs;
 use crate::client_config::{self, ClientConfig};
+use crate::sources::{Kind, SourceReport, Status};
 
 /// A server named by the flags, ready to be fetched.
 #[derive(Debug, Clone)]
@@ -21,10 +22,23 @@ pub struct Server {
     options: Options,
     /// How it is named in output, made inert.
     name: String,
+    /// Where it was named (the flags, a client config, a registry entry).
+    kind: Kind,
+}
+
+/// What a fetch brought back.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The complete tools/list result, all pages merged.
+    pub tools: Value,
+    /// The name the server gives itself (`serverInfo.name`), if any.
+    pub server_name: Option<String>,
+    /// The protocol revision spoken.
+    pub protocol: String,
 }
 
 /// The client options of the flags: limits and the `--env` of a stdio server.
-fn options(args: &ServerArgs) -> Result<Options, Failure> {
+pub fn options(args: &ServerArgs) -> Result<Options, Failure> {
     let env = args
         .env
         .iter()
@@ -64,10 +78,12 @@ impl Server {
     /// A server named by its target, shown as [`default_name`].
     pub fn new(target: Target, options: Options) -> Self {
         let name = escape_controls(&default_name(&target)).into_owned();
+        let kind = Kind::of_target(&target);
         Self {
             target,
             options,
             name,
+            kind,
         }
     }
 
@@ -97,6 +113,7 @@ impl Server {
         };
         let name = args.name.clone().unwrap_or_else(|| default_name(&target));
         Ok(Some(Self {
+            kind: Kind::of_target(&target),
             target,
             options: options(args)?,
             name: escape_controls(&name).into_owned(),
@@ -107,6 +124,21 @@ impl Server {
     /// made inert: `--name`, the config's `FILE#NAME`, else [`default_name`].
     pub fn name(&self) -> String {
         self.name.clone()
+    }
+
+    /// A server named `name` (made inert here), found in a source of `kind`.
+    pub fn named(target: Target, options: Options, name: &str, kind: Kind) -> Self {
+        Self {
+            target,
+            options,
+            name: escape_controls(name).into_owned(),
+            kind,
+        }
+    }
+
+    /// Where the server was named.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// Where the server is.
@@ -128,6 +160,12 @@ impl Server {
 
     /// [`Self::fetch`], with the name the server gives itself (`serverInfo.name`), if any.
     pub fn fetch_named(&self, verbose: bool) -> Result<(Value, Option<String>), ClientError> {
+        self.fetch_full(verbose)
+            .map(|fetched| (fetched.tools, fetched.server_name))
+    }
+
+    /// [`Self::fetch_named`], with the protocol revision spoken.
+    pub fn fetch_full(&self, verbose: bool) -> Result<Fetched, ClientError> {
         let mut connection = Connection::open(&self.target, &self.options)?;
         if verbose {
             eprintln!(
@@ -138,13 +176,18 @@ impl Server {
             );
         }
         let tools = connection.list_tools();
-        let name = connection
+        let server_name = connection
             .initialize_result()
             .pointer("/serverInfo/name")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        let protocol = connection.protocol_version().to_owned();
         connection.close();
-        Ok((tools?, name))
+        Ok(Fetched {
+            tools: tools?,
+            server_name,
+            protocol,
+        })
     }
 }
 
@@ -157,9 +200,20 @@ pub fn names_config_servers(args: &ServerArgs) -> bool {
 /// The servers the flags name: one from `--stdio`/`--url`, or those of the client config
 /// `config` picked by `--server`/`--all-servers`. `None`: no server (lint files instead).
 pub fn servers(args: &ServerArgs, config: Option<&Path>) -> Result<Option<Vec<Server>>, Failure> {
+    Ok(server_sources(args, config)?.map(|(servers, _)| servers))
+}
+
+/// The servers to run, and a report for each server skipped.
+pub type Servers = (Vec<Server>, Vec<SourceReport>);
+
+/// [`servers`], with a report for each server skipped.
+pub fn server_sources(
+    args: &ServerArgs,
+    config: Option<&Path>,
+) -> Result<Option<Servers>, Failure> {
     if !names_config_servers(args) {
         let server = Server::from_args(args)?;
-        return Ok(server.map(|s| vec![s]));
+        return Ok(server.map(|s| (vec![s], Vec::new())));
     }
     let Some(file) = config else {
         return Err(Failure::Usage(
@@ -167,7 +221,7 @@ pub fn servers(args: &ServerArgs, config: Option<&Path>) -> Result<Option<Vec<Se
         ));
     };
     let base = options(args)?;
-    configured(file, &args.inputs, &args.servers, &base).map(Some)
+    configured_sources(file, &args.inputs, &args.servers, &base).map(Some)
 }
 
 /// The servers of the client config `file`: those named, or all enabled ones when `names` is
@@ -178,6 +232,16 @@ pub fn configured(
     names: &[String],
     base: &Options,
 ) -> Result<Vec<Server>, Failure> {
+    configured_sources(file, inputs, names, base).map(|(servers, _)| servers)
+}
+
+/// [`configured`], with a report for each server skipped (disabled in the config).
+pub fn configured_sources(
+    file: &Path,
+    inputs: &[String],
+    names: &[String],
+    base: &Options,
+) -> Result<Servers, Failure> {
     let inputs: BTreeMap<String, String> = inputs
         .iter()
         .map(|spec| parse_pair(spec, "--input", "ID=VALUE"))
@@ -193,19 +257,25 @@ pub fn configured(
         names.to_vec()
     };
     let mut servers = Vec::new();
+    let mut skipped = Vec::new();
     for name in &wanted {
         let server = config.server(name).map_err(Failure::ClientConfig)?;
         if server.disabled && names.is_empty() {
-            eprintln!(
-                "note: server {}#{name} is disabled in the config; skipped",
-                file.display()
-            );
+            let shown = escape_controls(&format!("{}#{name}", file.display())).into_owned();
+            eprintln!("note: server {shown} is disabled in the config; skipped");
+            skipped.push(SourceReport::not_linted(
+                &shown,
+                Kind::Config,
+                Status::Skipped,
+                "disabled in the config",
+            ));
             continue;
         }
         servers.push(Server {
             options: client_config::options_for(&server, base),
             target: server.target,
             name: escape_controls(&format!("{}#{}", file.display(), server.name)).into_owned(),
+            kind: Kind::Config,
         });
     }
     if servers.is_empty() {
@@ -214,7 +284,7 @@ pub fn configured(
             file.display()
         )));
     }
-    Ok(servers)
+    Ok((servers, skipped))
 }
 
 /// Pretty JSON text of a fetched document, ending in a newline: what live lint reads (so that
@@ -258,10 +328,17 @@ pub fn save(path: &Path, text: &str) -> Result<(), Failure> {
     })
 }
 
-/// Prints why a server could not be linted (its stderr tail under the message), on stderr.
-pub fn report(server: &Server, error: ClientError) {
-    let failure = Failure::server(server.name())(error);
-    eprintln!("error: {failure}");
+/// Prints why a server could not be linted (its stderr tail under the message), on stderr, and
+/// returns the same as the server's report for the machine formats.
+pub fn report(server: &Server, error: ClientError) -> SourceReport {
+    let report = SourceReport::not_linted(
+        &server.name,
+        server.kind,
+        Status::of_error(&error),
+        &error.to_string(),
+    );
+    crate::errors::report(&Failure::server(server.name())(error));
+    report
 }
 
 /// The name of a server without anything that may be secret: `stdio:PROGRAM` (the arguments and

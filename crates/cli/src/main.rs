@@ -28,12 +28,15 @@ mod overlay_cmd;
 mod overrides;
 mod plan_cmd;
 mod profile_cmd;
+mod progress;
 mod proxy_cmd;
 mod proxy_http;
 mod render;
 mod rollback_cmd;
 mod rules_cmd;
 mod schema_cmd;
+mod server_json;
+mod sources;
 mod spec_repo_cmd;
 mod suggest;
 mod suggest_cmd;
@@ -46,21 +49,26 @@ use crate::cli::{Cli, Command};
 use crate::errors::Failure;
 use crate::render::pretty;
 
-/// The command line, with clap's own help, usage and errors coloured as `--color` says.
+/// The command line, with clap's own help, usage and errors coloured as `--color` says; the
+/// errors found after parsing (`Cli::check_server_args`) are coloured the same way.
 fn parse() -> Cli {
     let choice = match color::requested(std::env::args_os()) {
         Some(color::ColorWhen::Always) => clap::ColorChoice::Always,
         Some(color::ColorWhen::Never) => clap::ColorChoice::Never,
         _ => clap::ColorChoice::Auto,
     };
-    let matches = Cli::command().color(choice).get_matches();
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
+    let mut command = Cli::command().color(choice);
+    let matches = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .unwrap_or_else(|e| e.exit());
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit());
+    cli.check_server_args(&mut command);
+    cli
 }
 
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors (and 0 for --help/--version), as the contract wants.
     let cli = parse();
-    cli.check_server_args();
     errors::exit_2_on_panic();
     color::init(cli.color);
     inputs::set_policy(inputs::ReadPolicy {

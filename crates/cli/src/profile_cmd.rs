@@ -13,6 +13,7 @@ use crate::cli::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
 use crate::overlay_cmd::{LoadedOverlay, escape};
+use crate::sources::{SourceReport, Status};
 use crate::{Failure, pretty};
 
 /// Arguments of `profile`.
@@ -27,6 +28,11 @@ pub struct ProfileArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ProfileFormat::Human)]
     pub format: ProfileFormat,
+    /// Profile the servers an MCP Registry `server.json` declares (or every one in a
+    /// directory): packages started with npx, uvx or docker, remotes over Streamable HTTP. The
+    /// JSON output is then `{"profiles": [...], "sources": [...]}`.
+    #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["input", "stdio", "url", "overlay"])]
+    pub server_json: Option<PathBuf>,
     /// A live server to profile.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -43,6 +49,9 @@ pub enum ProfileFormat {
 
 /// Runs `profile`.
 pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
+    if let Some(path) = &args.server_json {
+        return run_server_json(args, path);
+    }
     let overlay = args
         .overlay
         .as_deref()
@@ -82,6 +91,82 @@ pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
         ProfileFormat::Human => write!(out, "{}", render(&profile))?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `profile --server-json`: every server the entries declare, profiled, and what became of each
+/// (exit 2 when one could not be fetched, or none was).
+fn run_server_json(args: &ProfileArgs, path: &std::path::Path) -> Result<ExitCode, Failure> {
+    let base = live::options(&args.server)?;
+    let (servers, mut sources) =
+        crate::server_json::with_real_host(|host| crate::server_json::load(path, &base, host))?;
+    let mut profiles = Vec::new();
+    for server in &servers {
+        let fetched = match server.fetch_full(args.server.verbose) {
+            Ok(fetched) => fetched,
+            Err(error) => {
+                sources.push(live::report(server, error));
+                continue;
+            }
+        };
+        let name = server.name();
+        let tools = match locate_tools(&fetched.tools) {
+            Ok(located) => located.tools,
+            Err(e) => {
+                let reason = format!("the tools/list is not a list of tools: {e}");
+                eprintln!("error: server {name}: {reason}");
+                sources.push(SourceReport::not_linted(
+                    &name,
+                    server.kind(),
+                    Status::ProtocolError,
+                    &reason,
+                ));
+                continue;
+            }
+        };
+        sources.push(SourceReport {
+            protocol: Some(fetched.protocol),
+            ..SourceReport::linted(&name, server.kind(), tools.len(), None)
+        });
+        profiles.push((name, profile_tools(tools)));
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        ProfileFormat::Json => {
+            let mut records = Vec::new();
+            for (name, profile) in &profiles {
+                let mut record = serde_json::to_value(profile)
+                    .map_err(|e| Failure::Usage(format!("cannot serialize the profiles: {e}")))?;
+                if let Some(object) = record.as_object_mut() {
+                    object.insert("source".into(), name.clone().into());
+                }
+                records.push(record);
+            }
+            let sources: Vec<_> = sources.iter().map(SourceReport::to_json).collect();
+            let document = serde_json::json!({ "profiles": records, "sources": sources });
+            writeln!(out, "{}", pretty(&document, "the profiles")?)?;
+        }
+        ProfileFormat::Human => {
+            for (i, (name, profile)) in profiles.iter().enumerate() {
+                let gap = if i > 0 { "\n" } else { "" };
+                write!(out, "{gap}{name}:\n{}", render(profile))?;
+            }
+            for source in sources.iter().filter(|s| s.status != Status::Linted) {
+                writeln!(
+                    out,
+                    "\nnot profiled: {} ({}): {}",
+                    source.name,
+                    source.status.as_str(),
+                    source.reason()
+                )?;
+            }
+        }
+    }
+    let failed = sources.iter().any(|s| s.status.failed());
+    Ok(if failed || profiles.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// One row per tool (`yes` or `-` per profile), the server's line, then every gap.

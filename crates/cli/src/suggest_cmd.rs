@@ -15,6 +15,7 @@ use crate::cli::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
 use crate::overlay_cmd::escape;
+use crate::progress::{self, Progress};
 use crate::suggest::{Confidence, Skipped, Suggestions, suggest};
 use crate::{Failure, pretty};
 
@@ -33,6 +34,9 @@ pub struct SuggestArgs {
     /// Leave out suggestions below this confidence.
     #[arg(long, value_enum, default_value_t = ConfidenceArg::Medium)]
     pub min_confidence: ConfidenceArg,
+    /// Show no progress on stderr (it is only ever drawn on a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
     /// A live server to draft the overlay for.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -59,9 +63,11 @@ pub enum ConfidenceArg {
 /// Runs `suggest`: the overlay on stdout (or `--out`), one line per suggestion and per pair left
 /// out on stderr.
 pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
+    let progress = Progress::spinner(progress::wanted(args.quiet));
     let (document, server_name, shown) = match live::Server::from_args(&args.server)? {
         Some(server) => {
             let shown = server.name();
+            progress.say(format!("starting {shown}"));
             let (document, name) = server
                 .fetch_named(args.server.verbose)
                 .map_err(Failure::server(shown.clone()))?;
@@ -84,9 +90,15 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
         ConfidenceArg::Medium => Confidence::Medium,
         ConfidenceArg::High => Confidence::High,
     };
+    progress.say(format!("drafting recovery for {} tool(s)", tools.len()));
     let mut found = suggest(&tools);
     found.suggestions.retain(|s| s.confidence >= minimum);
+    progress.say(format!(
+        "linting the draft of {} suggestion(s)",
+        found.suggestions.len()
+    ));
     keep_clean(&mut found, &document, server_name.as_deref())?;
+    drop(progress);
 
     let format = match (args.format, &args.out) {
         (Some(OverlayFormatArg::Toml), _) => OverlayFormat::Toml,

@@ -322,6 +322,49 @@ fn baseline_accepts_known_findings_and_fails_on_stale_ones() {
     assert_eq!(code(&output), 0, "{output:?}");
 }
 
+/// A file that is gone from a directory the run walks (deleted, renamed, no longer JSON) leaves
+/// its entries unmatched: they are stale like any other, so the baseline shrinks.
+#[test]
+fn entries_of_a_deleted_file_are_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers");
+    std::fs::create_dir(&servers).unwrap();
+    let broken = root().join("fixtures/invalid/R101/typo-in-operation-id.json");
+    for name in ["a.json", "b.json"] {
+        std::fs::copy(&broken, servers.join(name)).unwrap();
+    }
+    let output = run_in(
+        dir.path(),
+        &["lint", "--write-baseline", "baseline.json", "servers"],
+    );
+    assert_eq!(code(&output), 0, "{output:?}");
+    let lint = |args: &[&str]| {
+        let mut full = vec!["lint", "--baseline", "baseline.json"];
+        full.extend_from_slice(args);
+        let output = run_in(dir.path(), &full);
+        (code(&output), String::from_utf8(output.stderr).unwrap())
+    };
+    assert_eq!(lint(&["servers"]).0, 0);
+    std::fs::remove_file(servers.join("b.json")).unwrap();
+    for walked in ["servers", "./servers/"] {
+        let (status, stderr) = lint(&[walked]);
+        assert_eq!(status, 1, "{walked}: {stderr}");
+        assert!(
+            stderr.contains("1 entry of baseline.json no longer matches a finding")
+                && stderr.contains("servers/b.json create_invoice R101"),
+            "{stderr}"
+        );
+    }
+    // Renamed: the old name's entry is stale, the new name's finding is new.
+    std::fs::rename(servers.join("a.json"), servers.join("c.json")).unwrap();
+    let (status, stderr) = lint(&["servers"]);
+    assert_eq!(status, 1);
+    assert!(stderr.contains("2 entries of baseline.json"), "{stderr}");
+    // A run naming one file still says nothing about the others.
+    std::fs::rename(servers.join("c.json"), servers.join("a.json")).unwrap();
+    assert_eq!(lint(&["servers/a.json"]).0, 0);
+}
+
 #[test]
 fn bad_baselines_are_errors_naming_the_place() {
     let dir = tempfile::tempdir().unwrap();

@@ -517,3 +517,174 @@ fn values_substituted_into_arguments_and_urls_never_show() {
         run(&["census", "--live", "mcp.json", "--format", format]);
     }
 }
+
+/// Every server of a config appears once in every machine format, linted or with the reason it
+/// was not (failed to start, timed out, broke the protocol, skipped), and the run exits 2.
+#[test]
+fn every_source_is_accounted_for_in_every_format() {
+    let config = json!({"mcpServers": {
+        "good": stdio("2025-11-25"),
+        "broken": {"command": "sh", "args": ["-c", "echo 'missing API key' >&2; exit 3"]},
+        "garbage": {"command": "sh", "args": ["-c", "read l; echo 'not json'"]},
+        "slow": {"command": "sleep", "args": ["30"]},
+        "off": {"command": "sh", "disabled": true},
+    }});
+    let dir = workspace(&config);
+    let failed = [
+        ("broken", "failed-to-start"),
+        ("garbage", "protocol-error"),
+        ("slow", "timed-out"),
+    ];
+    let run = |format: &str| {
+        let output = run_in(
+            dir.path(),
+            &[
+                "lint",
+                "--config",
+                "mcp.json",
+                "--all-servers",
+                "--total-timeout",
+                "1",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(code(&output), 2, "{format}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+
+    let report: Value = serde_json::from_str(&run("json")).unwrap();
+    common::assert_lint_report(&report);
+    let sources = report["sources"].as_array().unwrap();
+    let status = |name: &str| {
+        let source = sources
+            .iter()
+            .find(|s| s["name"] == format!("mcp.json#{name}"))
+            .unwrap_or_else(|| panic!("{name} missing: {report}"));
+        assert_eq!(source["kind"], "config");
+        source.clone()
+    };
+    assert_eq!(sources.len(), 5, "{report}");
+    let good = status("good");
+    assert_eq!(
+        (
+            &good["status"],
+            &good["protocol"],
+            &good["tools"],
+            &good["findings"]
+        ),
+        (&json!("linted"), &json!("2025-11-25"), &json!(1), &json!(1))
+    );
+    assert!(good["error"].is_null());
+    for (name, expected) in failed {
+        let source = status(name);
+        assert_eq!(source["status"], expected, "{source}");
+        assert!(source["error"].as_str().unwrap().len() > 10, "{source}");
+        assert!(source["tools"].is_null() && source["findings"].is_null());
+    }
+    assert!(
+        status("broken")["error"]
+            .as_str()
+            .unwrap()
+            .contains("missing API key")
+    );
+    assert_eq!(status("off")["status"], "skipped");
+    // The existing fields are all still there.
+    assert_eq!(report["summary"]["servers"], 1);
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 1);
+
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let run0 = &sarif["runs"][0];
+    let invocation = &run0["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let notifications = invocation["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(notifications.len(), 4);
+    let descriptors = run0["tool"]["driver"]["notifications"].as_array().unwrap();
+    for notification in notifications {
+        let id = &notification["descriptor"]["id"];
+        let index = notification["descriptor"]["index"].as_u64().unwrap() as usize;
+        assert_eq!(&descriptors[index]["id"], id);
+        let level = if id == "skipped" { "note" } else { "error" };
+        assert_eq!(notification["level"], level, "{notification}");
+        let uri = notification["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert!(uri.starts_with("mcp.json%23"), "{uri}");
+    }
+
+    let junit = run("junit");
+    assert!(junit.contains("errors=\"3\">"), "{junit}");
+    for (name, status) in failed {
+        let suite =
+            format!("<testsuite name=\"mcp.json#{name}\" tests=\"1\" failures=\"0\" errors=\"1\"");
+        assert!(junit.contains(&suite), "{junit}");
+        assert!(
+            junit.contains(&format!("<error type=\"{status}\"")),
+            "{junit}"
+        );
+    }
+    assert!(junit.contains("<skipped message=\"disabled in the config\"/>"));
+
+    let gitlab: Value = serde_json::from_str(&run("gitlab")).unwrap();
+    let schema = common::root().join("crates/cli/tests/schemas/gitlab-codeclimate.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for issue in gitlab.as_array().unwrap() {
+        assert!(validator.is_valid(issue), "{issue}");
+    }
+    let checks: Vec<&str> = gitlab
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| issue["check_name"].as_str().unwrap())
+        .collect();
+    for (_, status) in failed {
+        let check = format!("mcp-recovery/{status}");
+        assert_eq!(
+            checks.iter().filter(|c| **c == check).count(),
+            1,
+            "{checks:?}"
+        );
+    }
+
+    let markdown = run("markdown");
+    let github = run("github");
+    for (name, status) in failed.iter().chain(&[("off", "skipped")]) {
+        let row = format!("| mcp\\.json\\#{name} | config | {status} |");
+        assert_eq!(markdown.matches(&row).count(), 1, "{markdown}");
+        let line = format!("title=mcp-recovery {status}::config mcp.json#{name} was not linted");
+        assert_eq!(github.matches(&line).count(), 1, "{github}");
+    }
+
+    // census --live states each server the same way.
+    let output = run_in(
+        dir.path(),
+        &[
+            "census",
+            "--live",
+            "mcp.json",
+            "--total-timeout",
+            "1",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    let census: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let statuses: Vec<(&str, &str)> = census["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("mcp.json#off", "skipped"),
+            ("mcp.json#good", "linted"),
+            ("mcp.json#broken", "failed-to-start"),
+            ("mcp.json#garbage", "protocol-error"),
+            ("mcp.json#slow", "timed-out"),
+        ]
+    );
+}

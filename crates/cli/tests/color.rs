@@ -173,4 +173,29 @@ fn help_and_usage_errors_follow_the_flag() {
         ),
         (Some(2), false)
     );
+    // Errors found once the arguments are parsed are clap's errors too.
+    for (command, args) in [
+        ("lint", &["--header", "A: b", "x.json"][..]),
+        ("profile", &["x.json", "--", "server"][..]),
+        ("fetch", &["--", "server"][..]),
+    ] {
+        for (when, coloured) in [("always", true), ("never", false)] {
+            let output = plain()
+                .arg(command)
+                .args(["--color", when])
+                .args(args)
+                .env("CLICOLOR_FORCE", "1")
+                .output()
+                .unwrap();
+            assert_eq!(output.status.code(), Some(2), "{command} {args:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(stderr.contains('\u{1b}'), coloured, "{stderr}");
+            // Under the subcommand's own usage line.
+            let plain_text = stderr.replace("\u{1b}[1m", "").replace("\u{1b}[0m", "");
+            assert!(
+                plain_text.contains(&format!("Usage: mcp-recovery {command} ")),
+                "{stderr}"
+            );
+        }
+    }
 }

@@ -93,10 +93,7 @@ fn unreadable_file_exits_2_with_one_line() {
         &order_tools("cancel_order", true, true),
     );
     for format in ["human", "json", "sarif", "github"] {
-        let output = run_in(
-            dir.path(),
-            &["lint", "--format", format, "tools.json", "missing.json"],
-        );
+        let output = run_in(dir.path(), &["lint", "--format", format, "missing.json"]);
         assert_eq!(code(&output), 2);
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -104,9 +101,25 @@ fn unreadable_file_exits_2_with_one_line() {
             stderr.starts_with("error: cannot read missing.json: "),
             "{stderr}"
         );
+        // Machine formats never print half a document.
+        assert!(output.stdout.is_empty(), "{format}");
+    }
+    // Among several, the others are still linted, and the report names the one not read.
+    for format in ["human", "json", "sarif", "github"] {
+        let output = run_in(
+            dir.path(),
+            &["lint", "--format", format, "tools.json", "missing.json"],
+        );
+        assert_eq!(code(&output), 2);
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.starts_with("error: cannot read missing.json: ")
+                && stderr.ends_with("error: 1 file(s) could not be read\n"),
+            "{stderr}"
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
         if format != "human" {
-            // Machine formats never print half a document.
-            assert!(output.stdout.is_empty(), "{format}");
+            assert!(stdout.contains("missing.json"), "{format}: {stdout}");
         }
     }
 }

@@ -126,9 +126,10 @@ fn keys(value: &Value) -> BTreeSet<&str> {
 fn json_contract() {
     let (status, report) = lint_json(&root(), &["fixtures/invalid", "fixtures/valid"]);
     assert_eq!(status, 1);
+    common::assert_lint_report(&report);
     assert_eq!(
         keys(&report),
-        BTreeSet::from(["version", "summary", "diagnostics"])
+        BTreeSet::from(["version", "summary", "diagnostics", "sources"])
     );
     assert_eq!(report["version"], 1);
     let summary = &report["summary"];
@@ -175,6 +176,27 @@ fn json_contract() {
     assert_eq!(summary["errors"], counts[0]);
     assert_eq!(summary["warnings"], counts[1]);
     assert_eq!(summary["infos"], counts[2]);
+    // One source per file, in order, each linted with its tools and findings counted.
+    let sources = report["sources"].as_array().unwrap();
+    assert_eq!(sources.len() as u64, summary["files"].as_u64().unwrap());
+    let mut tools = 0;
+    for source in sources {
+        assert_eq!(
+            keys(source),
+            BTreeSet::from([
+                "name", "kind", "status", "error", "protocol", "tools", "findings"
+            ]),
+            "{source}"
+        );
+        assert_eq!(source["kind"], "file");
+        assert_eq!(source["status"], "linted");
+        assert!(source["error"].is_null() && source["protocol"].is_null());
+        let name = source["name"].as_str().unwrap();
+        let findings = diagnostics.iter().filter(|d| d["file"] == name).count();
+        assert_eq!(source["findings"], findings, "{source}");
+        tools += source["tools"].as_u64().unwrap();
+    }
+    assert_eq!(summary["tools"], tools);
 }
 
 #[test]

@@ -9,7 +9,8 @@ use std::io::{self, Write};
 
 use mcp_recovery_validator::Severity;
 
-use super::{Finding, Renderer, Summary};
+use super::{Finding, Renderer, SourceReport, Summary};
+use crate::sources::Status;
 
 /// Streams one line per diagnostic; prints nothing else on stdout.
 #[derive(Debug, Default)]
@@ -85,6 +86,31 @@ impl Renderer for Github {
         finding: &Finding,
     ) -> io::Result<()> {
         writeln!(out, "{}", command(finding))
+    }
+
+    /// A source that was not linted: one `::error` (`::notice` when skipped) naming it.
+    fn source(&mut self, out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        if source.status == Status::Linted {
+            return Ok(());
+        }
+        let name = if source.status.failed() {
+            "error"
+        } else {
+            "notice"
+        };
+        let title = format!("mcp-recovery {}", source.status.as_str());
+        let message = format!(
+            "{} {} was not linted: {}",
+            source.kind.as_str(),
+            source.name,
+            source.error.as_deref().unwrap_or("")
+        );
+        writeln!(
+            out,
+            "::{name} title={}::{}",
+            escape_property(&title),
+            escape_data(&message)
+        )
     }
 
     fn finish(&mut self, _out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {

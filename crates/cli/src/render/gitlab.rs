@@ -8,8 +8,9 @@ use mcp_recovery_validator::Severity;
 use serde_json::{Value, json};
 
 use super::json::{pretty, write_array};
-use super::{Finding, Renderer, Source, Summary};
-use crate::baseline::{Occurrences, normalize_file};
+use super::{Finding, Renderer, Source, SourceReport, Summary};
+use crate::baseline::{Key, Occurrences, normalize_file};
+use crate::sources::Status;
 
 /// Keeps the issues, already rendered, and prints the array at the end.
 #[derive(Debug, Default)]
@@ -62,6 +63,38 @@ impl Renderer for Gitlab {
         let fingerprint = self.occurrences.fingerprint(finding);
         self.issues
             .push(pretty(&issue(finding, fingerprint), "  ", true)?);
+        Ok(())
+    }
+
+    /// A source that was not linted is one issue on its first line: `critical` when it failed
+    /// (nothing of it was checked), `info` when it was skipped.
+    fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        if source.status == Status::Linted {
+            return Ok(());
+        }
+        let check = format!("mcp-recovery/{}", source.status.as_str());
+        let key = Key {
+            file: normalize_file(&source.name),
+            tool: None,
+            code: check.clone(),
+            pointer: String::new(),
+        };
+        let issue = json!({
+            "type": "issue",
+            "check_name": check,
+            "description": format!(
+                "{} {} was not linted ({}): {}",
+                source.kind.as_str(),
+                source.name,
+                source.status.as_str(),
+                source.reason()
+            ),
+            "categories": ["Bug Risk"],
+            "fingerprint": key.fingerprint(0),
+            "severity": if source.status.failed() { "critical" } else { "info" },
+            "location": { "path": key.file, "lines": { "begin": 1 } },
+        });
+        self.issues.push(pretty(&issue, "  ", true)?);
         Ok(())
     }
 

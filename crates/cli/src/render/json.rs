@@ -4,13 +4,14 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::{Finding, Renderer, Summary};
+use super::{Finding, Renderer, SourceReport, Summary};
 
 /// Keeps every diagnostic, already rendered (a `Value` per record costs several times the
 /// text), and prints the object at the end.
 #[derive(Debug, Default)]
 pub struct Json {
     diagnostics: Vec<String>,
+    sources: Vec<String>,
 }
 
 /// `value` as pretty JSON with its lines prefixed by `prefix` (the first one only when `first`),
@@ -77,6 +78,11 @@ impl Renderer for Json {
         Ok(())
     }
 
+    fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        self.sources.push(pretty(&source.to_json(), "    ", true)?);
+        Ok(())
+    }
+
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
         let summary = json!({
             "files": summary.files,
@@ -93,6 +99,8 @@ impl Renderer for Json {
             "{{\n  \"version\": 1,\n  \"summary\": {summary},\n  \"diagnostics\": "
         )?;
         write_array(out, &std::mem::take(&mut self.diagnostics), "  ")?;
+        write!(out, ",\n  \"sources\": ")?;
+        write_array(out, &std::mem::take(&mut self.sources), "  ")?;
         writeln!(out, "\n}}")
     }
 }

@@ -1,14 +1,16 @@
 //! `--format junit`: JUnit XML as CI test reports read it (Jenkins, GitLab `reports:junit`,
 //! Azure DevOps): one `testsuite` per document, one `testcase` per finding (errors and warnings
-//! as `failure`, infos as passing cases with the text in `system-out`), and one passing case
-//! for a clean document so that it shows up.
+//! as `failure`, infos as passing cases with the text in `system-out`), one passing case for a
+//! clean document so that it shows up, and for a source that was not linted (a server that did
+//! not start, a file that could not be read) a suite with one errored (or skipped) case.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use mcp_recovery_validator::{Severity, escape_xml};
 
-use super::{Finding, Renderer, Source, Summary};
+use super::{Finding, Renderer, Source, SourceReport, Summary};
+use crate::sources::Status;
 
 /// Keeps each suite, already rendered, and prints the document at the end.
 #[derive(Debug, Default)]
@@ -20,6 +22,7 @@ pub struct Junit {
     file_failures: usize,
     tests: usize,
     failures: usize,
+    errors: usize,
 }
 
 /// The case name: code, rule name, tool and pointer, which together say what failed where.
@@ -103,12 +106,40 @@ impl Renderer for Junit {
         Ok(())
     }
 
+    fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        if source.status == Status::Linted {
+            return Ok(());
+        }
+        let name = escape_xml(&source.name, true);
+        let status = source.status.as_str();
+        let reason = escape_xml(source.reason(), true);
+        let text = escape_xml(source.error.as_deref().unwrap_or(""), false);
+        let (element, errors, skipped) = if source.status.failed() {
+            (
+                format!("<error type=\"{status}\" message=\"{reason}\">{text}</error>"),
+                1,
+                0,
+            )
+        } else {
+            (format!("<skipped message=\"{reason}\"/>"), 0, 1)
+        };
+        self.tests += 1;
+        self.errors += errors;
+        self.suites.push(format!(
+            "  <testsuite name=\"{name}\" tests=\"1\" failures=\"0\" errors=\"{errors}\" \
+             skipped=\"{skipped}\">\n    <testcase name=\"mcp-recovery lint\" \
+             classname=\"{name}\" file=\"{name}\">\n      {element}\n    </testcase>\n  \
+             </testsuite>\n"
+        ));
+        Ok(())
+    }
+
     fn finish(&mut self, out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
         writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
         writeln!(
             out,
-            "<testsuites name=\"mcp-recovery\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
-            self.tests, self.failures
+            "<testsuites name=\"mcp-recovery\" tests=\"{}\" failures=\"{}\" errors=\"{}\">",
+            self.tests, self.failures, self.errors
         )?;
         for suite in &self.suites {
             out.write_all(suite.as_bytes())?;

@@ -8,7 +8,8 @@ use std::io::{self, Write};
 
 use mcp_recovery_validator::escape_controls;
 
-use super::{Finding, Renderer, Source, Summary};
+use super::{Finding, Renderer, Source, SourceReport, Summary};
+use crate::sources::Status;
 
 /// Rows kept in the table: a job summary is capped (1 MiB on GitHub), and past a few hundred
 /// rows nobody reads on; the rest is counted.
@@ -19,6 +20,8 @@ const MAX_ROWS: usize = 500;
 pub struct Markdown {
     rows: Vec<String>,
     omitted: usize,
+    /// The sources that were not linted (never capped: each is a whole server or file).
+    unlinted: Vec<SourceReport>,
 }
 
 /// Escapes text for a Markdown table cell (CommonMark and GitHub Flavored Markdown): every
@@ -34,6 +37,32 @@ pub fn escape(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// A table of the sources among `sources` that were not linted, under `heading` and after an
+/// empty line: each stated once, with its kind, status and the first line of the reason. Empty
+/// when every source was linted.
+pub fn unlinted_table(sources: &[SourceReport], heading: &str) -> String {
+    let rows: Vec<String> = sources
+        .iter()
+        .filter(|s| s.status != Status::Linted)
+        .map(|s| {
+            format!(
+                "| {} | {} | {} | {} |\n",
+                escape(&s.name),
+                s.kind.as_str(),
+                s.status.as_str(),
+                escape(s.reason()),
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n{heading}:\n\n| Source | Kind | Status | Reason |\n|---|---|---|---|\n{}",
+        rows.concat()
+    )
 }
 
 /// The table row of one finding.
@@ -78,10 +107,18 @@ impl Renderer for Markdown {
         Ok(())
     }
 
+    fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        if source.status != Status::Linted {
+            self.unlinted.push(source.clone());
+        }
+        Ok(())
+    }
+
     fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
         writeln!(out, "## mcp-recovery lint")?;
         writeln!(out)?;
         writeln!(out, "{}", summary.line())?;
+        write!(out, "{}", unlinted_table(&self.unlinted, "Not linted"))?;
         if self.rows.is_empty() {
             writeln!(out)?;
             writeln!(out, "No findings.")?;

@@ -6,7 +6,7 @@ mod gitlab;
 mod human;
 mod json;
 mod junit;
-mod markdown;
+pub mod markdown;
 mod sarif;
 
 use std::io::{self, Write};
@@ -14,6 +14,7 @@ use std::io::{self, Write};
 use mcp_recovery_validator::{Diagnostic, Severity, Span};
 
 use crate::cli::Format;
+pub use crate::sources::SourceReport;
 use mcp_recovery_validator::LineIndex;
 
 pub use human::Style;
@@ -196,6 +197,12 @@ pub trait Renderer {
 
     /// Called after the findings of each document, a clean one included.
     fn end_file(&mut self, _out: &mut dyn Write, _file: &str) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// One source of the run and what became of it: every source, linted or not, once, after
+    /// its findings (a source that failed has none).
+    fn source(&mut self, _out: &mut dyn Write, _source: &SourceReport) -> io::Result<()> {
         Ok(())
     }
 

@@ -10,7 +10,8 @@ use mcp_recovery_validator::{DefaultLevel, Severity, find_rule};
 use serde_json::{Map, Value, json};
 
 use super::json::{pretty, write_array};
-use super::{Finding, Renderer, Summary};
+use super::{Finding, Renderer, SourceReport, Summary};
+use crate::sources::Status;
 
 /// Schema of the OASIS standard (errata 01), the document we validate against.
 const SARIF_SCHEMA: &str =
@@ -25,6 +26,12 @@ pub struct Sarif {
     results: Vec<String>,
     cwd: Option<PathBuf>,
     occurrences: crate::baseline::Occurrences,
+    /// One `toolExecutionNotification` per source that was not linted.
+    notifications: Vec<Value>,
+    /// The notification descriptors used (`tool.driver.notifications`), by status.
+    statuses: Vec<Status>,
+    /// Whether a source failed (`executionSuccessful` is then false).
+    failed: bool,
 }
 
 impl Default for Sarif {
@@ -37,6 +44,9 @@ impl Default for Sarif {
             // scanning resolves against the checkout.
             cwd: std::env::current_dir().ok(),
             occurrences: crate::baseline::Occurrences::default(),
+            notifications: Vec::new(),
+            statuses: Vec::new(),
+            failed: false,
         }
     }
 }
@@ -184,7 +194,57 @@ fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>, fingerprint:
     result
 }
 
+/// The descriptor of the notification for a source with `status`.
+fn notification_descriptor(status: Status) -> Value {
+    let text = match status {
+        Status::FailedToStart => "The server could not be started or reached.",
+        Status::TimedOut => "The server did not answer in time.",
+        Status::ProtocolError => "The server did not speak the protocol as required.",
+        Status::Unreadable => "The file could not be read.",
+        Status::Skipped => "The source was not tried.",
+        Status::Linted => "The source was linted.",
+    };
+    json!({ "id": status.as_str(), "shortDescription": { "text": text } })
+}
+
+impl Sarif {
+    /// The notification of a source that was not linted: its status, the reason and where.
+    fn notification(&mut self, source: &SourceReport) -> Value {
+        let index = match self.statuses.iter().position(|s| *s == source.status) {
+            Some(index) => index,
+            None => {
+                self.statuses.push(source.status);
+                self.statuses.len() - 1
+            }
+        };
+        let uri = artifact_uri(&source.name, self.cwd.as_deref(), source.kind.live());
+        json!({
+            "level": if source.status.failed() { "error" } else { "note" },
+            "message": {
+                "text": format!(
+                    "{} {} was not linted ({}): {}",
+                    source.kind.as_str(),
+                    source.name,
+                    source.status.as_str(),
+                    source.error.as_deref().unwrap_or(""),
+                )
+            },
+            "descriptor": { "id": source.status.as_str(), "index": index },
+            "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri } } }],
+        })
+    }
+}
+
 impl Renderer for Sarif {
+    fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        if source.status != Status::Linted {
+            self.failed |= source.status.failed();
+            let notification = self.notification(source);
+            self.notifications.push(notification);
+        }
+        Ok(())
+    }
+
     fn finding(
         &mut self,
         _out: &mut dyn Write,
@@ -204,7 +264,7 @@ impl Renderer for Sarif {
     }
 
     fn finish(&mut self, out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
-        let tool = json!({
+        let mut tool = json!({
             "driver": {
                 "name": "mcp-recovery",
                 "version": env!("CARGO_PKG_VERSION"),
@@ -213,6 +273,13 @@ impl Renderer for Sarif {
                 "rules": std::mem::take(&mut self.rules),
             }
         });
+        if let (false, Some(driver)) = (
+            self.statuses.is_empty(),
+            tool.get_mut("driver").and_then(Value::as_object_mut),
+        ) {
+            let descriptors = self.statuses.iter().map(|s| notification_descriptor(*s));
+            driver.insert("notifications".into(), descriptors.collect());
+        }
         let tool = pretty(&tool, "      ", false)?;
         // The layout of `serde_json::to_writer_pretty` for the whole log.
         write!(
@@ -222,6 +289,16 @@ impl Renderer for Sarif {
             Value::from(SARIF_SCHEMA),
         )?;
         write_array(out, &std::mem::take(&mut self.results), "      ")?;
+        // Whether every source was linted, and a notification for each that was not.
+        let mut invocation = json!({ "executionSuccessful": !self.failed });
+        if let (false, Some(object)) = (self.notifications.is_empty(), invocation.as_object_mut()) {
+            object.insert(
+                "toolExecutionNotifications".into(),
+                Value::Array(std::mem::take(&mut self.notifications)),
+            );
+        }
+        let invocations = pretty(&json!([invocation]), "      ", false)?;
+        write!(out, ",\n      \"invocations\": {invocations}")?;
         writeln!(
             out,
             ",\n      \"automationDetails\": {{\n        \"id\": \"mcp-recovery/lint/\"\n      }}\n    }}\n  ]\n}}"

@@ -261,3 +261,15 @@ pub fn spawn_piped(command: &mut Command) -> (Child, ChildStdin, Lines<BufReader
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     (child, stdin, lines)
 }
+
+/// Checks a `lint --format json` report against the schema the documentation publishes.
+pub fn assert_lint_report(report: &Value) {
+    let path = root().join("docs/schemas/lint-report.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{report}");
+}

@@ -1,0 +1,681 @@
+//! The MCP Registry's `server.json` (schema: `docs/reference/server-json/server.schema.json` of
+//! the `modelcontextprotocol/registry` repository) as an input: each `packages[]` entry is
+//! started the way its `registryType`/`runtimeHint` says (npm with `npx`, PyPI with `uvx`, OCI
+//! with `docker run`), with its declared arguments and environment; each `remotes[]` entry is
+//! reached over Streamable HTTP. An entry that cannot be run here (SSE, a registry type without
+//! a runner, OCI without a Docker daemon) is a skipped source with the reason; a required
+//! variable that is not set is a failed source naming it.
+//!
+//! Values come, in order, from the entry's own `value` (its `{VARIABLE}`s filled from
+//! `variables`), the environment of `mcp-recovery` under the same name, then `default`. Every
+//! value taken from the environment or marked `isSecret` is a secret: never printed.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcp_recovery_client::{Header, Options, Target};
+use mcp_recovery_validator::escape_controls;
+use serde_json::Value;
+
+use crate::Failure;
+use crate::live::Server;
+use crate::sources::{Kind, SourceReport, Status};
+
+/// How long `docker version` may take to say whether a daemon answers.
+const DOCKER_PROBE: Duration = Duration::from_secs(10);
+
+/// Where this run finds variables: the environment, and whether Docker can run containers.
+pub struct Host<'a> {
+    /// A variable of the environment.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// Whether a Docker daemon answers (asked once, when an OCI package needs it).
+    pub docker: &'a dyn Fn() -> bool,
+}
+
+/// The entries of `path` (a `server.json`, or a directory of them), as servers to fetch, and
+/// a report for each entry that is not run (skipped, or a required value is missing) or file
+/// that is not a `server.json` (unreadable).
+pub fn load(path: &Path, base: &Options, host: &Host<'_>) -> Result<crate::live::Servers, Failure> {
+    let files = if path.is_dir() {
+        let walk = mcp_recovery_validator::walk::json_documents(path);
+        if let Some(error) = walk.errors.into_iter().next() {
+            return Err(Failure::Usage(format!(
+                "cannot walk {}: {error}",
+                escape_controls(&path.display().to_string())
+            )));
+        }
+        walk.documents
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let several = files.len() > 1 || path.is_dir();
+    let mut servers = Vec::new();
+    let mut reports = Vec::new();
+    for file in files {
+        let shown = escape_controls(&file.display().to_string()).into_owned();
+        match read(&file, &shown) {
+            Ok(entry) => entries(&entry, &shown, base, host, &mut servers, &mut reports),
+            Err(problem) if several => reports.push(SourceReport::not_linted(
+                &shown,
+                Kind::ServerJson,
+                Status::Unreadable,
+                &problem,
+            )),
+            Err(problem) => return Err(Failure::Usage(problem)),
+        }
+    }
+    if servers.is_empty() && reports.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{}: no server.json found",
+            escape_controls(&path.display().to_string())
+        )));
+    }
+    Ok((servers, reports))
+}
+
+/// Reads one `server.json` (or a registry API answer `{"server": {...}}`); the error names the
+/// file and the JSON pointer.
+fn read(file: &Path, shown: &str) -> Result<Value, String> {
+    let input = crate::inputs::Input::File(file.to_path_buf());
+    let bytes = input.read().map_err(|failure| failure.to_string())?;
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{shown}: not JSON: {e}"))?;
+    let entry = match value.get("server") {
+        Some(server) if value.get("name").is_none() => server.clone(),
+        _ => value,
+    };
+    if !entry.is_object() {
+        return Err(format!("{shown}: expected a server.json object"));
+    }
+    match entry.get("name") {
+        Some(Value::String(_)) => {}
+        _ => {
+            return Err(format!(
+                "{shown}: /name: expected the server's name (a string)"
+            ));
+        }
+    }
+    for list in ["packages", "remotes"] {
+        if entry.get(list).is_some_and(|v| !v.is_array()) {
+            return Err(format!("{shown}: /{list}: expected an array"));
+        }
+    }
+    Ok(entry)
+}
+
+/// Adds the servers (or the reports) of every package and remote of `entry`.
+fn entries(
+    entry: &Value,
+    shown: &str,
+    base: &Options,
+    host: &Host<'_>,
+    servers: &mut Vec<Server>,
+    reports: &mut Vec<SourceReport>,
+) {
+    let lists = ["packages", "remotes"].map(|list| {
+        let items = entry.get(list).and_then(Value::as_array);
+        (list, items.map_or(&[][..], Vec::as_slice))
+    });
+    if lists.iter().all(|(_, items)| items.is_empty()) {
+        let name = format!("{shown}#");
+        let reason = "the entry lists no packages and no remotes: nothing to start";
+        reports.push(SourceReport::not_linted(
+            &name,
+            Kind::ServerJson,
+            Status::Skipped,
+            reason,
+        ));
+    }
+    for (list, items) in lists {
+        for (i, item) in items.iter().enumerate() {
+            let pointer = format!("/{list}/{i}");
+            let name = format!("{shown}#{pointer}");
+            let planned = match list {
+                "packages" => package(item, &pointer, host),
+                _ => remote(item, &pointer, host),
+            };
+            match planned {
+                Ok(Planned {
+                    target,
+                    env,
+                    secrets,
+                }) => {
+                    let mut options = base.clone();
+                    options.env.extend(env);
+                    options.secrets.extend(secrets);
+                    servers.push(Server::named(target, options, &name, Kind::ServerJson));
+                }
+                Err((status, reason)) => reports.push(SourceReport::not_linted(
+                    &name,
+                    Kind::ServerJson,
+                    status,
+                    &format!("{shown}: {reason}"),
+                )),
+            }
+        }
+    }
+}
+
+/// How one entry is run.
+#[derive(Debug)]
+struct Planned {
+    target: Target,
+    env: Vec<(String, String)>,
+    secrets: Vec<String>,
+}
+
+/// Why an entry is not run: skipped (the entry is fine, this machine cannot run it) or failed
+/// (a required value is missing, the entry is malformed).
+type NotRun = (Status, String);
+
+fn malformed(pointer: &str, problem: &str) -> NotRun {
+    (Status::FailedToStart, format!("{pointer}: {problem}"))
+}
+
+fn string<'v>(item: &'v Value, key: &str, pointer: &str) -> Result<&'v str, NotRun> {
+    item.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed(&format!("{pointer}/{key}"), "expected a string"))
+}
+
+fn array<'v>(item: &'v Value, key: &str, pointer: &str) -> Result<&'v [Value], NotRun> {
+    match item.get(key) {
+        None => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(malformed(&format!("{pointer}/{key}"), "expected an array")),
+    }
+}
+
+/// Values resolved so far for one entry: what is secret, for the options.
+#[derive(Default)]
+struct Resolved {
+    secrets: Vec<String>,
+}
+
+impl Resolved {
+    /// The value of an input (`value` with its variables filled, the environment under `name`
+    /// when given, `default`); `Ok(None)` when it has none and is optional. The error names
+    /// what is missing at `pointer`.
+    fn input(
+        &mut self,
+        input: &Value,
+        name: Option<&str>,
+        what: &str,
+        pointer: &str,
+        host: &Host<'_>,
+    ) -> Result<Option<String>, NotRun> {
+        let flag = |key: &str| input.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let value = match input.get("value").and_then(Value::as_str) {
+            Some(template) => Some(self.fill(template, input.get("variables"), pointer, host)?),
+            None => None,
+        };
+        let from_env = match (&value, name) {
+            (None, Some(name)) => (host.env)(name),
+            _ => None,
+        };
+        let secret = flag("isSecret") || from_env.is_some();
+        let default = input
+            .get("default")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let resolved = value.or(from_env).or(default);
+        match resolved {
+            Some(value) => {
+                if secret {
+                    self.secrets.push(value.clone());
+                }
+                Ok(Some(value))
+            }
+            None if flag("isRequired") => Err((
+                Status::FailedToStart,
+                format!(
+                    "{pointer}: the required {what} is not set{}",
+                    set_hint(name)
+                ),
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// `template` with each `{NAME}` replaced by the variable's value; a name `variables` does
+    /// not declare stays as written (the registry's rule).
+    fn fill(
+        &mut self,
+        template: &str,
+        variables: Option<&Value>,
+        pointer: &str,
+        host: &Host<'_>,
+    ) -> Result<String, NotRun> {
+        let mut out = String::with_capacity(template.len());
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let close = after.find('}');
+            let name = close.map(|c| &after[..c]).filter(|n| is_identifier(n));
+            let declared = name.and_then(|n| variables.and_then(|v| v.get(n)).map(|v| (n, v)));
+            match (declared, close) {
+                (Some((name, variable)), Some(close)) => {
+                    let at = format!("{pointer}/variables/{name}");
+                    let what = format!("variable {name}");
+                    let value = self.input(variable, Some(name), &what, &at, host)?;
+                    out.push_str(&value.unwrap_or_default());
+                    rest = &after[close + 1..];
+                }
+                _ => {
+                    out.push('{');
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// The command-line words of `arguments` (`positional`: the value; `named`: `NAME=VALUE`,
+    /// or `NAME` alone without a value).
+    fn arguments(
+        &mut self,
+        arguments: &[Value],
+        pointer: &str,
+        host: &Host<'_>,
+    ) -> Result<Vec<String>, NotRun> {
+        let mut words = Vec::new();
+        for (i, argument) in arguments.iter().enumerate() {
+            let at = format!("{pointer}/{i}");
+            match argument.get("type").and_then(Value::as_str) {
+                Some("positional") => {
+                    let hint = argument.get("valueHint").and_then(Value::as_str);
+                    let what = format!("argument {}", hint.unwrap_or("(positional)"));
+                    if let Some(value) = self.input(argument, None, &what, &at, host)? {
+                        words.push(value);
+                    }
+                }
+                Some("named") => {
+                    let name = string(argument, "name", &at)?;
+                    let what = format!("argument {name}");
+                    match self.input(argument, None, &what, &at, host)? {
+                        Some(value) => words.push(format!("{name}={value}")),
+                        None if argument.get("value").is_none()
+                            && argument.get("default").is_none() =>
+                        {
+                            words.push(name.to_owned());
+                        }
+                        None => {}
+                    }
+                }
+                _ => {
+                    return Err(malformed(
+                        &format!("{at}/type"),
+                        "expected positional or named",
+                    ));
+                }
+            }
+        }
+        Ok(words)
+    }
+}
+
+fn set_hint(name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!(": set {name} in the environment"),
+        None => String::new(),
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// How a package is started: the runner, its own arguments, then the package and its arguments.
+fn package(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotRun> {
+    let registry = string(item, "registryType", pointer)?;
+    let identifier = string(item, "identifier", pointer)?;
+    let version = item.get("version").and_then(Value::as_str);
+    let transport = item
+        .get("transport")
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed(&format!("{pointer}/transport/type"), "expected a string"))?;
+    if transport != "stdio" {
+        return Err((
+            Status::Skipped,
+            format!(
+                "{pointer}: a package serving {transport} is not started: only packages \
+                 speaking stdio are"
+            ),
+        ));
+    }
+    let runtime = item.get("runtimeHint").and_then(Value::as_str);
+    let runner = match (runtime, registry) {
+        (Some(hint), _) => hint,
+        (None, "npm") => "npx",
+        (None, "pypi") => "uvx",
+        (None, "oci") => "docker",
+        (None, other) => {
+            return Err((
+                Status::Skipped,
+                format!("{pointer}: registry type {other} has no runner here (npm, pypi, oci do)"),
+            ));
+        }
+    };
+    let mut resolved = Resolved::default();
+    let mut env = Vec::new();
+    for (i, variable) in array(item, "environmentVariables", pointer)?
+        .iter()
+        .enumerate()
+    {
+        let at = format!("{pointer}/environmentVariables/{i}");
+        let name = string(variable, "name", &at)?;
+        let what = format!("environment variable {name}");
+        if let Some(value) = resolved.input(variable, Some(name), &what, &at, host)? {
+            env.push((name.to_owned(), value));
+        }
+    }
+    let runtime_words = resolved.arguments(
+        array(item, "runtimeArguments", pointer)?,
+        &format!("{pointer}/runtimeArguments"),
+        host,
+    )?;
+    let package_words = resolved.arguments(
+        array(item, "packageArguments", pointer)?,
+        &format!("{pointer}/packageArguments"),
+        host,
+    )?;
+    let mut args = Vec::new();
+    match runner {
+        "npx" => {
+            args.push("-y".to_owned());
+            args.extend(runtime_words);
+            args.push(match version {
+                Some(version) => format!("{identifier}@{version}"),
+                None => identifier.to_owned(),
+            });
+        }
+        "uvx" => {
+            args.extend(runtime_words);
+            args.push(match version {
+                Some(version) => format!("{identifier}@{version}"),
+                None => identifier.to_owned(),
+            });
+        }
+        "docker" => {
+            if !(host.docker)() {
+                return Err((
+                    Status::Skipped,
+                    format!("{pointer}: an OCI package needs Docker, and no Docker daemon answers"),
+                ));
+            }
+            args.extend(["run", "-i", "--rm"].map(str::to_owned));
+            // The container gets the variables by name; their values stay in our environment.
+            for (name, _) in &env {
+                args.extend(["-e".to_owned(), name.clone()]);
+            }
+            args.extend(runtime_words);
+            let tagged = identifier
+                .rsplit('/')
+                .next()
+                .is_some_and(|l| l.contains(':'));
+            args.push(match version {
+                Some(version) if !tagged && !identifier.contains('@') => {
+                    format!("{identifier}:{version}")
+                }
+                _ => identifier.to_owned(),
+            });
+        }
+        other => {
+            return Err((
+                Status::Skipped,
+                format!("{pointer}: runtime {other} is not supported (npx, uvx, docker are)"),
+            ));
+        }
+    }
+    args.extend(package_words);
+    Ok(Planned {
+        target: Target::Stdio {
+            program: runner.to_owned(),
+            args,
+        },
+        env,
+        secrets: resolved.secrets,
+    })
+}
+
+/// How a remote is reached: Streamable HTTP with its headers; SSE is not supported.
+fn remote(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotRun> {
+    let transport = string(item, "type", pointer)?;
+    if transport != "streamable-http" {
+        return Err((
+            Status::Skipped,
+            format!(
+                "{pointer}: the {transport} transport is not supported: only Streamable HTTP is"
+            ),
+        ));
+    }
+    let mut resolved = Resolved::default();
+    let url = resolved.fill(
+        string(item, "url", pointer)?,
+        item.get("variables"),
+        pointer,
+        host,
+    )?;
+    let mut headers = Vec::new();
+    for (i, header) in array(item, "headers", pointer)?.iter().enumerate() {
+        let at = format!("{pointer}/headers/{i}");
+        let name = string(header, "name", &at)?;
+        let what = format!("header {name}");
+        if let Some(value) = resolved.input(header, None, &what, &at, host)? {
+            headers.push(Header::new(name, &value).map_err(|e| malformed(&at, &e.to_string()))?);
+        }
+    }
+    Ok(Planned {
+        target: Target::Http { url, headers },
+        env: Vec::new(),
+        secrets: resolved.secrets,
+    })
+}
+
+/// Whether a Docker daemon answers `docker version` within a few seconds.
+pub fn docker_answers() -> bool {
+    let child = std::process::Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return false;
+    };
+    let deadline = Instant::now() + DOCKER_PROBE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
+}
+
+/// The host of a real run: the process environment, and Docker asked at most once.
+pub fn with_real_host<R>(f: impl FnOnce(&Host<'_>) -> R) -> R {
+    let docker = std::cell::OnceCell::new();
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let docker_fn = || *docker.get_or_init(docker_answers);
+    f(&Host {
+        env: &env,
+        docker: &docker_fn,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn plan(item: Value, env: &[(&str, &str)], docker: bool) -> Result<Planned, NotRun> {
+        let lookup = |name: &str| {
+            env.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        };
+        let docker_fn = || docker;
+        let host = Host {
+            env: &lookup,
+            docker: &docker_fn,
+        };
+        match item.get("registryType") {
+            Some(_) => package(&item, "/packages/0", &host),
+            None => remote(&item, "/remotes/0", &host),
+        }
+    }
+
+    fn stdio(planned: &Planned) -> (String, Vec<String>) {
+        match &planned.target {
+            Target::Stdio { program, args } => (program.clone(), args.clone()),
+            Target::Http { .. } => panic!("not stdio"),
+        }
+    }
+
+    #[test]
+    fn npm_and_pypi_packages_run_with_npx_and_uvx() {
+        let npm = plan(
+            json!({"registryType": "npm", "identifier": "@scope/server", "version": "1.2.3",
+                   "transport": {"type": "stdio"},
+                   "packageArguments": [
+                       {"type": "positional", "valueHint": "dir", "default": "/tmp"},
+                       {"type": "named", "name": "--port", "value": "{port}",
+                        "variables": {"port": {"default": "8080"}}},
+                       {"type": "named", "name": "--verbose"}]}),
+            &[],
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            stdio(&npm),
+            (
+                "npx".into(),
+                [
+                    "-y",
+                    "@scope/server@1.2.3",
+                    "/tmp",
+                    "--port=8080",
+                    "--verbose"
+                ]
+                .map(str::to_owned)
+                .to_vec()
+            )
+        );
+        let pypi = plan(
+            json!({"registryType": "pypi", "identifier": "mcp-server-time", "version": "1.0",
+                   "transport": {"type": "stdio"},
+                   "packageArguments": [{"type": "named", "name": "--local-timezone",
+                                         "value": "UTC"}]}),
+            &[],
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            stdio(&pypi),
+            (
+                "uvx".into(),
+                ["mcp-server-time@1.0", "--local-timezone=UTC"]
+                    .map(str::to_owned)
+                    .to_vec()
+            )
+        );
+    }
+
+    #[test]
+    fn environment_values_are_secrets_and_a_missing_required_one_is_named() {
+        let item = json!({"registryType": "npm", "identifier": "s", "transport": {"type": "stdio"},
+            "environmentVariables": [
+                {"name": "API_KEY", "isRequired": true, "isSecret": true},
+                {"name": "REGION", "default": "eu"},
+                {"name": "OPTIONAL"}]});
+        let planned = plan(item.clone(), &[("API_KEY", "k-0123456789")], false).unwrap();
+        assert_eq!(
+            planned.env,
+            [
+                ("API_KEY".to_owned(), "k-0123456789".to_owned()),
+                ("REGION".to_owned(), "eu".to_owned())
+            ]
+        );
+        assert_eq!(planned.secrets, ["k-0123456789"]);
+        let (status, reason) = plan(item, &[], false).unwrap_err();
+        assert_eq!(status, Status::FailedToStart);
+        assert_eq!(
+            reason,
+            "/packages/0/environmentVariables/0: the required environment variable API_KEY is \
+             not set: set API_KEY in the environment"
+        );
+    }
+
+    #[test]
+    fn oci_runs_with_docker_when_a_daemon_answers_and_is_skipped_otherwise() {
+        let item = json!({"registryType": "oci", "identifier": "docker.io/mcp/time",
+            "version": "1.0", "transport": {"type": "stdio"},
+            "environmentVariables": [{"name": "TZ", "value": "UTC"}]});
+        let planned = plan(item.clone(), &[], true).unwrap();
+        assert_eq!(
+            stdio(&planned),
+            (
+                "docker".into(),
+                ["run", "-i", "--rm", "-e", "TZ", "docker.io/mcp/time:1.0"]
+                    .map(str::to_owned)
+                    .to_vec()
+            )
+        );
+        let (status, reason) = plan(item, &[], false).unwrap_err();
+        assert_eq!(status, Status::Skipped);
+        assert!(reason.contains("no Docker daemon answers"), "{reason}");
+        let nuget = json!({"registryType": "nuget", "identifier": "x",
+                           "transport": {"type": "stdio"}});
+        assert_eq!(plan(nuget, &[], true).unwrap_err().0, Status::Skipped);
+    }
+
+    #[test]
+    fn remotes_speak_streamable_http_and_sse_is_skipped() {
+        let item = json!({"type": "streamable-http", "url": "https://{tenant}.example.com/mcp",
+            "variables": {"tenant": {"isRequired": true}},
+            "headers": [{"name": "Authorization", "value": "Bearer {token}", "isSecret": true,
+                         "variables": {"token": {"isRequired": true, "isSecret": true}}}]});
+        let planned = plan(
+            item.clone(),
+            &[("tenant", "acme"), ("token", "t-0123456789")],
+            false,
+        )
+        .unwrap();
+        let Target::Http { url, headers } = &planned.target else {
+            panic!("not http")
+        };
+        assert_eq!(url, "https://acme.example.com/mcp");
+        assert_eq!(headers[0].value(), "Bearer t-0123456789");
+        assert!(planned.secrets.contains(&"t-0123456789".to_owned()));
+        let (_, reason) = plan(item, &[("tenant", "acme")], false).unwrap_err();
+        assert!(
+            reason.contains("/remotes/0/headers/0/variables/token: the required variable token"),
+            "{reason}"
+        );
+        let sse = json!({"type": "sse", "url": "https://h.example/sse"});
+        let (status, reason) = plan(sse, &[], false).unwrap_err();
+        assert_eq!(status, Status::Skipped);
+        assert!(
+            reason.contains("sse transport is not supported"),
+            "{reason}"
+        );
+        // An undeclared `{name}` stays as written.
+        let plain = json!({"type": "streamable-http", "url": "https://h.example/{x}/mcp"});
+        let Target::Http { url, .. } = plan(plain, &[], false).unwrap().target else {
+            panic!("not http")
+        };
+        assert_eq!(url, "https://h.example/{x}/mcp");
+    }
+}
