@@ -44,7 +44,8 @@ pub mod text;
 mod tool;
 
 pub use binding::{
-    Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern,
+    Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, Template, TemplatePart,
+    item_reference, json_type_name, template_pattern,
 };
 pub use convert::{
     Conversion, ConversionNote, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
@@ -67,6 +68,6 @@ pub use recovery::{
     Compensation, Count, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,
 };
 pub use tool::{
-    COMPENSATE_META_KEY, Hint, Icon, IconTheme, TaskSupport, Tool, ToolAnnotations, ToolExecution,
-    ToolMeta, ToolsList,
+    COMPENSATE_META_KEY, Hint, Icon, IconTheme, OVERLAY_META_KEY, TaskSupport, Tool,
+    ToolAnnotations, ToolExecution, ToolMeta, ToolsList,
 };

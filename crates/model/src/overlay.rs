@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::pointer::escape_token;
 use crate::recovery::{Compensate, Recovery};
-use crate::tool::COMPENSATE_META_KEY;
+use crate::tool::{COMPENSATE_META_KEY, OVERLAY_META_KEY};
 
 /// The `annotations` members an overlay may set.
 pub const OVERLAY_ANNOTATIONS: &[&str] = &[
@@ -404,6 +404,9 @@ impl Overlay {
                         }
                         None => {
                             holder.insert(key.clone(), value.clone());
+                            if section == "annotations" && key == "recovery" {
+                                mark_overlay_recovery(tool);
+                            }
                             applied.origins.push(Origin {
                                 tool_pointer: tool_pointer.clone(),
                                 field,
@@ -415,6 +418,30 @@ impl Overlay {
             }
         }
         applied
+    }
+}
+
+/// Records in the tool's `_meta` that its `annotations.recovery` came from an overlay, so that
+/// its bindings are read with the overlay's language wherever the merged list is read.
+fn mark_overlay_recovery(tool: &mut Map<String, Value>) {
+    let meta = tool
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        // The server's own `_meta` is malformed (the validator reports it); the tool is not
+        // read at all then, so there is nothing to mark.
+        return;
+    }
+    if let Value::Object(meta) = meta {
+        let record = meta
+            .entry(OVERLAY_META_KEY)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !record.is_object() {
+            *record = Value::Object(Map::new());
+        }
+        if let Value::Object(record) = record {
+            record.insert("recovery".to_owned(), Value::String("overlay".to_owned()));
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use mcp_recovery_model::{
     Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source, TemplatePart,
-    json_type_name,
+    item_reference, json_type_name,
 };
 use serde_json::{Map, Value};
 
@@ -83,6 +83,30 @@ pub(crate) fn resolve_binding(
                 }
             }
             Ok(Value::String(text))
+        }
+        Binding::Map(map) => {
+            let source = resolve_expression(reading, &map.source, call, arguments)?;
+            let Value::Array(elements) = source else {
+                return Err(format!(
+                    "`{}` selected {}, but a map binding reads an array",
+                    map.source,
+                    json_type_name(source)
+                ));
+            };
+            elements
+                .iter()
+                .enumerate()
+                .map(|(index, element)| {
+                    map.each.build(element).map_err(|item| {
+                        format!(
+                            "`{}` selects nothing in element {index} of `{}`",
+                            item_reference(item),
+                            map.source
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
         }
     }
 }

@@ -1,0 +1,181 @@
+//! Rollback through the proxy with recovery only an overlay declares, against a scripted server
+//! that keeps state: map bindings build the arrays its inverse tools take, and the state read
+//! from the server afterwards is what it was before the workflow.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_recovery_journal::Journal;
+use mcp_recovery_model::{Overlay, OverlayFormat};
+use mcp_recovery_proxy::{
+    Approver, DEFAULT_ROLLBACK_WINDOW, NamedOverlay, OnFailure, Overlays, Policy, ScriptRun,
+    Settings, run_scripted,
+};
+use serde_json::{Value, json};
+
+const TOOLS: &str = include_str!("../../../fixtures/overlays/graph.tools.json");
+const OVERLAY: &str = include_str!("../../../fixtures/overlays/graph.overlay.toml");
+
+/// Node label → its facts.
+type Graph = BTreeMap<String, Vec<String>>;
+
+/// The graph server: adds skip what is already there and report only what they added; adding
+/// facts to a node that does not exist fails the call.
+fn graph_server(graph: Arc<Mutex<Graph>>) -> impl FnMut(&str) -> Vec<String> + Send {
+    move |line: &str| {
+        let message: Value = mcp_recovery_model::json::from_str(line).unwrap();
+        let Some(id) = message.get("id") else {
+            return Vec::new();
+        };
+        let result = match message["method"].as_str().unwrap_or_default() {
+            "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "graph", "version": "1"}}),
+            "tools/list" => serde_json::from_str(TOOLS).unwrap(),
+            "tools/call" => call(&mut graph.lock().unwrap(), &message["params"]),
+            _ => json!({}),
+        };
+        vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
+    }
+}
+
+fn call(graph: &mut Graph, params: &Value) -> Value {
+    let arguments = &params["arguments"];
+    let strings = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let structured = match params["name"].as_str().unwrap() {
+        "add_nodes" => {
+            let mut added = Vec::new();
+            for node in arguments["nodes"].as_array().unwrap() {
+                let label = node["label"].as_str().unwrap().to_owned();
+                if let std::collections::btree_map::Entry::Vacant(slot) = graph.entry(label) {
+                    slot.insert(strings(&node["facts"]));
+                    added.push(node.clone());
+                }
+            }
+            json!({"nodes": added})
+        }
+        "remove_nodes" => {
+            for label in strings(&arguments["labels"]) {
+                graph.remove(&label);
+            }
+            json!({})
+        }
+        "add_facts" => {
+            let mut added = Vec::new();
+            for addition in arguments["additions"].as_array().unwrap() {
+                let node = addition["node"].as_str().unwrap();
+                let Some(facts) = graph.get_mut(node) else {
+                    return json!({"isError": true,
+                        "content": [{"type": "text", "text": format!("no node {node}")}]});
+                };
+                let mut new = Vec::new();
+                for text in strings(&addition["texts"]) {
+                    if !facts.contains(&text) {
+                        facts.push(text.clone());
+                        new.push(text);
+                    }
+                }
+                added.push(json!({"node": node, "newTexts": new}));
+            }
+            json!({"added": added})
+        }
+        "remove_facts" => {
+            for removal in arguments["removals"].as_array().unwrap() {
+                let gone = strings(&removal["facts"]);
+                if let Some(facts) = graph.get_mut(removal["label"].as_str().unwrap()) {
+                    facts.retain(|f| !gone.contains(f));
+                }
+            }
+            json!({})
+        }
+        other => panic!("unexpected tool {other}"),
+    };
+    json!({"content": [], "structuredContent": structured})
+}
+
+fn settings() -> Settings {
+    Settings {
+        policy: Policy {
+            on_failure: Some(OnFailure::Rollback),
+            ..Policy::default()
+        },
+        approver: Approver::Command("exit 1".into()),
+        session: "s1".into(),
+        upstream: "scripted".into(),
+        overlays: Overlays::new(vec![NamedOverlay {
+            shown: "graph.overlay.toml".into(),
+            overlay: Overlay::parse(OVERLAY, OverlayFormat::Toml).unwrap(),
+            positions: std::collections::HashMap::new(),
+        }]),
+        secrets: mcp_recovery_client::Secrets::default(),
+        rollback_window: DEFAULT_ROLLBACK_WINDOW,
+        approvals: None,
+    }
+}
+
+fn request(id: u32, name: &str, arguments: Value) -> String {
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}})
+    )
+}
+
+/// The failing last step of a workflow undoes exactly what the earlier steps added: nodes and
+/// facts that were there before stay, those the workflow added are gone.
+#[test]
+fn a_failed_workflow_leaves_the_graph_as_it_was() {
+    let before: Graph = BTreeMap::from([("old".to_owned(), vec!["f0".to_owned()])]);
+    let graph = Arc::new(Mutex::new(before.clone()));
+    let client = [
+        r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.to_owned() + "\n",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n".to_owned(),
+        request(1, "add_nodes", json!({"nodes": [
+            {"label": "ada", "kind": "person", "facts": ["a0"]},
+            {"label": "old", "kind": "person", "facts": []}
+        ]})),
+        request(2, "add_facts", json!({"additions": [
+            {"node": "old", "texts": ["f0", "f1"]},
+            {"node": "ada", "texts": ["a1"]}
+        ]})),
+        request(3, "add_facts", json!({"additions": [{"node": "ghost", "texts": ["x"]}]})),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let journal = Journal::open(&path, 1 << 30).unwrap();
+    let ScriptRun { end, output, .. } = run_scripted(
+        settings(),
+        Some(Arc::new(Mutex::new(journal))),
+        client.into_bytes(),
+        Vec::new(),
+        graph_server(Arc::clone(&graph)),
+    );
+    end.unwrap();
+    assert_eq!(*graph.lock().unwrap(), before);
+    let records =
+        mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let compensations: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["kind"] == "compensation.intent")
+        .map(|r| &r["arguments"])
+        .collect();
+    assert_eq!(
+        compensations,
+        [
+            &json!({"removals": [{"label": "old", "facts": ["f1"]}, {"label": "ada", "facts": ["a1"]}]}),
+            &json!({"labels": ["ada"]}),
+        ],
+        "{records:#?}"
+    );
+    let output = String::from_utf8(output).unwrap();
+    assert!(output.contains("no node ghost"), "{output}");
+}
