@@ -39,6 +39,7 @@ pub mod json;
 mod jsonpath;
 mod overlay;
 mod pointer;
+mod reader;
 mod recovery;
 pub mod text;
 mod tool;
@@ -60,9 +61,11 @@ pub use input_schema::{
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{
     Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,
-    OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlaySpan, OverlayTool,
+    OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlayResult, OverlayResultSource,
+    OverlaySpan, OverlayTool, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
+pub use reader::{ResultReader, ResultSource};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,
     Compensation, Count, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,

@@ -11,7 +11,7 @@ use mcp_recovery_model::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::resolve::resolve_arguments;
+use crate::resolve::{Response, resolve_arguments};
 use crate::tools::{ToolList, UnusableTool};
 use crate::trace::TracedCall;
 
@@ -175,6 +175,8 @@ pub struct Plan {
 pub struct Planner<'t> {
     tools: HashMap<&'t str, Result<&'t Tool, &'t UnusableTool>>,
     validators: HashMap<String, InputValidator>,
+    /// The schemas of results read from text, by tool.
+    readers: HashMap<String, InputValidator>,
     patterns: PatternBudget,
 }
 
@@ -272,6 +274,7 @@ impl<'t> Planner<'t> {
         Self {
             tools: by_name,
             validators: HashMap::new(),
+            readers: HashMap::new(),
             patterns: PatternBudget::new(),
         }
     }
@@ -374,8 +377,39 @@ impl<'t> Planner<'t> {
                 "declared compensable but names no compensating call",
             ),
             (Reversibility::Compensable, Some(compensation)) => {
-                self.compensate(name, declaration.carrier, compensation, call)
+                let response = self.response(tool, call);
+                self.compensate(name, declaration.carrier, compensation, call, &response)
             }
+        }
+    }
+
+    /// What `$response.body` reads for this call: the result's `structuredContent`, or, when an
+    /// overlay declares the tool's result is read from text, the value read and checked against
+    /// the declared schema (or why there is none).
+    fn response(&mut self, tool: &Tool, call: &TracedCall) -> Response {
+        let Some(reader) = tool.result_reader() else {
+            return Response::Structured(call.structured_content().cloned());
+        };
+        let Some(result) = &call.result else {
+            return Response::Read(Err("no result was recorded".to_owned()));
+        };
+        let value = match reader.read(result) {
+            Ok(value) => value,
+            Err(why) => return Response::Read(Err(why)),
+        };
+        let patterns = &mut self.patterns;
+        let (problems, _) = self
+            .readers
+            .entry(tool.name.clone())
+            .or_insert_with(|| InputValidator::new(&reader.schema, patterns))
+            .check(&reader.schema, &value, patterns);
+        if problems.is_empty() {
+            Response::Read(Ok(value))
+        } else {
+            Response::Read(Err(format!(
+                "the value read does not match the schema the overlay declares: {}",
+                problems.join("; ")
+            )))
         }
     }
 
@@ -385,6 +419,7 @@ impl<'t> Planner<'t> {
         carrier: Carrier,
         compensation: &Compensation,
         call: &TracedCall,
+        response: &Response,
     ) -> Step {
         let target = compensation.tool.as_str();
         let compensator = match self.tools.get(target).copied() {
@@ -404,7 +439,7 @@ impl<'t> Planner<'t> {
                 );
             }
         };
-        let arguments = match resolve_arguments(carrier, compensation, call) {
+        let arguments = match resolve_arguments(carrier, compensation, call, response) {
             Ok(arguments) => arguments,
             Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
         };

@@ -8,11 +8,21 @@ use serde_json::{Map, Value};
 
 use crate::trace::TracedCall;
 
+/// What `$response.body` reads for one call.
+#[derive(Debug, Clone)]
+pub(crate) enum Response {
+    /// The result's `structuredContent` (`None` when it has none, or it is `null`).
+    Structured(Option<Value>),
+    /// The value an overlay's reader read from the result's text and checked against its
+    /// schema, or why there is none.
+    Read(Result<Value, String>),
+}
+
 /// Why one expression yields no value; the text completes "… bound to X: <why>".
 pub(crate) fn resolve_expression<'a>(
     reading: Reading,
     expression: &RuntimeExpression,
-    call: &'a TracedCall,
+    response: &'a Response,
     arguments: &'a Value,
 ) -> Result<&'a Value, String> {
     let (side, pointer) = match expression {
@@ -32,18 +42,24 @@ pub(crate) fn resolve_expression<'a>(
             ));
         }
     };
-    match side {
-        BodySide::Request => reading
+    match (side, response) {
+        (BodySide::Request, _) => reading
             .evaluate(&pointer, arguments)
             .ok_or_else(|| format!("`{expression}` selects nothing in the call's arguments")),
-        BodySide::Response => {
-            let Some(content) = call.structured_content() else {
-                return Err(format!(
-                    "`{expression}` needs the result's structuredContent, which the call did not return (text content is never parsed)"
-                ));
-            };
+        (BodySide::Response, Response::Structured(None)) => Err(format!(
+            "`{expression}` needs the result's structuredContent, which the call did not return (text content is never parsed)"
+        )),
+        (BodySide::Response, Response::Structured(Some(content))) => {
             reading.evaluate(&pointer, content).ok_or_else(|| {
                 format!("`{expression}` selects nothing in the result's structuredContent")
+            })
+        }
+        (BodySide::Response, Response::Read(Err(why))) => Err(format!(
+            "`{expression}` reads the result's text as the overlay declares, but {why}"
+        )),
+        (BodySide::Response, Response::Read(Ok(value))) => {
+            reading.evaluate(&pointer, value).ok_or_else(|| {
+                format!("`{expression}` selects nothing in the value read from the result's text")
             })
         }
     }
@@ -53,13 +69,13 @@ pub(crate) fn resolve_expression<'a>(
 pub(crate) fn resolve_binding(
     reading: Reading,
     binding: &Binding,
-    call: &TracedCall,
+    response: &Response,
     arguments: &Value,
 ) -> Result<Value, String> {
     match binding {
         Binding::Constant(value) => Ok(value.clone()),
         Binding::Expression(expression) => {
-            resolve_expression(reading, expression, call, arguments).cloned()
+            resolve_expression(reading, expression, response, arguments).cloned()
         }
         Binding::Template(template) => {
             let mut text = String::new();
@@ -67,7 +83,7 @@ pub(crate) fn resolve_binding(
                 match part {
                     TemplatePart::Literal(literal) => text.push_str(literal),
                     TemplatePart::Expression(expression) => {
-                        match resolve_expression(reading, expression, call, arguments)? {
+                        match resolve_expression(reading, expression, response, arguments)? {
                             Value::String(s) => text.push_str(s),
                             // The number's JSON text as written (`1e2` stays `1e2`).
                             Value::Number(n) => text.push_str(&n.to_string()),
@@ -85,7 +101,7 @@ pub(crate) fn resolve_binding(
             Ok(Value::String(text))
         }
         Binding::Map(map) => {
-            let source = resolve_expression(reading, &map.source, call, arguments)?;
+            let source = resolve_expression(reading, &map.source, response, arguments)?;
             let Value::Array(elements) = source else {
                 return Err(format!(
                     "`{}` selected {}, but a map binding reads an array",
@@ -116,6 +132,7 @@ pub(crate) fn resolve_arguments(
     carrier: Carrier,
     declared: &mcp_recovery_model::Compensation,
     call: &TracedCall,
+    response: &Response,
 ) -> Result<Map<String, Value>, Vec<String>> {
     let reading = carrier.reading();
     let request = Value::Object(call.arguments.clone());
@@ -124,7 +141,7 @@ pub(crate) fn resolve_arguments(
     for parameter in &declared.bindings {
         let outcome = match &parameter.binding {
             Err(error) => Err(format!("malformed binding: {error}")),
-            Ok(binding) => resolve_binding(reading, binding, call, &request),
+            Ok(binding) => resolve_binding(reading, binding, response, &request),
         };
         match outcome {
             Ok(value) => {
@@ -158,7 +175,7 @@ mod tests {
         resolve_binding(
             Reading::Pointer,
             &binding,
-            call,
+            &Response::Structured(call.structured_content().cloned()),
             &Value::Object(call.arguments.clone()),
         )
     }

@@ -1090,8 +1090,15 @@ impl<W: Write> Session<W> {
         if read_only || traced.is_error() {
             return;
         }
+        // A result an overlay reads from text keeps its text content.
+        let reads_text = self.tools.iter().flatten().any(|tool| {
+            tool.name == call.name
+                && tool
+                    .overlay_meta()
+                    .is_some_and(|m| m.contains_key(mcp_recovery_model::RESULT_SECTION))
+        });
         self.completed
-            .push_back((Value::from(call.number), compact(traced)));
+            .push_back((Value::from(call.number), compact(traced, reads_text)));
         while self.completed.len() > self.settings.rollback_window {
             let Some((Value::Number(number), _)) = self.completed.pop_front() else {
                 continue;
@@ -1325,12 +1332,18 @@ impl<W: Write> Effects for Session<W> {
     }
 }
 
-/// A call with only what the planner reads of its result: `isError` and `structuredContent`
-/// (text content is never parsed, so it is dropped).
-fn compact(call: TracedCall) -> TracedCall {
+/// A call with only what the planner reads of its result: `isError` and `structuredContent`,
+/// and `content` only when an overlay declares the tool's result is read from its text (text
+/// content is otherwise never parsed, so it is dropped).
+fn compact(call: TracedCall, reads_text: bool) -> TracedCall {
+    let keys: &[&str] = if reads_text {
+        &["isError", "structuredContent", "content"]
+    } else {
+        &["isError", "structuredContent"]
+    };
     let result = call.result.map(|mut full| {
         let mut kept = Map::new();
-        for key in ["isError", "structuredContent"] {
+        for &key in keys {
             if let Some(value) = full.remove(key) {
                 kept.insert(key.to_owned(), value);
             }

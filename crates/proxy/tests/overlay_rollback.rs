@@ -17,13 +17,15 @@ use serde_json::{Value, json};
 
 const TOOLS: &str = include_str!("../../../fixtures/overlays/graph.tools.json");
 const OVERLAY: &str = include_str!("../../../fixtures/overlays/graph.overlay.toml");
+const TEXT_OVERLAY: &str = include_str!("../../../fixtures/overlays/graph-text.overlay.toml");
 
 /// Node label → its facts.
 type Graph = BTreeMap<String, Vec<String>>;
 
 /// The graph server: adds skip what is already there and report only what they added; adding
-/// facts to a node that does not exist fails the call.
-fn graph_server(graph: Arc<Mutex<Graph>>) -> impl FnMut(&str) -> Vec<String> + Send {
+/// facts to a node that does not exist fails the call. With `text`, results carry their JSON
+/// only as text: in the text item and as FastMCP's `structuredContent.result` string.
+fn graph_server(graph: Arc<Mutex<Graph>>, text: bool) -> impl FnMut(&str) -> Vec<String> + Send {
     move |line: &str| {
         let message: Value = mcp_recovery_model::json::from_str(line).unwrap();
         let Some(id) = message.get("id") else {
@@ -33,7 +35,17 @@ fn graph_server(graph: Arc<Mutex<Graph>>) -> impl FnMut(&str) -> Vec<String> + S
             "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                 "serverInfo": {"name": "graph", "version": "1"}}),
             "tools/list" => serde_json::from_str(TOOLS).unwrap(),
-            "tools/call" => call(&mut graph.lock().unwrap(), &message["params"]),
+            "tools/call" => {
+                let result = call(&mut graph.lock().unwrap(), &message["params"]);
+                match result.get("structuredContent") {
+                    Some(value) if text => {
+                        let text = value.to_string();
+                        json!({"content": [{"type": "text", "text": text}],
+                               "structuredContent": {"result": text}})
+                    }
+                    _ => result,
+                }
+            }
             _ => json!({}),
         };
         vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
@@ -101,7 +113,7 @@ fn call(graph: &mut Graph, params: &Value) -> Value {
     json!({"content": [], "structuredContent": structured})
 }
 
-fn settings() -> Settings {
+fn settings(overlay: &str) -> Settings {
     Settings {
         policy: Policy {
             on_failure: Some(OnFailure::Rollback),
@@ -112,7 +124,7 @@ fn settings() -> Settings {
         upstream: "scripted".into(),
         overlays: Overlays::new(vec![NamedOverlay {
             shown: "graph.overlay.toml".into(),
-            overlay: Overlay::parse(OVERLAY, OverlayFormat::Toml).unwrap(),
+            overlay: Overlay::parse(overlay, OverlayFormat::Toml).unwrap(),
             positions: std::collections::HashMap::new(),
         }]),
         secrets: mcp_recovery_client::Secrets::default(),
@@ -130,9 +142,31 @@ fn request(id: u32, name: &str, arguments: Value) -> String {
 }
 
 /// The failing last step of a workflow undoes exactly what the earlier steps added: nodes and
-/// facts that were there before stay, those the workflow added are gone.
+/// facts that were there before stay, those the workflow added are gone; the same whether the
+/// server returns structured results or only text that the overlay declares how to read.
 #[test]
 fn a_failed_workflow_leaves_the_graph_as_it_was() {
+    for (overlay, text) in [(OVERLAY, false), (TEXT_OVERLAY, true)] {
+        let records = workflow(overlay, text);
+        let compensations: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["kind"] == "compensation.intent")
+            .map(|r| &r["arguments"])
+            .collect();
+        assert_eq!(
+            compensations,
+            [
+                &json!({"removals": [{"label": "old", "facts": ["f1"]}, {"label": "ada", "facts": ["a1"]}]}),
+                &json!({"labels": ["ada"]}),
+            ],
+            "{records:#?}"
+        );
+    }
+}
+
+/// Runs the workflow against a graph holding one node, checks the graph is as it was, and
+/// returns the journal's records.
+fn workflow(overlay: &str, text: bool) -> Vec<serde_json::Map<String, Value>> {
     let before: Graph = BTreeMap::from([("old".to_owned(), vec!["f0".to_owned()])]);
     let graph = Arc::new(Mutex::new(before.clone()));
     let client = [
@@ -153,29 +187,15 @@ fn a_failed_workflow_leaves_the_graph_as_it_was() {
     let path = dir.path().join("journal.jsonl");
     let journal = Journal::open(&path, 1 << 30).unwrap();
     let ScriptRun { end, output, .. } = run_scripted(
-        settings(),
+        settings(overlay),
         Some(Arc::new(Mutex::new(journal))),
         client.into_bytes(),
         Vec::new(),
-        graph_server(Arc::clone(&graph)),
+        graph_server(Arc::clone(&graph), text),
     );
     end.unwrap();
-    assert_eq!(*graph.lock().unwrap(), before);
-    let records =
-        mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let compensations: Vec<&Value> = records
-        .iter()
-        .filter(|r| r["kind"] == "compensation.intent")
-        .map(|r| &r["arguments"])
-        .collect();
-    assert_eq!(
-        compensations,
-        [
-            &json!({"removals": [{"label": "old", "facts": ["f1"]}, {"label": "ada", "facts": ["a1"]}]}),
-            &json!({"labels": ["ada"]}),
-        ],
-        "{records:#?}"
-    );
+    assert_eq!(*graph.lock().unwrap(), before, "text results: {text}");
     let output = String::from_utf8(output).unwrap();
     assert!(output.contains("no node ghost"), "{output}");
+    mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }

@@ -60,6 +60,9 @@ rule_table! {
     "R304" "hint-disagreement"            HintDisagreement           hint_disagreement            WARNING [Recommended, Strict] check;
 }
 
+/// Where an applied overlay puts the schema of a result read from text, inside a tool.
+const READER_SCHEMA: &str = "/_meta/dev.mcp-recovery~1overlay/result/schema";
+
 /// Pointer of a tool's `annotations`, or of its name when it has none (the place to add them).
 pub(crate) fn annotations_pointer(tool: &ToolRef<'_>) -> String {
     if tool.raw.get("annotations").is_some() {
@@ -138,9 +141,23 @@ impl<'a> ToolRef<'a> {
         self.raw.get("inputSchema")
     }
 
-    /// The tool's `outputSchema` as written.
+    /// The schema `$response.body` reads: the one of the value an overlay's reader reads from
+    /// the result's text when one is declared, else the tool's `outputSchema` as written.
     pub(crate) fn output_schema(&self) -> Option<&'a Value> {
-        self.raw.get("outputSchema")
+        self.raw
+            .pointer(READER_SCHEMA)
+            .or_else(|| self.raw.get("outputSchema"))
+    }
+
+    /// The name of the schema a body expression reads, for messages.
+    pub(crate) fn schema_name(&self, side: BodySide) -> &'static str {
+        match side {
+            BodySide::Request => "inputSchema",
+            BodySide::Response if self.raw.pointer(READER_SCHEMA).is_some() => {
+                "result schema the overlay declares"
+            }
+            BodySide::Response => "outputSchema",
+        }
     }
 
     /// Pointer of a place inside this tool, given relative to it.
@@ -301,12 +318,9 @@ impl ItemRead<'_, '_> {
         )
     }
 
-    /// `inputSchema` or `outputSchema`, for messages.
+    /// The schema read, for messages.
     pub(crate) fn schema_name(&self) -> &'static str {
-        match self.side {
-            BodySide::Request => "inputSchema",
-            BodySide::Response => "outputSchema",
-        }
+        self.site.tool.schema_name(self.side)
     }
 
     /// Pointer of the element reference in the document (inside the binding's `$each`).
@@ -414,12 +428,9 @@ impl BodyRead<'_, '_> {
         Some(resolve_as(self.schema?, &self.pointer, reading))
     }
 
-    /// `inputSchema` or `outputSchema`, for messages.
+    /// The schema read, for messages.
     pub(crate) fn schema_name(&self) -> &'static str {
-        match self.side {
-            BodySide::Request => "inputSchema",
-            BodySide::Response => "outputSchema",
-        }
+        self.site.tool.schema_name(self.side)
     }
 }
 
