@@ -137,14 +137,14 @@ impl Server {
                 connection.negotiation().describe()
             );
         }
-        let tools = connection.list_tools();
+        let tools = connection.list_tools()?;
+        // A 2026-07-28 server names itself in every result, its tools/list included.
         let name = connection
-            .initialize_result()
-            .pointer("/serverInfo/name")
-            .and_then(Value::as_str)
+            .server_name()
+            .or_else(|| mcp_recovery_model::server_name(&tools))
             .map(str::to_owned);
         connection.close();
-        Ok((tools?, name))
+        Ok((tools, name))
     }
 }
 

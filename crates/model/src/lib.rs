@@ -52,7 +52,9 @@ pub use convert::{
     Conversion, ConversionNote, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
     convert_tool,
 };
-pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools};
+pub use document::{
+    DocumentShape, LocateError, SERVER_INFO_META_KEY, ToolsLocation, locate_tools, server_name,
+};
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use input_schema::{
     BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget, any_member, compile_input_schema, gave_up,

@@ -601,14 +601,8 @@ impl<W: Write> Session<W> {
     /// result's `_meta`.
     fn observe_server_name(&mut self, message: &Value) {
         let name = message
-            .pointer("/result/serverInfo/name")
-            .or_else(|| {
-                message
-                    .pointer("/result/_meta")
-                    .and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo"))
-                    .and_then(|info| info.get("name"))
-            })
-            .and_then(Value::as_str);
+            .get("result")
+            .and_then(mcp_recovery_model::server_name);
         if let Some(name) = name
             && self.server_name.as_deref() != Some(name)
         {
