@@ -19,7 +19,7 @@ use crate::classify::{Class, Classification, classify};
 use crate::overlays::Overlays;
 use crate::policy::{Action, Decision, OnFailure, Policy, fold_name};
 use crate::quorum::{Board, Pending as Offered};
-use crate::rollback::{Effects, Reply, rollback};
+use crate::rollback::{Effects, ROLLBACK_META_KEY, Reply, Report, rollback};
 use crate::upstream::Upstream;
 use crate::wire::{
     BATCH_REVISION, Line, REQUEST_METHODS, Shape, error_response, id_key, id_value_key,
@@ -530,7 +530,7 @@ impl<W: Write> Session<W> {
     }
 
     fn on_server(&mut self, line: Line) -> Result<(), JournalError> {
-        let (message, text) = match line {
+        let (mut message, text) = match line {
             Line::Message(message, text) => (message, text),
             Line::Garbage(reason) => {
                 note(&format!("server: {reason}"));
@@ -573,8 +573,9 @@ impl<W: Write> Session<W> {
                     };
                     let error = message.get("error").cloned();
                     self.finish_call_with(call, &pending.id, result, None, error)?;
-                    if failed {
-                        self.on_failure(&call.name)?;
+                    if failed && let Some(report) = self.on_failure(&call.name)? {
+                        tell(&mut message, &report.for_client(&call.name));
+                        text = message.to_string();
                     }
                 } else if pending.first_page && pending.method == "tools/list" {
                     self.observe_tools(&message);
@@ -1195,14 +1196,15 @@ impl<W: Write> Session<W> {
                 "params": {"reason": "timed out"}});
             cancel["params"]["requestId"] = pending.id.clone();
             self.send_server(&cancel.to_string());
-            let answer = error_response(&pending.id, -32001, &message).to_string();
+            let mut answer = error_response(&pending.id, -32001, &message);
             if let Some(call) = &pending.call {
                 self.finish_call(call, &pending.id, None, Some("timed out"))?;
-                self.answer(pending.batch, answer);
-                self.on_failure(&call.name)?;
-            } else {
-                self.answer(pending.batch, answer);
+                // The rollback runs first, so the answer can say what it did.
+                if let Some(report) = self.on_failure(&call.name)? {
+                    tell(&mut answer, &report.for_client(&call.name));
+                }
             }
+            self.answer(pending.batch, answer.to_string());
         }
         Ok(())
     }
@@ -1223,9 +1225,9 @@ impl<W: Write> Session<W> {
     /// A call failed: the policy's `on-failure` decides what happens to the session's completed
     /// calls. Runs before the failed call's answer is forwarded, so the client sees the state
     /// after the rollback.
-    fn on_failure(&mut self, name: &str) -> Result<(), JournalError> {
+    fn on_failure(&mut self, name: &str) -> Result<Option<Report>, JournalError> {
         if self.rolling_back || self.server_closed.is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let run = match self.settings.policy.on_failure() {
             OnFailure::Record => false,
@@ -1252,7 +1254,7 @@ impl<W: Write> Session<W> {
             }
         };
         if !run {
-            return Ok(());
+            return Ok(None);
         }
         let (calls, beyond) = self.rollback_calls();
         self.completed.clear();
@@ -1280,7 +1282,37 @@ impl<W: Write> Session<W> {
         for line in &report.attention {
             note(&format!("needs attention: {line}"));
         }
-        Ok(())
+        Ok(Some(report))
+    }
+}
+
+/// Adds what a rollback did to the failed answer the client receives: to a result, a text item
+/// and `_meta[ROLLBACK_META_KEY]`; to a JSON-RPC error, `error.data[ROLLBACK_META_KEY]` with the
+/// same text in its `text` member. A member the server sent in another shape (a `content` or
+/// `_meta` that is not what MCP says, a `data` that is not an object) is left as it is.
+fn tell(answer: &mut Value, (meta, text): &(Value, String)) {
+    if let Some(Value::Object(result)) = answer.get_mut("result") {
+        if let Value::Array(content) = result
+            .entry("content")
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        if let Value::Object(own) = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            own.insert(ROLLBACK_META_KEY.to_owned(), meta.clone());
+        }
+    } else if let Some(Value::Object(error)) = answer.get_mut("error") {
+        let data = error
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(data) = data {
+            let mut told = meta.clone();
+            told["text"] = Value::String(text.clone());
+            data.insert(ROLLBACK_META_KEY.to_owned(), told);
+        }
     }
 }
 

@@ -35,6 +35,13 @@ fn graph_server(graph: Arc<Mutex<Graph>>, text: bool) -> impl FnMut(&str) -> Vec
             "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                 "serverInfo": {"name": "graph", "version": "1"}}),
             "tools/list" => serde_json::from_str(TOOLS).unwrap(),
+            "tools/call" if message["params"]["arguments"]["additions"][0]["node"] == "rpc" => {
+                return vec![
+                    json!({"jsonrpc": "2.0", "id": id,
+                           "error": {"code": -32603, "message": "internal error"}})
+                    .to_string(),
+                ];
+            }
             "tools/call" => {
                 let result = call(&mut graph.lock().unwrap(), &message["params"]);
                 match result.get("structuredContent") {
@@ -164,28 +171,152 @@ fn a_failed_workflow_leaves_the_graph_as_it_was() {
     }
 }
 
+/// The failed answer the client gets says what the rollback undid and what it left in place,
+/// as a text item and in `_meta` (in `error.data` when the server answered with an error).
+#[test]
+fn the_client_is_told_what_was_undone_and_what_was_not() {
+    for failing in ["ghost", "rpc"] {
+        let (graph, output) = run(
+            OVERLAY,
+            false,
+            &[
+                request(
+                    1,
+                    "add_nodes",
+                    json!({"nodes": [{"label": "ada", "kind": "p", "facts": []}]}),
+                ),
+                request(
+                    2,
+                    "remove_facts",
+                    json!({"removals": [{"label": "old", "facts": ["f0"]}]}),
+                ),
+                request(
+                    3,
+                    "add_facts",
+                    json!({"additions": [{"node": failing, "texts": ["x"]}]}),
+                ),
+            ],
+        );
+        // ada is gone again; the removed fact stays removed (nothing declares how to undo it).
+        assert_eq!(
+            graph,
+            BTreeMap::from([("old".to_owned(), Vec::new())]),
+            "{failing}"
+        );
+        let answer = output
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|m| m["id"] == 3)
+            .unwrap();
+        let (told, text) = if failing == "rpc" {
+            let told = &answer["error"]["data"]["dev.mcp-recovery/rollback"];
+            assert_eq!(answer["error"]["code"], -32603, "{answer:#}");
+            (told.clone(), told["text"].as_str().unwrap().to_owned())
+        } else {
+            let content = answer["result"]["content"].as_array().unwrap();
+            assert_eq!(content[0]["text"], "no node ghost", "{answer:#}");
+            (
+                answer["result"]["_meta"]["dev.mcp-recovery/rollback"].clone(),
+                content[1]["text"].as_str().unwrap().to_owned(),
+            )
+        };
+        assert_eq!(told["failed"], "add_facts", "{answer:#}");
+        assert_eq!(
+            told["undone"],
+            json!([{"call": "add_nodes", "compensation": "remove_nodes"}]),
+            "{answer:#}"
+        );
+        // A JSON-RPC error says nothing of what the call did: its own outcome is unknown.
+        let not_undone: Vec<&str> = told["notUndone"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|line| line.as_str().unwrap())
+            .collect();
+        let expected = if failing == "rpc" { 2 } else { 1 };
+        assert_eq!(not_undone.len(), expected, "{answer:#}");
+        assert!(
+            not_undone
+                .last()
+                .unwrap()
+                .starts_with("remove_facts (not-declared): the tool declares no recovery"),
+            "{answer:#}"
+        );
+        assert!(
+            failing != "rpc" || not_undone[0].starts_with("add_facts (unknown-outcome)"),
+            "{answer:#}"
+        );
+        assert!(
+            text.contains(
+                "Undone, so their effects no longer stand: 'add_nodes' (by 'remove_nodes')"
+            ) && text.contains("remove_facts (not-declared): the tool declares no recovery"),
+            "{text}"
+        );
+    }
+}
+
 /// Runs the workflow against a graph holding one node, checks the graph is as it was, and
 /// returns the journal's records.
 fn workflow(overlay: &str, text: bool) -> Vec<serde_json::Map<String, Value>> {
     let before: Graph = BTreeMap::from([("old".to_owned(), vec!["f0".to_owned()])]);
-    let graph = Arc::new(Mutex::new(before.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let (graph, output) = run_journaled(
+        overlay,
+        text,
+        &[
+            request(
+                1,
+                "add_nodes",
+                json!({"nodes": [
+                    {"label": "ada", "kind": "person", "facts": ["a0"]},
+                    {"label": "old", "kind": "person", "facts": []}
+                ]}),
+            ),
+            request(
+                2,
+                "add_facts",
+                json!({"additions": [
+                    {"node": "old", "texts": ["f0", "f1"]},
+                    {"node": "ada", "texts": ["a1"]}
+                ]}),
+            ),
+            request(
+                3,
+                "add_facts",
+                json!({"additions": [{"node": "ghost", "texts": ["x"]}]}),
+            ),
+        ],
+        &path,
+    );
+    assert_eq!(graph, before, "text results: {text}");
+    assert!(output.contains("no node ghost"), "{output}");
+    mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Runs `requests` after the handshake against a graph holding the node `old` with the fact
+/// `f0`; returns the graph afterwards and what the client received.
+fn run(overlay: &str, text: bool, requests: &[String]) -> (Graph, String) {
+    let dir = tempfile::tempdir().unwrap();
+    run_journaled(overlay, text, requests, &dir.path().join("journal.jsonl"))
+}
+
+fn run_journaled(
+    overlay: &str,
+    text: bool,
+    requests: &[String],
+    path: &std::path::Path,
+) -> (Graph, String) {
+    let before: Graph = BTreeMap::from([("old".to_owned(), vec!["f0".to_owned()])]);
+    let graph = Arc::new(Mutex::new(before));
     let client = [
         r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.to_owned() + "\n",
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n".to_owned(),
-        request(1, "add_nodes", json!({"nodes": [
-            {"label": "ada", "kind": "person", "facts": ["a0"]},
-            {"label": "old", "kind": "person", "facts": []}
-        ]})),
-        request(2, "add_facts", json!({"additions": [
-            {"node": "old", "texts": ["f0", "f1"]},
-            {"node": "ada", "texts": ["a1"]}
-        ]})),
-        request(3, "add_facts", json!({"additions": [{"node": "ghost", "texts": ["x"]}]})),
     ]
-    .concat();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.jsonl");
-    let journal = Journal::open(&path, 1 << 30).unwrap();
+    .into_iter()
+    .chain(requests.iter().cloned())
+    .collect::<String>();
+    let journal = Journal::open(path, 1 << 30).unwrap();
     let ScriptRun { end, output, .. } = run_scripted(
         settings(overlay),
         Some(Arc::new(Mutex::new(journal))),
@@ -194,8 +325,6 @@ fn workflow(overlay: &str, text: bool) -> Vec<serde_json::Map<String, Value>> {
         graph_server(Arc::clone(&graph), text),
     );
     end.unwrap();
-    assert_eq!(*graph.lock().unwrap(), before, "text results: {text}");
-    let output = String::from_utf8(output).unwrap();
-    assert!(output.contains("no node ghost"), "{output}");
-    mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    let graph = graph.lock().unwrap().clone();
+    (graph, String::from_utf8(output).unwrap())
 }
