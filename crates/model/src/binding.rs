@@ -22,6 +22,44 @@ pub enum Binding {
     /// Overlays only: an array built from every element of an array the original call holds
     /// (`{"$map": "$response.body#/entities", "$each": "$item#/name"}`).
     Map(MapBinding),
+    /// Overlays only: the before-image, what a read run before the original call returned
+    /// (`$before.text`, `$before.body#/pointer`).
+    Before(BeforeRef),
+}
+
+/// What a `$before` binding selects in the result of the read run before the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeforeRef {
+    /// `$before.text`: the text of the read result's only `text` content item.
+    Text,
+    /// `$before.body#/pointer`: a value in the read result's `structuredContent`.
+    Body(JsonPointer),
+}
+
+impl BeforeRef {
+    /// Parses `$before.text`, `$before.body` or `$before.body#/pointer`.
+    pub fn parse(text: &str) -> Result<Self, BindingError> {
+        let invalid = BindingError::Before;
+        match text.strip_prefix("$before.") {
+            Some("text") => Ok(Self::Text),
+            Some("body") => Ok(Self::Body(JsonPointer::root())),
+            Some(rest) if rest.starts_with("body#") => JsonPointer::parse(&rest[5..])
+                .map(Self::Body)
+                .map_err(|e| invalid(format!("{text:?}: invalid JSON Pointer: {e}"))),
+            _ => Err(invalid(format!(
+                "{text:?} is not a before-image reference (\"$before.text\" or \"$before.body#/pointer\")"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for BeforeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Text => f.write_str("$before.text"),
+            Self::Body(pointer) => write!(f, "$before.body#{pointer}"),
+        }
+    }
 }
 
 /// The member of a map binding naming the array it reads.
@@ -92,6 +130,9 @@ pub enum BindingError {
         /// The JSON type found instead.
         found: &'static str,
     },
+    /// A `$before` reference (overlays only) is malformed.
+    #[error("{0}")]
+    Before(String),
     /// A map binding (overlays only) is malformed at `at`, a JSON Pointer inside the binding.
     #[error("{}{message}", if at.is_empty() { String::new() } else { format!("at {at} of the map binding: ") })]
     Map {
@@ -109,7 +150,7 @@ impl BindingError {
             Self::Expression(e) => Some(e.offset),
             Self::UnclosedTemplate { offset } => Some(*offset),
             Self::JsonPath(e) => Some(e.offset),
-            Self::NotAPath { .. } | Self::Map { .. } => None,
+            Self::NotAPath { .. } | Self::Map { .. } | Self::Before(_) => None,
         }
     }
 }
@@ -194,6 +235,9 @@ impl Binding {
             Value::Object(map) if map.contains_key(MAP_KEY) => {
                 Ok(Self::Map(MapBinding::parse(map)?))
             }
+            Value::String(text) if text.starts_with("$before") => {
+                Ok(Self::Before(BeforeRef::parse(text)?))
+            }
             _ => Self::parse_sep(value),
         }
     }
@@ -220,7 +264,7 @@ impl Binding {
                     TemplatePart::Literal(_) => None,
                 })
                 .collect(),
-            Self::Constant(_) => Vec::new(),
+            Self::Constant(_) | Self::Before(_) => Vec::new(),
             Self::Map(map) => vec![&map.source],
         }
     }
@@ -249,6 +293,7 @@ impl Binding {
                 source: canonical(&map.source),
                 each: map.each.clone(),
             }),
+            Self::Before(before) => Self::Before(before.clone()),
         }
     }
 
@@ -259,6 +304,7 @@ impl Binding {
             Self::Template(t) => Value::String(t.to_string()),
             Self::Constant(v) => v.clone(),
             Self::Map(map) => map.to_value(),
+            Self::Before(before) => Value::String(before.to_string()),
         }
     }
 }

@@ -30,6 +30,7 @@
 //! assert_eq!(compensation.bindings[0].binding, Ok(Binding::Expression(expected)));
 //! ```
 
+mod before;
 mod binding;
 mod convert;
 mod document;
@@ -44,8 +45,9 @@ mod recovery;
 pub mod text;
 mod tool;
 
+pub use before::{BEFORE_SECTION, BeforeImage, Undo};
 pub use binding::{
-    Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, Template, TemplatePart,
+    BeforeRef, Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, Template, TemplatePart,
     item_reference, json_type_name, template_pattern,
 };
 pub use convert::{
@@ -62,9 +64,9 @@ pub use input_schema::{
 };
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{
-    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,
-    OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlayResult, OverlayResultSource,
-    OverlaySpan, OverlayTool, RESULT_SECTION,
+    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayBefore,
+    OverlayDocument, OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlayResult,
+    OverlayResultSource, OverlaySpan, OverlayTool, OverlayUndo, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
 pub use reader::{ResultReader, ResultSource};

@@ -31,6 +31,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::before::{BEFORE_SECTION, BeforeImage};
 use crate::pointer::escape_token;
 use crate::reader::ResultReader;
 use crate::recovery::{Compensate, Recovery};
@@ -101,6 +102,37 @@ pub struct OverlayTool {
     /// The tool's result holds its JSON value in text: where, and the JSON Schema of that value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<OverlayResult>,
+    /// A read to run before each call, and the compensation to make depending on what it found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<OverlayBefore>,
+}
+
+/// A before-image: the read run before each call, and the undo for each outcome of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayBefore {
+    /// The tool to call before the call.
+    pub read: String,
+    /// Its arguments; bindings read only `$request.body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+    /// The compensation when the read succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<OverlayUndo>,
+    /// The compensation when the read returned `isError: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<OverlayUndo>,
+}
+
+/// One outcome-conditioned compensation of a before-image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverlayUndo {
+    /// The compensating tool.
+    pub operation_id: String,
+    /// Its parameters: bindings, `$before.text` and `$before.body#/…` included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Map<String, Value>>,
 }
 
 /// How an overlay reads a tool's result from text.
@@ -400,13 +432,13 @@ impl Overlay {
                 continue;
             };
             for (section, members) in entry {
-                if section == RESULT_SECTION {
-                    let field = format!("/_meta/{}/result", escape_token(OVERLAY_META_KEY));
-                    let overlay_pointer = format!("{entry_pointer}/{RESULT_SECTION}");
+                if section == RESULT_SECTION || section == BEFORE_SECTION {
+                    let field = format!("/_meta/{}/{section}", escape_token(OVERLAY_META_KEY));
+                    let overlay_pointer = format!("{entry_pointer}/{section}");
                     let Some(record) = overlay_record(tool) else {
                         continue;
                     };
-                    match record.get("result") {
+                    match record.get(section) {
                         Some(earlier) if earlier != members => {
                             applied.issues.push(OverlayIssue::Conflict {
                                 tool: name.clone(),
@@ -417,7 +449,7 @@ impl Overlay {
                         }
                         Some(_) => {}
                         None => {
-                            record.insert("result".to_owned(), members.clone());
+                            record.insert(section.clone(), members.clone());
                             applied.origins.push(Origin {
                                 tool_pointer: tool_pointer.clone(),
                                 field,
@@ -514,11 +546,17 @@ fn check_entry(at: &str, entry: &Map<String, Value>) -> Result<(), OverlayError>
                 }
                 continue;
             }
+            BEFORE_SECTION => {
+                if let Err((pointer, message)) = BeforeImage::from_declaration(members) {
+                    return Err(invalid(&format!("{at}/{BEFORE_SECTION}{pointer}"), message));
+                }
+                continue;
+            }
             other => {
                 return Err(invalid(
                     &format!("{at}/{}", escape_token(other)),
                     format!(
-                        "unknown key '{other}' (an overlay sets \"annotations\", \"_meta\" and \"result\")"
+                        "unknown key '{other}' (an overlay sets \"annotations\", \"_meta\", \"result\" and \"before\")"
                     ),
                 ));
             }

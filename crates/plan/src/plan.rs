@@ -5,8 +5,8 @@ use std::fmt;
 
 use jsonschema::Validator;
 use mcp_recovery_model::{
-    COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET, PatternBudget, Reversibility,
-    Tool, gave_up, has_pattern, without_patterns,
+    BeforeImage, Binding, COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET,
+    ParameterBinding, PatternBudget, Reversibility, Tool, gave_up, has_pattern, without_patterns,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -330,6 +330,9 @@ impl<'t> Planner<'t> {
                 );
             }
         };
+        if let Some(image) = tool.before_image() {
+            return self.undo_from_before_image(name, tool, &image, call);
+        }
         let declared = tool.declared_recovery();
         if let [first, second] = declared.as_slice()
             && !first.agrees_with(second)
@@ -378,9 +381,86 @@ impl<'t> Planner<'t> {
             ),
             (Reversibility::Compensable, Some(compensation)) => {
                 let response = self.response(tool, call);
-                self.compensate(name, declaration.carrier, compensation, call, &response)
+                self.compensate(
+                    name,
+                    declaration.carrier,
+                    compensation,
+                    call,
+                    &response,
+                    None,
+                )
             }
         }
+    }
+
+    /// The step of a tool whose overlay declares a before-image: the undo for what the read
+    /// run before the call found (`found` when it succeeded, `missing` when it returned
+    /// `isError: true`), fed with the read's result.
+    fn undo_from_before_image(
+        &mut self,
+        name: &str,
+        tool: &Tool,
+        image: &BeforeImage,
+        call: &TracedCall,
+    ) -> Step {
+        let unavailable = |reason: String| Step::new(name, Status::Unavailable, reason);
+        let Some(before) = &call.before else {
+            return unavailable(format!(
+                "the overlay undoes '{name}' from a before-image ('{}' run before the call), and none was recorded for this call",
+                image.read
+            ));
+        };
+        let Some(Value::Object(read)) = before.get("result") else {
+            let why = before
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("no result");
+            return unavailable(format!(
+                "the read '{}' run before the call got no result ({why}), so what the call replaced is unknown",
+                image.read
+            ));
+        };
+        let found = read.get("isError").and_then(Value::as_bool) != Some(true);
+        let (undo, outcome) = if found {
+            (&image.found, "found")
+        } else {
+            (&image.missing, "missing")
+        };
+        let Some(undo) = undo else {
+            return Step::new(
+                name,
+                Status::Irreversible,
+                format!(
+                    "the read '{}' before the call says the target was {outcome}, and the overlay declares no undo for that",
+                    image.read
+                ),
+            );
+        };
+        let compensation = Compensation {
+            tool: undo.operation_id.clone(),
+            bindings: undo
+                .parameters
+                .iter()
+                .map(|(parameter, raw)| ParameterBinding {
+                    parameter: parameter.clone(),
+                    raw: raw.clone(),
+                    binding: Binding::parse_overlay(raw),
+                })
+                .collect(),
+            timeout_ms: None,
+            max_retries: None,
+        };
+        let response = self.response(tool, call);
+        let mut step = self.compensate(
+            name,
+            Carrier::Sep3172,
+            &compensation,
+            call,
+            &response,
+            Some(read),
+        );
+        step.reason = format!("{} (the read before the call: {outcome})", step.reason);
+        step
     }
 
     /// What `$response.body` reads for this call: the result's `structuredContent`, or, when an
@@ -420,6 +500,7 @@ impl<'t> Planner<'t> {
         compensation: &Compensation,
         call: &TracedCall,
         response: &Response,
+        before: Option<&Map<String, Value>>,
     ) -> Step {
         let target = compensation.tool.as_str();
         let compensator = match self.tools.get(target).copied() {
@@ -439,7 +520,7 @@ impl<'t> Planner<'t> {
                 );
             }
         };
-        let arguments = match resolve_arguments(carrier, compensation, call, response) {
+        let arguments = match resolve_arguments(carrier, compensation, call, response, before) {
             Ok(arguments) => arguments,
             Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
         };

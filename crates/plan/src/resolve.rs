@@ -1,8 +1,8 @@
 //! Evaluating bindings against a recorded call (`spec/recovery-metadata.md` §5.2 and §7).
 
 use mcp_recovery_model::{
-    Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source, TemplatePart,
-    item_reference, json_type_name,
+    BeforeRef, Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source,
+    TemplatePart, item_reference, json_type_name,
 };
 use serde_json::{Map, Value};
 
@@ -71,8 +71,46 @@ pub(crate) fn resolve_binding(
     binding: &Binding,
     response: &Response,
     arguments: &Value,
+    before: Option<&Map<String, Value>>,
 ) -> Result<Value, String> {
     match binding {
+        Binding::Before(reference) => {
+            let Some(read) = before else {
+                return Err(format!(
+                    "`{reference}` reads the before-image, which only a before-image undo has"
+                ));
+            };
+            match reference {
+                BeforeRef::Text => {
+                    let texts: Vec<&Value> = read
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
+                        .filter_map(|item| item.get("text").filter(|t| t.is_string()))
+                        .collect();
+                    match texts.as_slice() {
+                        [one] => Ok((*one).clone()),
+                        other => Err(format!(
+                            "`{reference}` needs exactly one text item in the read's result, which has {}",
+                            other.len()
+                        )),
+                    }
+                }
+                BeforeRef::Body(pointer) => {
+                    let content = read
+                        .get("structuredContent")
+                        .filter(|content| !content.is_null());
+                    match content.and_then(|content| pointer.evaluate(content)) {
+                        Some(value) => Ok(value.clone()),
+                        None => Err(format!(
+                            "`{reference}` selects nothing in the read's structuredContent"
+                        )),
+                    }
+                }
+            }
+        }
         Binding::Constant(value) => Ok(value.clone()),
         Binding::Expression(expression) => {
             resolve_expression(reading, expression, response, arguments).cloned()
@@ -133,6 +171,7 @@ pub(crate) fn resolve_arguments(
     declared: &mcp_recovery_model::Compensation,
     call: &TracedCall,
     response: &Response,
+    before: Option<&Map<String, Value>>,
 ) -> Result<Map<String, Value>, Vec<String>> {
     let reading = carrier.reading();
     let request = Value::Object(call.arguments.clone());
@@ -141,7 +180,7 @@ pub(crate) fn resolve_arguments(
     for parameter in &declared.bindings {
         let outcome = match &parameter.binding {
             Err(error) => Err(format!("malformed binding: {error}")),
-            Ok(binding) => resolve_binding(reading, binding, response, &request),
+            Ok(binding) => resolve_binding(reading, binding, response, &request, before),
         };
         match outcome {
             Ok(value) => {
@@ -155,6 +194,34 @@ pub(crate) fn resolve_arguments(
     }
     if failures.is_empty() {
         Ok(arguments)
+    } else {
+        Err(failures)
+    }
+}
+
+/// The arguments of the read a before-image declares, resolved from the call's arguments (its
+/// bindings read only `$request.body`), or every reason one is not.
+pub fn read_arguments(
+    image: &mcp_recovery_model::BeforeImage,
+    arguments: &Map<String, Value>,
+) -> Result<Map<String, Value>, Vec<String>> {
+    let request = Value::Object(arguments.clone());
+    let none = Response::Structured(None);
+    let mut resolved = Map::new();
+    let mut failures = Vec::new();
+    for (parameter, raw) in &image.arguments {
+        let outcome = Binding::parse_sep(raw)
+            .map_err(|e| format!("malformed binding: {e}"))
+            .and_then(|binding| resolve_binding(Reading::Pointer, &binding, &none, &request, None));
+        match outcome {
+            Ok(value) => {
+                resolved.insert(parameter.clone(), value);
+            }
+            Err(why) => failures.push(format!("parameter '{parameter}' bound to {raw}: {why}")),
+        }
+    }
+    if failures.is_empty() {
+        Ok(resolved)
     } else {
         Err(failures)
     }
@@ -177,6 +244,7 @@ mod tests {
             &binding,
             &Response::Structured(call.structured_content().cloned()),
             &Value::Object(call.arguments.clone()),
+            None,
         )
     }
 
@@ -259,6 +327,60 @@ mod tests {
         ];
         for (binding, call, needle) in cases {
             let why = resolve(binding.clone(), call).unwrap_err();
+            assert!(why.contains(needle), "{binding}: {why}");
+        }
+    }
+
+    #[test]
+    fn before_image_references() {
+        let c = call(json!({}), json!({"content": []}));
+        let resolve_before = |binding: &str, read: Option<Value>| {
+            let binding = Binding::parse_overlay(&json!(binding)).unwrap();
+            let read = read.map(|r| r.as_object().unwrap().clone());
+            resolve_binding(
+                Reading::Pointer,
+                &binding,
+                &Response::Structured(None),
+                &Value::Object(c.arguments.clone()),
+                read.as_ref(),
+            )
+        };
+        // Read as the journal is read, so the number keeps its spelling.
+        let read: Value = mcp_recovery_model::json::from_str(
+            r#"{"content": [{"type": "text", "text": "old"}],
+                "structuredContent": {"size": 1E2, "meta": {"mode": "0644"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            resolve_before("$before.text", Some(read.clone())),
+            Ok(json!("old"))
+        );
+        assert_eq!(
+            resolve_before("$before.body#/size", Some(read.clone())).map(|v| v.to_string()),
+            Ok("1E2".to_owned())
+        );
+        assert_eq!(
+            resolve_before("$before.body", Some(read.clone())),
+            Ok(read["structuredContent"].clone())
+        );
+        let cases = [
+            (
+                "$before.body#/gone",
+                Some(read.clone()),
+                "selects nothing in the read's structuredContent",
+            ),
+            ("$before.text", Some(json!({"content": []})), "has 0"),
+            (
+                "$before.text",
+                Some(
+                    json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+                ),
+                "has 2",
+            ),
+            ("$before.text", None, "only a before-image undo has"),
+        ];
+        for (binding, read, needle) in cases {
+            let why = resolve_before(binding, read).unwrap_err();
             assert!(why.contains(needle), "{binding}: {why}");
         }
     }

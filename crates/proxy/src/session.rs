@@ -103,6 +103,8 @@ struct CallContext {
     number: u64,
     name: String,
     arguments: Map<String, Value>,
+    /// The before-image taken for it, when an overlay declares one for the tool.
+    before: Option<Map<String, Value>>,
 }
 
 /// Why a session ended.
@@ -853,13 +855,18 @@ impl<W: Write> Session<W> {
             }
         }
         self.calls += 1;
+        let before = self.before_image(&name, &arguments);
         let call = CallContext {
             number: self.calls,
             name,
             arguments,
+            before,
         };
         let mut record = fields(base);
         record.insert("call".into(), Value::from(call.number));
+        if let Some(before) = &call.before {
+            record.insert("before".into(), Value::Object(before.clone()));
+        }
         // The intent is on disk before the server sees the call.
         if let Err(e) = self.record(Kind::CallIntent, record) {
             note(&format!(
@@ -1081,7 +1088,8 @@ impl<W: Write> Session<W> {
             .classes
             .get(&call.name)
             .is_some_and(|c| c.class == Class::ReadOnly);
-        let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result);
+        let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result)
+            .with_before(call.before.clone());
         if read_only || traced.is_error() {
             return;
         }
@@ -1220,6 +1228,56 @@ impl<W: Write> Session<W> {
             self.answer(p.batch, error_response(&p.id, -32000, &message).to_string());
         }
         Ok(())
+    }
+
+    /// Takes the before-image an overlay declares for `name`: runs the declared read with
+    /// arguments bound from the call's, before the call is journaled and forwarded. The read is
+    /// sent only to a tool the server listed; what it returned, or why nothing, is kept.
+    fn before_image(
+        &mut self,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<Map<String, Value>> {
+        let tools = self.tools.as_deref()?;
+        let image = tools.iter().find(|t| t.name == name)?.before_image()?;
+        let listed = tools.iter().any(|t| t.name == image.read);
+        let mut record = Map::new();
+        record.insert("name".into(), Value::from(image.read.as_str()));
+        let read_arguments = match mcp_recovery_plan::read_arguments(&image, arguments) {
+            Ok(read_arguments) => read_arguments,
+            Err(failures) => {
+                record.insert("result".into(), Value::Null);
+                record.insert("reason".into(), Value::from(failures.join("; ")));
+                return Some(record);
+            }
+        };
+        record.insert("arguments".into(), Value::Object(read_arguments.clone()));
+        if !listed {
+            record.insert("result".into(), Value::Null);
+            record.insert(
+                "reason".into(),
+                Value::from(format!(
+                    "the server does not list '{}', so it was not called",
+                    image.read
+                )),
+            );
+            return Some(record);
+        }
+        let timeout = self.settings.policy.call_timeout();
+        match self.call_tool(&image.read, &read_arguments, timeout) {
+            Reply::Result(result) => {
+                record.insert("result".into(), result);
+            }
+            Reply::Error(error) => {
+                record.insert("result".into(), Value::Null);
+                record.insert("error".into(), error);
+            }
+            Reply::Lost(reason) => {
+                record.insert("result".into(), Value::Null);
+                record.insert("reason".into(), Value::from(reason));
+            }
+        }
+        Some(record)
     }
 
     /// A call failed: the policy's `on-failure` decides what happens to the session's completed
@@ -1376,5 +1434,5 @@ fn compact(call: TracedCall, reads_text: bool) -> TracedCall {
         }
         kept
     });
-    TracedCall::new(call.name, call.arguments, result)
+    TracedCall::new(call.name, call.arguments, result).with_before(call.before)
 }
