@@ -122,13 +122,12 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let mut listed = connection
         .list_tools()
         .map_err(Failure::server(name.clone()))?;
+    let server_name = connection
+        .server_name()
+        .or_else(|| mcp_recovery_model::server_name(&listed))
+        .map(str::to_owned);
     for overlay in &overlays {
-        overlay.check_server(
-            connection
-                .initialize_result()
-                .pointer("/serverInfo/name")
-                .and_then(Value::as_str),
-        )?;
+        overlay.check_server(server_name.as_deref())?;
         overlay.apply(&mut listed)?;
     }
     let tools = load_tools(&listed).map_err(|e| Failure::Usage(format!("server {name}: {e}")))?;

@@ -413,6 +413,13 @@ impl Connection {
         &self.server_info
     }
 
+    /// The name the server gives itself: `serverInfo.name` of its `initialize` result, or under
+    /// 2026-07-28 the name in its `server/discover` result's
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`.
+    pub fn server_name(&self) -> Option<&str> {
+        mcp_recovery_model::server_name(&self.server_info)
+    }
+
     /// The protocol version in use.
     pub fn protocol_version(&self) -> &str {
         &self.protocol_version

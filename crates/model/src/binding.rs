@@ -4,10 +4,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::expression::{ExpressionError, RuntimeExpression, expression_pattern};
 use crate::jsonpath::{JsonPath, JsonPathError};
+use crate::pointer::JsonPointer;
 
 /// How one parameter of a compensating call gets its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,7 +19,78 @@ pub enum Binding {
     Template(Template),
     /// Any other JSON value, passed as is.
     Constant(Value),
+    /// Overlays only: an array built from every element of an array the original call holds
+    /// (`{"$map": "$response.body#/entities", "$each": "$item#/name"}`).
+    Map(MapBinding),
+    /// Overlays only: the before-image, what a read run before the original call returned
+    /// (`$before.text`, `$before.body#/pointer`).
+    Before(BeforeRef),
 }
+
+/// What a `$before` binding selects in the result of the read run before the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeforeRef {
+    /// `$before.text`: the text of the read result's only `text` content item.
+    Text,
+    /// `$before.body#/pointer`: a value in the read result's `structuredContent`.
+    Body(JsonPointer),
+}
+
+impl BeforeRef {
+    /// Parses `$before.text`, `$before.body` or `$before.body#/pointer`.
+    pub fn parse(text: &str) -> Result<Self, BindingError> {
+        let invalid = BindingError::Before;
+        match text.strip_prefix("$before.") {
+            Some("text") => Ok(Self::Text),
+            Some("body") => Ok(Self::Body(JsonPointer::root())),
+            Some(rest) if rest.starts_with("body#") => JsonPointer::parse(&rest[5..])
+                .map(Self::Body)
+                .map_err(|e| invalid(format!("{text:?}: invalid JSON Pointer: {e}"))),
+            _ => Err(invalid(format!(
+                "{text:?} is not a before-image reference (\"$before.text\" or \"$before.body#/pointer\")"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for BeforeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Text => f.write_str("$before.text"),
+            Self::Body(pointer) => write!(f, "$before.body#{pointer}"),
+        }
+    }
+}
+
+/// The member of a map binding naming the array it reads.
+pub const MAP_KEY: &str = "$map";
+/// The member of a map binding saying what each element becomes.
+pub const EACH_KEY: &str = "$each";
+
+/// An overlay binding whose value is an array with one entry per element of the array `source`
+/// selects, each entry built by `each` from its element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapBinding {
+    /// The array read (a runtime expression of the original call).
+    pub source: RuntimeExpression,
+    /// What each element becomes.
+    pub each: Each,
+}
+
+/// What one element of a map binding's array becomes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Each {
+    /// `$item` or `$item#/pointer`: the element, or the value the pointer selects in it.
+    Item(JsonPointer),
+    /// An object whose members are built from the element, member by member.
+    Object(Vec<(String, Each)>),
+    /// Any other value (not a string starting with `$`, not an object), the same for every
+    /// element.
+    Constant(Value),
+}
+
+/// The prefix of an element reference inside `$each`.
+const ITEM: &str = "$item";
 
 /// A string with embedded runtime expressions, such as `order-{$request.body#/id}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +130,17 @@ pub enum BindingError {
         /// The JSON type found instead.
         found: &'static str,
     },
+    /// A `$before` reference (overlays only) is malformed.
+    #[error("{0}")]
+    Before(String),
+    /// A map binding (overlays only) is malformed at `at`, a JSON Pointer inside the binding.
+    #[error("{}{message}", if at.is_empty() { String::new() } else { format!("at {at} of the map binding: ") })]
+    Map {
+        /// Where inside the binding (`/$each/entityName`); empty for the binding itself.
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl BindingError {
@@ -67,7 +150,7 @@ impl BindingError {
             Self::Expression(e) => Some(e.offset),
             Self::UnclosedTemplate { offset } => Some(*offset),
             Self::JsonPath(e) => Some(e.offset),
-            Self::NotAPath { .. } => None,
+            Self::NotAPath { .. } | Self::Map { .. } | Self::Before(_) => None,
         }
     }
 }
@@ -144,6 +227,21 @@ impl Binding {
         Ok(Self::Template(Template::parse(text)?))
     }
 
+    /// Classifies and parses a parameter value of a SEP-3172 declaration made by an overlay:
+    /// the forms of [`Binding::parse_sep`], and a map binding, an object whose members are
+    /// exactly `$map` and `$each` (in a server's own declaration such an object is a constant).
+    pub fn parse_overlay(value: &Value) -> Result<Self, BindingError> {
+        match value {
+            Value::Object(map) if map.contains_key(MAP_KEY) => {
+                Ok(Self::Map(MapBinding::parse(map)?))
+            }
+            Value::String(text) if text.starts_with("$before") => {
+                Ok(Self::Before(BeforeRef::parse(text)?))
+            }
+            _ => Self::parse_sep(value),
+        }
+    }
+
     /// Parses a compensate-carrier `parameterMapping` value (a JSONPath of the subset).
     pub fn parse_compensate(value: &Value) -> Result<Self, BindingError> {
         match value {
@@ -166,7 +264,8 @@ impl Binding {
                     TemplatePart::Literal(_) => None,
                 })
                 .collect(),
-            Self::Constant(_) => Vec::new(),
+            Self::Constant(_) | Self::Before(_) => Vec::new(),
+            Self::Map(map) => vec![&map.source],
         }
     }
 
@@ -190,6 +289,11 @@ impl Binding {
                     .collect(),
             }),
             Self::Constant(v) => Self::Constant(v.clone()),
+            Self::Map(map) => Self::Map(MapBinding {
+                source: canonical(&map.source),
+                each: map.each.clone(),
+            }),
+            Self::Before(before) => Self::Before(before.clone()),
         }
     }
 
@@ -199,6 +303,184 @@ impl Binding {
             Self::Expression(e) => Value::String(e.to_string()),
             Self::Template(t) => Value::String(t.to_string()),
             Self::Constant(v) => v.clone(),
+            Self::Map(map) => map.to_value(),
+            Self::Before(before) => Value::String(before.to_string()),
+        }
+    }
+}
+
+fn map_error(at: &str, message: impl Into<String>) -> BindingError {
+    BindingError::Map {
+        at: at.to_owned(),
+        message: message.into(),
+    }
+}
+
+impl MapBinding {
+    /// Parses the object form `{"$map": EXPRESSION, "$each": ELEMENT}`.
+    pub fn parse(map: &Map<String, Value>) -> Result<Self, BindingError> {
+        if let Some(other) = map.keys().find(|k| *k != MAP_KEY && *k != EACH_KEY) {
+            return Err(map_error(
+                &format!("/{}", crate::pointer::escape_token(other)),
+                format!("unknown member '{other}' (a map binding has \"$map\" and \"$each\")"),
+            ));
+        }
+        let source = match map.get(MAP_KEY) {
+            Some(Value::String(text)) if text.starts_with('$') => RuntimeExpression::parse(text)
+                .map_err(|e| map_error("/$map", format!("invalid runtime expression: {e}")))?,
+            Some(other) => {
+                return Err(map_error(
+                    "/$map",
+                    format!(
+                        "\"$map\" is a runtime expression selecting an array, not {}",
+                        describe(other)
+                    ),
+                ));
+            }
+            None => return Err(map_error("", "a map binding needs \"$map\"")),
+        };
+        let Some(each) = map.get(EACH_KEY) else {
+            return Err(map_error(
+                "",
+                "a map binding needs \"$each\" (\"$item\" keeps each element as it is)",
+            ));
+        };
+        Ok(Self {
+            source,
+            each: Each::parse(each, "/$each", 0)?,
+        })
+    }
+
+    /// The JSON form.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert(MAP_KEY.to_owned(), Value::String(self.source.to_string()));
+        map.insert(EACH_KEY.to_owned(), self.each.to_value());
+        Value::Object(map)
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("the string {text:?}"),
+        other => json_type_name(other).to_owned(),
+    }
+}
+
+/// How an element reference is written: `$item`, or `$item#` and its pointer.
+pub fn item_reference(pointer: &JsonPointer) -> String {
+    if pointer.is_root() {
+        ITEM.to_owned()
+    } else {
+        format!("{ITEM}#{pointer}")
+    }
+}
+
+/// Nesting of `$each` objects past which a map binding is refused.
+const MAX_EACH_DEPTH: usize = 32;
+
+impl Each {
+    fn parse(value: &Value, at: &str, depth: usize) -> Result<Self, BindingError> {
+        if depth > MAX_EACH_DEPTH {
+            return Err(map_error(
+                at,
+                format!("objects nest more than {MAX_EACH_DEPTH} levels deep"),
+            ));
+        }
+        match value {
+            Value::String(text) if text.starts_with('$') => {
+                let rest = text.strip_prefix(ITEM).ok_or_else(|| {
+                    map_error(
+                        at,
+                        format!(
+                            "{text:?} is not an element reference (\"$item\" or \"$item#/pointer\")"
+                        ),
+                    )
+                })?;
+                let pointer = match rest {
+                    "" => JsonPointer::root(),
+                    _ => match rest.strip_prefix('#') {
+                        Some(pointer) => JsonPointer::parse(pointer).map_err(|e| {
+                            map_error(at, format!("{text:?}: invalid JSON Pointer: {e}"))
+                        })?,
+                        None => {
+                            return Err(map_error(
+                                at,
+                                format!(
+                                    "{text:?}: \"$item\" is followed by nothing or by '#' and a JSON Pointer"
+                                ),
+                            ));
+                        }
+                    },
+                };
+                Ok(Self::Item(pointer))
+            }
+            Value::String(text) if text.contains("{$") => Err(map_error(
+                at,
+                format!("{text:?}: templates are not read inside \"$each\""),
+            )),
+            Value::Object(members) => members
+                .iter()
+                .map(|(name, member)| {
+                    let inner = format!("{at}/{}", crate::pointer::escape_token(name));
+                    Ok((name.clone(), Self::parse(member, &inner, depth + 1)?))
+                })
+                .collect::<Result<_, _>>()
+                .map(Self::Object),
+            other => Ok(Self::Constant(other.clone())),
+        }
+    }
+
+    /// The JSON form.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Self::Item(pointer) => Value::String(item_reference(pointer)),
+            Self::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(name, each)| (name.clone(), each.to_value()))
+                    .collect(),
+            ),
+            Self::Constant(value) => value.clone(),
+        }
+    }
+
+    /// Every element reference, with the path of members that leads to it in the built value.
+    pub fn items(&self) -> Vec<(Vec<&str>, &JsonPointer)> {
+        fn walk<'a>(
+            each: &'a Each,
+            path: &mut Vec<&'a str>,
+            out: &mut Vec<(Vec<&'a str>, &'a JsonPointer)>,
+        ) {
+            match each {
+                Each::Item(pointer) => out.push((path.clone(), pointer)),
+                Each::Object(members) => {
+                    for (name, member) in members {
+                        path.push(name);
+                        walk(member, path, out);
+                        path.pop();
+                    }
+                }
+                Each::Constant(_) => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// The value built from one element, or the element reference that selects nothing in it.
+    pub fn build(&self, element: &Value) -> Result<Value, &JsonPointer> {
+        match self {
+            Self::Item(pointer) => pointer.evaluate(element).cloned().ok_or(pointer),
+            Self::Object(members) => {
+                let mut built = Map::new();
+                for (name, member) in members {
+                    built.insert(name.clone(), member.build(element)?);
+                }
+                Ok(Value::Object(built))
+            }
+            Self::Constant(value) => Ok(value.clone()),
         }
     }
 }
@@ -312,6 +594,57 @@ mod tests {
         assert_eq!(
             Template::parse("ab{$response.body").unwrap_err(),
             BindingError::UnclosedTemplate { offset: 2 }
+        );
+    }
+
+    #[test]
+    fn map_bindings_parse_build_and_round_trip() {
+        let raw = json!({"$map": "$response.body#/results", "$each": {
+            "entityName": "$item#/entityName",
+            "observations": "$item#/added",
+            "nested": {"whole": "$item", "fixed": 1.50}
+        }});
+        let Ok(Binding::Map(map)) = Binding::parse_overlay(&raw) else {
+            panic!("not a map binding");
+        };
+        assert_eq!(map.to_value(), raw);
+        let mut items: Vec<(Vec<&str>, String)> = map
+            .each
+            .items()
+            .into_iter()
+            .map(|(path, pointer)| (path, pointer.to_string()))
+            .collect();
+        items.sort();
+        assert_eq!(
+            items,
+            [
+                (vec!["entityName"], "/entityName".to_owned()),
+                (vec!["nested", "whole"], String::new()),
+                (vec!["observations"], "/added".to_owned()),
+            ]
+        );
+        let element = json!({"entityName": "ada", "added": ["x"]});
+        assert_eq!(
+            map.each.build(&element),
+            Ok(json!({"entityName": "ada", "observations": ["x"],
+                      "nested": {"whole": element.clone(), "fixed": 1.50}}))
+        );
+        let missing = json!({"entityName": "ada"});
+        assert_eq!(
+            map.each.build(&missing).map_err(ToString::to_string),
+            Err("/added".to_owned())
+        );
+        // Where a server declares the same object, it is a constant.
+        assert_eq!(Binding::parse_sep(&raw), Ok(Binding::Constant(raw.clone())));
+        // Nesting is bounded.
+        let mut deep = json!("$item");
+        for _ in 0..40 {
+            deep = json!({ "a": deep });
+        }
+        let error = Binding::parse_overlay(&json!({"$map": "$request.body", "$each": deep}));
+        assert!(
+            matches!(&error, Err(BindingError::Map { message, .. }) if message.contains("nest")),
+            "{error:?}"
         );
     }
 

@@ -482,6 +482,11 @@ fn sep_binding_as_path(raw: &Value) -> Result<String, String> {
                 "the template {raw} cannot be written as an mcp-compensate JSONPath"
             ));
         }
+        Ok(Binding::Map(_) | Binding::Before(_)) => {
+            return Err(format!(
+                "the overlay binding {raw} cannot be written as an mcp-compensate JSONPath"
+            ));
+        }
         Ok(Binding::Expression(expression)) => expression,
     };
     array_like(&expression, raw)?;

@@ -11,6 +11,20 @@ use serde_json::{Map, Value};
 
 use crate::binding::json_type_name;
 
+/// The `_meta` key under which a 2026-07-28 result names the server that produced it.
+pub const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The name a server gives itself in one of its results: `serverInfo.name` of an `initialize`
+/// result (up to 2025-11-25), else `_meta["io.modelcontextprotocol/serverInfo"].name`, which a
+/// 2026-07-28 server puts in every result (`server/discover`, `tools/list`, …). `None` when the
+/// result names no server or the name is not a string.
+pub fn server_name(result: &Value) -> Option<&str> {
+    result
+        .pointer("/serverInfo/name")
+        .or_else(|| result.get("_meta")?.get(SERVER_INFO_META_KEY)?.get("name"))
+        .and_then(Value::as_str)
+}
+
 /// Which of the accepted shapes a document has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DocumentShape {
@@ -202,6 +216,34 @@ pub(crate) fn locate_tools_mut(document: &mut Value) -> Result<&mut Vec<Value>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_names_in_every_revision() {
+        use serde_json::json;
+        let cases = [
+            (
+                json!({"serverInfo": {"name": "old", "version": "1"}}),
+                Some("old"),
+            ),
+            (
+                json!({"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "new", "version": "2"}}}),
+                Some("new"),
+            ),
+            (
+                json!({"serverInfo": {"name": "both"}, "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "other"}}}),
+                Some("both"),
+            ),
+            (json!({"serverInfo": {"name": 3}}), None),
+            (
+                json!({"_meta": {"io.modelcontextprotocol/serverInfo": "new"}}),
+                None,
+            ),
+            (json!({"tools": []}), None),
+        ];
+        for (result, name) in cases {
+            assert_eq!(server_name(&result), name, "{result}");
+        }
+    }
     use serde_json::json;
 
     #[test]

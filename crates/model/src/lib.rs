@@ -30,6 +30,7 @@
 //! assert_eq!(compensation.bindings[0].binding, Ok(Binding::Expression(expected)));
 //! ```
 
+mod before;
 mod binding;
 mod convert;
 mod document;
@@ -39,18 +40,23 @@ pub mod json;
 mod jsonpath;
 mod overlay;
 mod pointer;
+mod reader;
 mod recovery;
 pub mod text;
 mod tool;
 
+pub use before::{BEFORE_SECTION, BeforeImage, Undo};
 pub use binding::{
-    Binding, BindingError, Template, TemplatePart, json_type_name, template_pattern,
+    BeforeRef, Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, Template, TemplatePart,
+    item_reference, json_type_name, template_pattern,
 };
 pub use convert::{
     Conversion, ConversionNote, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
     convert_tool,
 };
-pub use document::{DocumentShape, LocateError, ToolsLocation, locate_tools};
+pub use document::{
+    DocumentShape, LocateError, SERVER_INFO_META_KEY, ToolsLocation, locate_tools, server_name,
+};
 pub use expression::{BodySide, ExpressionError, RuntimeExpression, Source, expression_pattern};
 pub use input_schema::{
     BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget, any_member, compile_input_schema, gave_up,
@@ -58,15 +64,17 @@ pub use input_schema::{
 };
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{
-    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayDocument,
-    OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlaySpan, OverlayTool,
+    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayBefore,
+    OverlayDocument, OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlayResult,
+    OverlayResultSource, OverlaySpan, OverlayTool, OverlayUndo, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
+pub use reader::{ResultReader, ResultSource};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,
     Compensation, Count, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,
 };
 pub use tool::{
-    COMPENSATE_META_KEY, Hint, Icon, IconTheme, TaskSupport, Tool, ToolAnnotations, ToolExecution,
-    ToolMeta, ToolsList,
+    COMPENSATE_META_KEY, Hint, Icon, IconTheme, OVERLAY_META_KEY, TaskSupport, Tool,
+    ToolAnnotations, ToolExecution, ToolMeta, ToolsList,
 };

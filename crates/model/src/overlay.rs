@@ -31,9 +31,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::before::{BEFORE_SECTION, BeforeImage};
 use crate::pointer::escape_token;
+use crate::reader::ResultReader;
 use crate::recovery::{Compensate, Recovery};
-use crate::tool::COMPENSATE_META_KEY;
+use crate::tool::{COMPENSATE_META_KEY, OVERLAY_META_KEY};
 
 /// The `annotations` members an overlay may set.
 pub const OVERLAY_ANNOTATIONS: &[&str] = &[
@@ -44,6 +46,9 @@ pub const OVERLAY_ANNOTATIONS: &[&str] = &[
     "openWorldHint",
     "recovery",
 ];
+
+/// The member of an overlay's tool entry declaring how its result is read from text.
+pub const RESULT_SECTION: &str = "result";
 
 /// The text format of an overlay file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +99,61 @@ pub struct OverlayTool {
     /// The mcp-compensate carrier.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<OverlayMeta>,
+    /// The tool's result holds its JSON value in text: where, and the JSON Schema of that value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<OverlayResult>,
+    /// A read to run before each call, and the compensation to make depending on what it found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<OverlayBefore>,
+}
+
+/// A before-image: the read run before each call, and the undo for each outcome of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayBefore {
+    /// The tool to call before the call.
+    pub read: String,
+    /// Its arguments; bindings read only `$request.body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+    /// The compensation when the read succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<OverlayUndo>,
+    /// The compensation when the read returned `isError: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<OverlayUndo>,
+}
+
+/// One outcome-conditioned compensation of a before-image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverlayUndo {
+    /// The compensating tool.
+    pub operation_id: String,
+    /// Its parameters: bindings, `$before.text` and `$before.body#/…` included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Map<String, Value>>,
+}
+
+/// How an overlay reads a tool's result from text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayResult {
+    /// `text`: the JSON text of the result's only text item; `fastmcp-result`: the JSON text of
+    /// the string `structuredContent.result`.
+    pub from: OverlayResultSource,
+    /// The JSON Schema the value read must match; a value that does not is never used.
+    pub schema: Value,
+}
+
+/// Where the JSON text of a result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverlayResultSource {
+    /// The result's only `text` content item.
+    Text,
+    /// The string `structuredContent.result`, as FastMCP wraps a returned string.
+    FastmcpResult,
 }
 
 /// The `annotations` members an overlay may set.
@@ -372,6 +432,33 @@ impl Overlay {
                 continue;
             };
             for (section, members) in entry {
+                if section == RESULT_SECTION || section == BEFORE_SECTION {
+                    let field = format!("/_meta/{}/{section}", escape_token(OVERLAY_META_KEY));
+                    let overlay_pointer = format!("{entry_pointer}/{section}");
+                    let Some(record) = overlay_record(tool) else {
+                        continue;
+                    };
+                    match record.get(section) {
+                        Some(earlier) if earlier != members => {
+                            applied.issues.push(OverlayIssue::Conflict {
+                                tool: name.clone(),
+                                document_pointer: format!("{tool_pointer}{field}"),
+                                field,
+                                overlay_pointer,
+                            });
+                        }
+                        Some(_) => {}
+                        None => {
+                            record.insert(section.clone(), members.clone());
+                            applied.origins.push(Origin {
+                                tool_pointer: tool_pointer.clone(),
+                                field,
+                                overlay_pointer,
+                            });
+                        }
+                    }
+                    continue;
+                }
                 let Value::Object(members) = members else {
                     continue;
                 };
@@ -404,6 +491,9 @@ impl Overlay {
                         }
                         None => {
                             holder.insert(key.clone(), value.clone());
+                            if section == "annotations" && key == "recovery" {
+                                mark_overlay_recovery(tool);
+                            }
                             applied.origins.push(Origin {
                                 tool_pointer: tool_pointer.clone(),
                                 field,
@@ -418,17 +508,55 @@ impl Overlay {
     }
 }
 
+/// Records in the tool's `_meta` that its `annotations.recovery` came from an overlay, so that
+/// its bindings are read with the overlay's language wherever the merged list is read.
+fn mark_overlay_recovery(tool: &mut Map<String, Value>) {
+    if let Some(record) = overlay_record(tool) {
+        record.insert("recovery".to_owned(), Value::String("overlay".to_owned()));
+    }
+}
+
+/// The tool's `_meta[OVERLAY_META_KEY]` object, made when missing; `None` when the server's own
+/// `_meta` is not an object (the validator reports it, and the tool is not read at all then).
+fn overlay_record(tool: &mut Map<String, Value>) -> Option<&mut Map<String, Value>> {
+    let Value::Object(meta) = tool
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()))
+    else {
+        return None;
+    };
+    let record = meta
+        .entry(OVERLAY_META_KEY)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !record.is_object() {
+        *record = Value::Object(Map::new());
+    }
+    record.as_object_mut()
+}
+
 /// Checks one tool entry: only the fields a server could declare, each section an object.
 fn check_entry(at: &str, entry: &Map<String, Value>) -> Result<(), OverlayError> {
     for (section, members) in entry {
         let allowed: &[&str] = match section.as_str() {
             "annotations" => OVERLAY_ANNOTATIONS,
             "_meta" => &[COMPENSATE_META_KEY],
+            RESULT_SECTION => {
+                if let Err((pointer, message)) = ResultReader::from_declaration(members) {
+                    return Err(invalid(&format!("{at}/{RESULT_SECTION}{pointer}"), message));
+                }
+                continue;
+            }
+            BEFORE_SECTION => {
+                if let Err((pointer, message)) = BeforeImage::from_declaration(members) {
+                    return Err(invalid(&format!("{at}/{BEFORE_SECTION}{pointer}"), message));
+                }
+                continue;
+            }
             other => {
                 return Err(invalid(
                     &format!("{at}/{}", escape_token(other)),
                     format!(
-                        "unknown key '{other}' (an overlay sets \"annotations\" and \"_meta\")"
+                        "unknown key '{other}' (an overlay sets \"annotations\", \"_meta\", \"result\" and \"before\")"
                     ),
                 ));
             }

@@ -338,13 +338,26 @@ pub struct ParameterBinding {
 impl Recovery {
     /// The normalized declaration; `None` for a strategy other than `"compensation"`.
     pub fn normalize(&self) -> Option<DeclaredRecovery> {
+        self.normalize_with(Binding::parse_sep)
+    }
+
+    /// The normalized declaration of a recovery an overlay declared: its parameters may also be
+    /// map bindings ([`Binding::parse_overlay`]).
+    pub fn normalize_overlay(&self) -> Option<DeclaredRecovery> {
+        self.normalize_with(Binding::parse_overlay)
+    }
+
+    fn normalize_with(
+        &self,
+        parse: fn(&Value) -> Result<Binding, BindingError>,
+    ) -> Option<DeclaredRecovery> {
         let op = self.compensating_operation.as_ref()?;
         Some(DeclaredRecovery {
             carrier: Carrier::Sep3172,
             reversibility: Reversibility::Compensable,
             compensation: Some(Compensation {
                 tool: op.operation_id.clone(),
-                bindings: parse_bindings(&op.parameters, Binding::parse_sep),
+                bindings: parse_bindings(&op.parameters, parse),
                 timeout_ms: None,
                 max_retries: None,
             }),
@@ -428,9 +441,19 @@ impl crate::tool::Tool {
     /// Every recovery declaration of the tool, normalized, SEP-3172 first.
     ///
     /// A SEP-3172 declaration with an unknown strategy is left out: orchestrators ignore it.
+    ///
+    /// A SEP-3172 declaration an overlay supplied (the tool's `_meta` says so under
+    /// [`crate::OVERLAY_META_KEY`]) is read with the overlay's bindings.
     pub fn declared_recovery(&self) -> Vec<DeclaredRecovery> {
+        let from_overlay = self.overlay_recovery();
         self.sep_recovery()
-            .and_then(Recovery::normalize)
+            .and_then(|r| {
+                if from_overlay {
+                    r.normalize_overlay()
+                } else {
+                    r.normalize()
+                }
+            })
             .into_iter()
             .chain(self.compensate().map(Compensate::normalize))
             .collect()

@@ -12,6 +12,11 @@ use crate::recovery::{Compensate, Recovery};
 /// The `_meta` key of the mcp-compensate carrier.
 pub const COMPENSATE_META_KEY: &str = "dev.chronomcp/compensate";
 
+/// The `_meta` key under which an applied overlay records what it declared that a server's own
+/// tool cannot say: `{"recovery": "overlay"}` when the tool's `annotations.recovery` came from
+/// an overlay (its bindings are then read with the overlay's language).
+pub const OVERLAY_META_KEY: &str = "dev.mcp-recovery/overlay";
+
 /// A tool as listed by `tools/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -413,6 +418,19 @@ impl Tool {
     /// The SEP-3172 carrier, if declared.
     pub fn sep_recovery(&self) -> Option<&Recovery> {
         self.annotations.as_ref()?.recovery.as_ref()
+    }
+
+    /// Whether its `annotations.recovery` came from an overlay ([`OVERLAY_META_KEY`]).
+    pub fn overlay_recovery(&self) -> bool {
+        self.overlay_meta()
+            .and_then(|m| m.get("recovery"))
+            .and_then(Value::as_str)
+            == Some("overlay")
+    }
+
+    /// What an applied overlay recorded for this tool ([`OVERLAY_META_KEY`]).
+    pub fn overlay_meta(&self) -> Option<&Map<String, Value>> {
+        self.meta.as_ref()?.extra.get(OVERLAY_META_KEY)?.as_object()
     }
 
     /// The mcp-compensate carrier, if declared.

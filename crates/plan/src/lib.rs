@@ -35,6 +35,7 @@ mod tools;
 mod trace;
 
 pub use plan::{Plan, PlannedCall, Planner, Status, Step, build_plan, resolve_step};
+pub use resolve::read_arguments;
 pub use tools::{LoadError, ToolList, UnusableTool, load_tools};
 pub use trace::{
     TraceError, TraceLineError, TracedCall, parse_session_calls, parse_session_trace, parse_trace,

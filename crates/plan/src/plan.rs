@@ -5,13 +5,13 @@ use std::fmt;
 
 use jsonschema::Validator;
 use mcp_recovery_model::{
-    COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET, PatternBudget, Reversibility,
-    Tool, gave_up, has_pattern, without_patterns,
+    BeforeImage, Binding, COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET,
+    ParameterBinding, PatternBudget, Reversibility, Tool, gave_up, has_pattern, without_patterns,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::resolve::resolve_arguments;
+use crate::resolve::{Response, resolve_arguments};
 use crate::tools::{ToolList, UnusableTool};
 use crate::trace::TracedCall;
 
@@ -175,6 +175,8 @@ pub struct Plan {
 pub struct Planner<'t> {
     tools: HashMap<&'t str, Result<&'t Tool, &'t UnusableTool>>,
     validators: HashMap<String, InputValidator>,
+    /// The schemas of results read from text, by tool.
+    readers: HashMap<String, InputValidator>,
     patterns: PatternBudget,
 }
 
@@ -272,6 +274,7 @@ impl<'t> Planner<'t> {
         Self {
             tools: by_name,
             validators: HashMap::new(),
+            readers: HashMap::new(),
             patterns: PatternBudget::new(),
         }
     }
@@ -327,6 +330,9 @@ impl<'t> Planner<'t> {
                 );
             }
         };
+        if let Some(image) = tool.before_image() {
+            return self.undo_from_before_image(name, tool, &image, call);
+        }
         let declared = tool.declared_recovery();
         if let [first, second] = declared.as_slice()
             && !first.agrees_with(second)
@@ -374,8 +380,116 @@ impl<'t> Planner<'t> {
                 "declared compensable but names no compensating call",
             ),
             (Reversibility::Compensable, Some(compensation)) => {
-                self.compensate(name, declaration.carrier, compensation, call)
+                let response = self.response(tool, call);
+                self.compensate(
+                    name,
+                    declaration.carrier,
+                    compensation,
+                    call,
+                    &response,
+                    None,
+                )
             }
+        }
+    }
+
+    /// The step of a tool whose overlay declares a before-image: the undo for what the read
+    /// run before the call found (`found` when it succeeded, `missing` when it returned
+    /// `isError: true`), fed with the read's result.
+    fn undo_from_before_image(
+        &mut self,
+        name: &str,
+        tool: &Tool,
+        image: &BeforeImage,
+        call: &TracedCall,
+    ) -> Step {
+        let unavailable = |reason: String| Step::new(name, Status::Unavailable, reason);
+        let Some(before) = &call.before else {
+            return unavailable(format!(
+                "the overlay undoes '{name}' from a before-image ('{}' run before the call), and none was recorded for this call",
+                image.read
+            ));
+        };
+        let Some(Value::Object(read)) = before.get("result") else {
+            let why = before
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("no result");
+            return unavailable(format!(
+                "the read '{}' run before the call got no result ({why}), so what the call replaced is unknown",
+                image.read
+            ));
+        };
+        let found = read.get("isError").and_then(Value::as_bool) != Some(true);
+        let (undo, outcome) = if found {
+            (&image.found, "found")
+        } else {
+            (&image.missing, "missing")
+        };
+        let Some(undo) = undo else {
+            return Step::new(
+                name,
+                Status::Irreversible,
+                format!(
+                    "the read '{}' before the call says the target was {outcome}, and the overlay declares no undo for that",
+                    image.read
+                ),
+            );
+        };
+        let compensation = Compensation {
+            tool: undo.operation_id.clone(),
+            bindings: undo
+                .parameters
+                .iter()
+                .map(|(parameter, raw)| ParameterBinding {
+                    parameter: parameter.clone(),
+                    raw: raw.clone(),
+                    binding: Binding::parse_overlay(raw),
+                })
+                .collect(),
+            timeout_ms: None,
+            max_retries: None,
+        };
+        let response = self.response(tool, call);
+        let mut step = self.compensate(
+            name,
+            Carrier::Sep3172,
+            &compensation,
+            call,
+            &response,
+            Some(read),
+        );
+        step.reason = format!("{} (the read before the call: {outcome})", step.reason);
+        step
+    }
+
+    /// What `$response.body` reads for this call: the result's `structuredContent`, or, when an
+    /// overlay declares the tool's result is read from text, the value read and checked against
+    /// the declared schema (or why there is none).
+    fn response(&mut self, tool: &Tool, call: &TracedCall) -> Response {
+        let Some(reader) = tool.result_reader() else {
+            return Response::Structured(call.structured_content().cloned());
+        };
+        let Some(result) = &call.result else {
+            return Response::Read(Err("no result was recorded".to_owned()));
+        };
+        let value = match reader.read(result) {
+            Ok(value) => value,
+            Err(why) => return Response::Read(Err(why)),
+        };
+        let patterns = &mut self.patterns;
+        let (problems, _) = self
+            .readers
+            .entry(tool.name.clone())
+            .or_insert_with(|| InputValidator::new(&reader.schema, patterns))
+            .check(&reader.schema, &value, patterns);
+        if problems.is_empty() {
+            Response::Read(Ok(value))
+        } else {
+            Response::Read(Err(format!(
+                "the value read does not match the schema the overlay declares: {}",
+                problems.join("; ")
+            )))
         }
     }
 
@@ -385,6 +499,8 @@ impl<'t> Planner<'t> {
         carrier: Carrier,
         compensation: &Compensation,
         call: &TracedCall,
+        response: &Response,
+        before: Option<&Map<String, Value>>,
     ) -> Step {
         let target = compensation.tool.as_str();
         let compensator = match self.tools.get(target).copied() {
@@ -404,7 +520,7 @@ impl<'t> Planner<'t> {
                 );
             }
         };
-        let arguments = match resolve_arguments(carrier, compensation, call) {
+        let arguments = match resolve_arguments(carrier, compensation, call, response, before) {
             Ok(arguments) => arguments,
             Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
         };

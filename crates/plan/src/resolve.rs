@@ -1,18 +1,28 @@
 //! Evaluating bindings against a recorded call (`spec/recovery-metadata.md` §5.2 and §7).
 
 use mcp_recovery_model::{
-    Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source, TemplatePart,
-    json_type_name,
+    BeforeRef, Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source,
+    TemplatePart, item_reference, json_type_name,
 };
 use serde_json::{Map, Value};
 
 use crate::trace::TracedCall;
 
+/// What `$response.body` reads for one call.
+#[derive(Debug, Clone)]
+pub(crate) enum Response {
+    /// The result's `structuredContent` (`None` when it has none, or it is `null`).
+    Structured(Option<Value>),
+    /// The value an overlay's reader read from the result's text and checked against its
+    /// schema, or why there is none.
+    Read(Result<Value, String>),
+}
+
 /// Why one expression yields no value; the text completes "… bound to X: <why>".
 pub(crate) fn resolve_expression<'a>(
     reading: Reading,
     expression: &RuntimeExpression,
-    call: &'a TracedCall,
+    response: &'a Response,
     arguments: &'a Value,
 ) -> Result<&'a Value, String> {
     let (side, pointer) = match expression {
@@ -32,18 +42,24 @@ pub(crate) fn resolve_expression<'a>(
             ));
         }
     };
-    match side {
-        BodySide::Request => reading
+    match (side, response) {
+        (BodySide::Request, _) => reading
             .evaluate(&pointer, arguments)
             .ok_or_else(|| format!("`{expression}` selects nothing in the call's arguments")),
-        BodySide::Response => {
-            let Some(content) = call.structured_content() else {
-                return Err(format!(
-                    "`{expression}` needs the result's structuredContent, which the call did not return (text content is never parsed)"
-                ));
-            };
+        (BodySide::Response, Response::Structured(None)) => Err(format!(
+            "`{expression}` needs the result's structuredContent, which the call did not return (text content is never parsed)"
+        )),
+        (BodySide::Response, Response::Structured(Some(content))) => {
             reading.evaluate(&pointer, content).ok_or_else(|| {
                 format!("`{expression}` selects nothing in the result's structuredContent")
+            })
+        }
+        (BodySide::Response, Response::Read(Err(why))) => Err(format!(
+            "`{expression}` reads the result's text as the overlay declares, but {why}"
+        )),
+        (BodySide::Response, Response::Read(Ok(value))) => {
+            reading.evaluate(&pointer, value).ok_or_else(|| {
+                format!("`{expression}` selects nothing in the value read from the result's text")
             })
         }
     }
@@ -53,13 +69,51 @@ pub(crate) fn resolve_expression<'a>(
 pub(crate) fn resolve_binding(
     reading: Reading,
     binding: &Binding,
-    call: &TracedCall,
+    response: &Response,
     arguments: &Value,
+    before: Option<&Map<String, Value>>,
 ) -> Result<Value, String> {
     match binding {
+        Binding::Before(reference) => {
+            let Some(read) = before else {
+                return Err(format!(
+                    "`{reference}` reads the before-image, which only a before-image undo has"
+                ));
+            };
+            match reference {
+                BeforeRef::Text => {
+                    let texts: Vec<&Value> = read
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
+                        .filter_map(|item| item.get("text").filter(|t| t.is_string()))
+                        .collect();
+                    match texts.as_slice() {
+                        [one] => Ok((*one).clone()),
+                        other => Err(format!(
+                            "`{reference}` needs exactly one text item in the read's result, which has {}",
+                            other.len()
+                        )),
+                    }
+                }
+                BeforeRef::Body(pointer) => {
+                    let content = read
+                        .get("structuredContent")
+                        .filter(|content| !content.is_null());
+                    match content.and_then(|content| pointer.evaluate(content)) {
+                        Some(value) => Ok(value.clone()),
+                        None => Err(format!(
+                            "`{reference}` selects nothing in the read's structuredContent"
+                        )),
+                    }
+                }
+            }
+        }
         Binding::Constant(value) => Ok(value.clone()),
         Binding::Expression(expression) => {
-            resolve_expression(reading, expression, call, arguments).cloned()
+            resolve_expression(reading, expression, response, arguments).cloned()
         }
         Binding::Template(template) => {
             let mut text = String::new();
@@ -67,7 +121,7 @@ pub(crate) fn resolve_binding(
                 match part {
                     TemplatePart::Literal(literal) => text.push_str(literal),
                     TemplatePart::Expression(expression) => {
-                        match resolve_expression(reading, expression, call, arguments)? {
+                        match resolve_expression(reading, expression, response, arguments)? {
                             Value::String(s) => text.push_str(s),
                             // The number's JSON text as written (`1e2` stays `1e2`).
                             Value::Number(n) => text.push_str(&n.to_string()),
@@ -84,6 +138,30 @@ pub(crate) fn resolve_binding(
             }
             Ok(Value::String(text))
         }
+        Binding::Map(map) => {
+            let source = resolve_expression(reading, &map.source, response, arguments)?;
+            let Value::Array(elements) = source else {
+                return Err(format!(
+                    "`{}` selected {}, but a map binding reads an array",
+                    map.source,
+                    json_type_name(source)
+                ));
+            };
+            elements
+                .iter()
+                .enumerate()
+                .map(|(index, element)| {
+                    map.each.build(element).map_err(|item| {
+                        format!(
+                            "`{}` selects nothing in element {index} of `{}`",
+                            item_reference(item),
+                            map.source
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+        }
     }
 }
 
@@ -92,6 +170,8 @@ pub(crate) fn resolve_arguments(
     carrier: Carrier,
     declared: &mcp_recovery_model::Compensation,
     call: &TracedCall,
+    response: &Response,
+    before: Option<&Map<String, Value>>,
 ) -> Result<Map<String, Value>, Vec<String>> {
     let reading = carrier.reading();
     let request = Value::Object(call.arguments.clone());
@@ -100,7 +180,7 @@ pub(crate) fn resolve_arguments(
     for parameter in &declared.bindings {
         let outcome = match &parameter.binding {
             Err(error) => Err(format!("malformed binding: {error}")),
-            Ok(binding) => resolve_binding(reading, binding, call, &request),
+            Ok(binding) => resolve_binding(reading, binding, response, &request, before),
         };
         match outcome {
             Ok(value) => {
@@ -114,6 +194,34 @@ pub(crate) fn resolve_arguments(
     }
     if failures.is_empty() {
         Ok(arguments)
+    } else {
+        Err(failures)
+    }
+}
+
+/// The arguments of the read a before-image declares, resolved from the call's arguments (its
+/// bindings read only `$request.body`), or every reason one is not.
+pub fn read_arguments(
+    image: &mcp_recovery_model::BeforeImage,
+    arguments: &Map<String, Value>,
+) -> Result<Map<String, Value>, Vec<String>> {
+    let request = Value::Object(arguments.clone());
+    let none = Response::Structured(None);
+    let mut resolved = Map::new();
+    let mut failures = Vec::new();
+    for (parameter, raw) in &image.arguments {
+        let outcome = Binding::parse_sep(raw)
+            .map_err(|e| format!("malformed binding: {e}"))
+            .and_then(|binding| resolve_binding(Reading::Pointer, &binding, &none, &request, None));
+        match outcome {
+            Ok(value) => {
+                resolved.insert(parameter.clone(), value);
+            }
+            Err(why) => failures.push(format!("parameter '{parameter}' bound to {raw}: {why}")),
+        }
+    }
+    if failures.is_empty() {
+        Ok(resolved)
     } else {
         Err(failures)
     }
@@ -134,8 +242,9 @@ mod tests {
         resolve_binding(
             Reading::Pointer,
             &binding,
-            call,
+            &Response::Structured(call.structured_content().cloned()),
             &Value::Object(call.arguments.clone()),
+            None,
         )
     }
 
@@ -218,6 +327,60 @@ mod tests {
         ];
         for (binding, call, needle) in cases {
             let why = resolve(binding.clone(), call).unwrap_err();
+            assert!(why.contains(needle), "{binding}: {why}");
+        }
+    }
+
+    #[test]
+    fn before_image_references() {
+        let c = call(json!({}), json!({"content": []}));
+        let resolve_before = |binding: &str, read: Option<Value>| {
+            let binding = Binding::parse_overlay(&json!(binding)).unwrap();
+            let read = read.map(|r| r.as_object().unwrap().clone());
+            resolve_binding(
+                Reading::Pointer,
+                &binding,
+                &Response::Structured(None),
+                &Value::Object(c.arguments.clone()),
+                read.as_ref(),
+            )
+        };
+        // Read as the journal is read, so the number keeps its spelling.
+        let read: Value = mcp_recovery_model::json::from_str(
+            r#"{"content": [{"type": "text", "text": "old"}],
+                "structuredContent": {"size": 1E2, "meta": {"mode": "0644"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            resolve_before("$before.text", Some(read.clone())),
+            Ok(json!("old"))
+        );
+        assert_eq!(
+            resolve_before("$before.body#/size", Some(read.clone())).map(|v| v.to_string()),
+            Ok("1E2".to_owned())
+        );
+        assert_eq!(
+            resolve_before("$before.body", Some(read.clone())),
+            Ok(read["structuredContent"].clone())
+        );
+        let cases = [
+            (
+                "$before.body#/gone",
+                Some(read.clone()),
+                "selects nothing in the read's structuredContent",
+            ),
+            ("$before.text", Some(json!({"content": []})), "has 0"),
+            (
+                "$before.text",
+                Some(
+                    json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+                ),
+                "has 2",
+            ),
+            ("$before.text", None, "only a before-image undo has"),
+        ];
+        for (binding, read, needle) in cases {
+            let why = resolve_before(binding, read).unwrap_err();
             assert!(why.contains(needle), "{binding}: {why}");
         }
     }

@@ -30,6 +30,10 @@ pub struct TracedCall {
     pub arguments: Map<String, Value>,
     /// The `CallToolResult` object, or `None` when the outcome is unknown.
     pub result: Option<Map<String, Value>>,
+    /// The before-image, when an overlay declares one for the tool and it was taken: the read
+    /// run before the call, `{"name", "arguments", "result"}` (`result` null, with a `reason`,
+    /// when the read got no result).
+    pub before: Option<Map<String, Value>>,
 }
 
 impl TracedCall {
@@ -43,7 +47,14 @@ impl TracedCall {
             name: name.into(),
             arguments,
             result,
+            before: None,
         }
+    }
+
+    /// The same call with its before-image.
+    pub fn with_before(mut self, before: Option<Map<String, Value>>) -> Self {
+        self.before = before;
+        self
     }
 
     /// True when the server answered with `isError: true`.
@@ -109,10 +120,20 @@ impl TracedCall {
                 });
             }
         };
+        let before = match line.get("before") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(before)) => Some(before.clone()),
+            Some(other) => {
+                return Err(TraceLineError::BeforeNotAnObject {
+                    found: mcp_recovery_model::json_type_name(other),
+                });
+            }
+        };
         Ok(Self {
             name,
             arguments,
             result,
+            before,
         })
     }
 }
@@ -154,6 +175,12 @@ pub enum TraceLineError {
     /// `result` is neither an object nor null.
     #[error("\"result\" must be a CallToolResult object or null, found {found}")]
     ResultNotAnObject {
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// `before` is present but not an object (or `null`).
+    #[error("\"before\" must be an object or null, found {found}")]
+    BeforeNotAnObject {
         /// JSON type found.
         found: &'static str,
     },
@@ -284,7 +311,14 @@ fn parse_lines(text: &str, session: Option<&str>) -> Result<Vec<(Value, TracedCa
         match classify(&value, session).map_err(fail)? {
             Line::Call(call) => calls.push((index, Value::Null, call)),
             Line::Intent(key, call) => open.push((key, index, call)),
-            Line::Outcome(key, call) => {
+            Line::Outcome(key, mut call) => {
+                // The before-image is journaled with the intent.
+                if let Some(at) = open.iter().position(|(k, _, _)| *k == key) {
+                    let (_, _, intent) = open.remove(at);
+                    if call.before.is_none() {
+                        call.before = intent.before;
+                    }
+                }
                 open.retain(|(k, _, _)| *k != key);
                 calls.push((index, key, call));
             }

@@ -43,7 +43,9 @@ pub use quorum::{
     Board, DECISION_TYPE, Outcome, Pending, Refusal, call_digest, canonical, parse_rfc3339,
     rfc3339, serve_approvals, unix_now,
 };
-pub use rollback::{Effects, Prior, Reply, Report, prior_compensations, rollback};
+pub use rollback::{
+    Effects, Prior, ROLLBACK_META_KEY, Reply, Report, prior_compensations, rollback,
+};
 pub use session::{DEFAULT_ROLLBACK_WINDOW, End, Event, Session, Settings, SharedJournal};
 pub use slack::{MAX_AGE_SECS as SLACK_MAX_AGE_SECS, SlackHeaders};
 pub use upstream::{

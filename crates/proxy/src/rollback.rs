@@ -124,6 +124,8 @@ pub struct Report {
     /// Steps whose effect stays in place with nobody undoing it (unknown outcomes,
     /// irreversible or undeclared tools, unavailable or failed compensations).
     pub attention: Vec<String>,
+    /// The calls this run undid, newest first: the call's tool and its compensating tool.
+    pub undone: Vec<(String, String)>,
 }
 
 impl Report {
@@ -136,6 +138,59 @@ impl Report {
             "skipped": self.skipped,
             "attention": self.attention,
         }))
+    }
+}
+
+/// The `_meta` key (and `error.data` member) under which the proxy tells the client what a
+/// rollback did.
+pub const ROLLBACK_META_KEY: &str = "dev.mcp-recovery/rollback";
+
+impl Report {
+    /// What the client is told with the failed result: which earlier calls were undone, which
+    /// were not and why, as `_meta` JSON and as one text item a model reads.
+    pub fn for_client(&self, failed: &str) -> (Value, String) {
+        let undone: Vec<Value> = self
+            .undone
+            .iter()
+            .map(|(call, by)| json!({"call": call, "compensation": by}))
+            .collect();
+        let meta = json!({
+            "failed": failed,
+            "undone": undone,
+            "notUndone": self.attention,
+            "counts": {
+                "compensated": self.compensated,
+                "already": self.already,
+                "failed": self.failed,
+                "skipped": self.skipped,
+            },
+        });
+        let mut text = format!(
+            "mcp-recovery: '{failed}' failed, so the earlier calls of this session were rolled back."
+        );
+        if self.undone.is_empty() {
+            text.push_str(" No call was undone.");
+        } else {
+            let list: Vec<String> = self
+                .undone
+                .iter()
+                .map(|(call, by)| format!("'{call}' (by '{by}')"))
+                .collect();
+            text.push_str(&format!(
+                " Undone, so their effects no longer stand: {}.",
+                list.join(", ")
+            ));
+        }
+        if self.attention.is_empty() {
+            text.push_str(" Nothing else was left in place.");
+        } else {
+            text.push_str(&format!(
+                " Not undone, so their effects remain: {}.",
+                self.attention.join("; ")
+            ));
+        }
+        text.push_str(" Do not retry the workflow as if its earlier steps still stood.");
+        (meta, text)
     }
 }
 
@@ -366,6 +421,9 @@ pub fn rollback(
         }
         if done {
             report.compensated += 1;
+            report
+                .undone
+                .push((call.name.clone(), planned.name.clone()));
         } else if sent == 0 {
             report.skipped += 1;
         } else {

@@ -19,7 +19,7 @@ use crate::classify::{Class, Classification, classify};
 use crate::overlays::Overlays;
 use crate::policy::{Action, Decision, OnFailure, Policy, fold_name};
 use crate::quorum::{Board, Pending as Offered};
-use crate::rollback::{Effects, Reply, rollback};
+use crate::rollback::{Effects, ROLLBACK_META_KEY, Reply, Report, rollback};
 use crate::upstream::Upstream;
 use crate::wire::{
     BATCH_REVISION, Line, REQUEST_METHODS, Shape, error_response, id_key, id_value_key,
@@ -103,6 +103,8 @@ struct CallContext {
     number: u64,
     name: String,
     arguments: Map<String, Value>,
+    /// The before-image taken for it, when an overlay declares one for the tool.
+    before: Option<Map<String, Value>>,
 }
 
 /// Why a session ended.
@@ -530,7 +532,7 @@ impl<W: Write> Session<W> {
     }
 
     fn on_server(&mut self, line: Line) -> Result<(), JournalError> {
-        let (message, text) = match line {
+        let (mut message, text) = match line {
             Line::Message(message, text) => (message, text),
             Line::Garbage(reason) => {
                 note(&format!("server: {reason}"));
@@ -573,8 +575,9 @@ impl<W: Write> Session<W> {
                     };
                     let error = message.get("error").cloned();
                     self.finish_call_with(call, &pending.id, result, None, error)?;
-                    if failed {
-                        self.on_failure(&call.name)?;
+                    if failed && let Some(report) = self.on_failure(&call.name)? {
+                        tell(&mut message, &report.for_client(&call.name));
+                        text = message.to_string();
                     }
                 } else if pending.first_page && pending.method == "tools/list" {
                     self.observe_tools(&message);
@@ -601,14 +604,8 @@ impl<W: Write> Session<W> {
     /// result's `_meta`.
     fn observe_server_name(&mut self, message: &Value) {
         let name = message
-            .pointer("/result/serverInfo/name")
-            .or_else(|| {
-                message
-                    .pointer("/result/_meta")
-                    .and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo"))
-                    .and_then(|info| info.get("name"))
-            })
-            .and_then(Value::as_str);
+            .get("result")
+            .and_then(mcp_recovery_model::server_name);
         if let Some(name) = name
             && self.server_name.as_deref() != Some(name)
         {
@@ -858,13 +855,18 @@ impl<W: Write> Session<W> {
             }
         }
         self.calls += 1;
+        let before = self.before_image(&name, &arguments);
         let call = CallContext {
             number: self.calls,
             name,
             arguments,
+            before,
         };
         let mut record = fields(base);
         record.insert("call".into(), Value::from(call.number));
+        if let Some(before) = &call.before {
+            record.insert("before".into(), Value::Object(before.clone()));
+        }
         // The intent is on disk before the server sees the call.
         if let Err(e) = self.record(Kind::CallIntent, record) {
             note(&format!(
@@ -1086,12 +1088,20 @@ impl<W: Write> Session<W> {
             .classes
             .get(&call.name)
             .is_some_and(|c| c.class == Class::ReadOnly);
-        let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result);
+        let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result)
+            .with_before(call.before.clone());
         if read_only || traced.is_error() {
             return;
         }
+        // A result an overlay reads from text keeps its text content.
+        let reads_text = self.tools.iter().flatten().any(|tool| {
+            tool.name == call.name
+                && tool
+                    .overlay_meta()
+                    .is_some_and(|m| m.contains_key(mcp_recovery_model::RESULT_SECTION))
+        });
         self.completed
-            .push_back((Value::from(call.number), compact(traced)));
+            .push_back((Value::from(call.number), compact(traced, reads_text)));
         while self.completed.len() > self.settings.rollback_window {
             let Some((Value::Number(number), _)) = self.completed.pop_front() else {
                 continue;
@@ -1194,14 +1204,15 @@ impl<W: Write> Session<W> {
                 "params": {"reason": "timed out"}});
             cancel["params"]["requestId"] = pending.id.clone();
             self.send_server(&cancel.to_string());
-            let answer = error_response(&pending.id, -32001, &message).to_string();
+            let mut answer = error_response(&pending.id, -32001, &message);
             if let Some(call) = &pending.call {
                 self.finish_call(call, &pending.id, None, Some("timed out"))?;
-                self.answer(pending.batch, answer);
-                self.on_failure(&call.name)?;
-            } else {
-                self.answer(pending.batch, answer);
+                // The rollback runs first, so the answer can say what it did.
+                if let Some(report) = self.on_failure(&call.name)? {
+                    tell(&mut answer, &report.for_client(&call.name));
+                }
             }
+            self.answer(pending.batch, answer.to_string());
         }
         Ok(())
     }
@@ -1219,12 +1230,62 @@ impl<W: Write> Session<W> {
         Ok(())
     }
 
+    /// Takes the before-image an overlay declares for `name`: runs the declared read with
+    /// arguments bound from the call's, before the call is journaled and forwarded. The read is
+    /// sent only to a tool the server listed; what it returned, or why nothing, is kept.
+    fn before_image(
+        &mut self,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<Map<String, Value>> {
+        let tools = self.tools.as_deref()?;
+        let image = tools.iter().find(|t| t.name == name)?.before_image()?;
+        let listed = tools.iter().any(|t| t.name == image.read);
+        let mut record = Map::new();
+        record.insert("name".into(), Value::from(image.read.as_str()));
+        let read_arguments = match mcp_recovery_plan::read_arguments(&image, arguments) {
+            Ok(read_arguments) => read_arguments,
+            Err(failures) => {
+                record.insert("result".into(), Value::Null);
+                record.insert("reason".into(), Value::from(failures.join("; ")));
+                return Some(record);
+            }
+        };
+        record.insert("arguments".into(), Value::Object(read_arguments.clone()));
+        if !listed {
+            record.insert("result".into(), Value::Null);
+            record.insert(
+                "reason".into(),
+                Value::from(format!(
+                    "the server does not list '{}', so it was not called",
+                    image.read
+                )),
+            );
+            return Some(record);
+        }
+        let timeout = self.settings.policy.call_timeout();
+        match self.call_tool(&image.read, &read_arguments, timeout) {
+            Reply::Result(result) => {
+                record.insert("result".into(), result);
+            }
+            Reply::Error(error) => {
+                record.insert("result".into(), Value::Null);
+                record.insert("error".into(), error);
+            }
+            Reply::Lost(reason) => {
+                record.insert("result".into(), Value::Null);
+                record.insert("reason".into(), Value::from(reason));
+            }
+        }
+        Some(record)
+    }
+
     /// A call failed: the policy's `on-failure` decides what happens to the session's completed
     /// calls. Runs before the failed call's answer is forwarded, so the client sees the state
     /// after the rollback.
-    fn on_failure(&mut self, name: &str) -> Result<(), JournalError> {
+    fn on_failure(&mut self, name: &str) -> Result<Option<Report>, JournalError> {
         if self.rolling_back || self.server_closed.is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let run = match self.settings.policy.on_failure() {
             OnFailure::Record => false,
@@ -1251,7 +1312,7 @@ impl<W: Write> Session<W> {
             }
         };
         if !run {
-            return Ok(());
+            return Ok(None);
         }
         let (calls, beyond) = self.rollback_calls();
         self.completed.clear();
@@ -1279,7 +1340,37 @@ impl<W: Write> Session<W> {
         for line in &report.attention {
             note(&format!("needs attention: {line}"));
         }
-        Ok(())
+        Ok(Some(report))
+    }
+}
+
+/// Adds what a rollback did to the failed answer the client receives: to a result, a text item
+/// and `_meta[ROLLBACK_META_KEY]`; to a JSON-RPC error, `error.data[ROLLBACK_META_KEY]` with the
+/// same text in its `text` member. A member the server sent in another shape (a `content` or
+/// `_meta` that is not what MCP says, a `data` that is not an object) is left as it is.
+fn tell(answer: &mut Value, (meta, text): &(Value, String)) {
+    if let Some(Value::Object(result)) = answer.get_mut("result") {
+        if let Value::Array(content) = result
+            .entry("content")
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        if let Value::Object(own) = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            own.insert(ROLLBACK_META_KEY.to_owned(), meta.clone());
+        }
+    } else if let Some(Value::Object(error)) = answer.get_mut("error") {
+        let data = error
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(data) = data {
+            let mut told = meta.clone();
+            told["text"] = Value::String(text.clone());
+            data.insert(ROLLBACK_META_KEY.to_owned(), told);
+        }
     }
 }
 
@@ -1325,17 +1416,23 @@ impl<W: Write> Effects for Session<W> {
     }
 }
 
-/// A call with only what the planner reads of its result: `isError` and `structuredContent`
-/// (text content is never parsed, so it is dropped).
-fn compact(call: TracedCall) -> TracedCall {
+/// A call with only what the planner reads of its result: `isError` and `structuredContent`,
+/// and `content` only when an overlay declares the tool's result is read from its text (text
+/// content is otherwise never parsed, so it is dropped).
+fn compact(call: TracedCall, reads_text: bool) -> TracedCall {
+    let keys: &[&str] = if reads_text {
+        &["isError", "structuredContent", "content"]
+    } else {
+        &["isError", "structuredContent"]
+    };
     let result = call.result.map(|mut full| {
         let mut kept = Map::new();
-        for key in ["isError", "structuredContent"] {
+        for &key in keys {
             if let Some(value) = full.remove(key) {
                 kept.insert(key.to_owned(), value);
             }
         }
         kept
     });
-    TracedCall::new(call.name, call.arguments, result)
+    TracedCall::new(call.name, call.arguments, result).with_before(call.before)
 }

@@ -38,7 +38,7 @@ mod walk;
 pub use collect::subschemas_at;
 pub use shape::{ObjectShape, object_shape};
 pub use types::TypeSet;
-pub use walk::{Resolution, resolve, resolve_as, resolve_str};
+pub use walk::{Resolution, resolve, resolve_as, resolve_each, resolve_str};
 
 /// A three-valued answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -42,15 +42,38 @@ pub fn resolve(schema: &Value, pointer: &JsonPointer) -> Resolution {
 /// token selects an object member only, as a compensate-carrier JSONPath of name selectors does,
 /// so a path through an array selects nothing.
 pub fn resolve_as(schema: &Value, pointer: &JsonPointer, reading: PointerReading) -> Resolution {
-    // The extra "any item" step, used only for the second walk, gives the item types.
-    let mut steps: Vec<Step<'_>> = pointer
+    resolve_steps(schema, steps_of(pointer, reading))
+}
+
+/// Resolves "`inner` inside any item of the array at `outer`" against `schema`: what the value
+/// an element reference of a map binding selects may be. `outer` is read under `reading`,
+/// `inner` as RFC 6901 reads it. `optional_at` and `fails_at` count the tokens of `outer`, then
+/// one for the item, then those of `inner`.
+pub fn resolve_each(
+    schema: &Value,
+    outer: &JsonPointer,
+    reading: PointerReading,
+    inner: &JsonPointer,
+) -> Resolution {
+    let mut steps = steps_of(outer, reading);
+    steps.push(Step::AnyItem);
+    steps.extend(steps_of(inner, PointerReading::Pointer));
+    resolve_steps(schema, steps)
+}
+
+fn steps_of(pointer: &JsonPointer, reading: PointerReading) -> Vec<Step<'_>> {
+    pointer
         .tokens()
         .iter()
         .map(|token| match reading {
             PointerReading::Pointer => Step::Key(token),
             PointerReading::Names => Step::Member(token),
         })
-        .collect();
+        .collect()
+}
+
+fn resolve_steps<'p>(schema: &Value, mut steps: Vec<Step<'p>>) -> Resolution {
+    // The extra "any item" step, used only for the second walk, gives the item types.
     let len = steps.len();
     steps.push(Step::AnyItem);
 
@@ -389,6 +412,10 @@ impl<'a, 'p> Walker<'a, 'p> {
                 (Step::Key(key) | Step::Member(key), Value::Object(map)) => map.get(key),
                 (Step::Key(key), Value::Array(items)) => {
                     array_index(key).and_then(|n| items.get(n))
+                }
+                // A step inside the items of a fixed value: not modelled, so never a "no".
+                (Step::AnyItem, Value::Array(_)) if k + 1 < self.steps.len() => {
+                    return Out::unknown();
                 }
                 (Step::AnyItem, Value::Array(items)) if !items.is_empty() => {
                     let types = items

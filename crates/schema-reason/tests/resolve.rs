@@ -7,7 +7,7 @@
 use Knowledge::{No, Unknown, Yes};
 use mcp_recovery_model::{JsonPointer, PointerReading};
 use mcp_recovery_schema_reason::{
-    Knowledge, TypeSet, object_shape, resolve, resolve_as, resolve_str, subschemas_at,
+    Knowledge, TypeSet, object_shape, resolve, resolve_as, resolve_each, resolve_str, subschemas_at,
 };
 use serde_json::Value;
 use serde_json::json;
@@ -1159,4 +1159,62 @@ fn arbitrary_schema() -> impl proptest::strategy::Strategy<Value = Value> {
             },
         )
     })
+}
+
+/// Inside any item of an array: the item schema of every position decides, the item step itself
+/// is never optional, and a fault inside an item is counted after the item's token.
+#[test]
+fn resolve_each_reads_inside_any_item() {
+    let schema = json!({"type": "object", "properties": {"list": {
+        "type": "array",
+        "prefixItems": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}],
+        "items": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "boolean"}},
+                  "required": ["a"], "additionalProperties": false}
+    }}, "required": ["list"]});
+    let each = |inner: &str| {
+        resolve_each(
+            &schema,
+            &pointer("/list"),
+            PointerReading::Pointer,
+            &pointer(inner),
+        )
+    };
+    let a = each("/a");
+    assert_eq!(a.exists, Yes);
+    assert_eq!(a.types, types("integer | string"));
+    assert_eq!(a.optional_at, None);
+    let b = each("/b");
+    assert_eq!(b.exists, Yes);
+    assert_eq!(b.optional_at, Some(2));
+    // `c` exists in the first position (no additionalProperties there) only.
+    assert_eq!(each("/c").exists, Yes);
+    let strict = json!({"type": "object", "properties": {"list": {"type": "array",
+        "items": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}}}});
+    let none = resolve_each(
+        &strict,
+        &pointer("/list"),
+        PointerReading::Pointer,
+        &pointer("/c"),
+    );
+    assert_eq!(none.exists, No);
+    assert_eq!(none.fails_at, Some(2));
+    // Not an array at all: the item step fails.
+    let scalar = json!({"type": "object", "properties": {"list": {"type": "string"}}});
+    let none = resolve_each(
+        &scalar,
+        &pointer("/list"),
+        PointerReading::Pointer,
+        &pointer(""),
+    );
+    assert_eq!(none.exists, No);
+    assert_eq!(none.fails_at, Some(1));
+    // Items of a fixed value are not modelled: unknown, never a false "no".
+    let fixed = json!({"const": {"list": [{"a": 1}]}});
+    let unknown = resolve_each(
+        &fixed,
+        &pointer("/list"),
+        PointerReading::Pointer,
+        &pointer("/z"),
+    );
+    assert_eq!(unknown.exists, Unknown);
 }

@@ -115,6 +115,8 @@ fn examples_mean_what_their_names_say() {
                         Ok(mcp_recovery_model::Binding::Expression(_)) => "expression",
                         Ok(mcp_recovery_model::Binding::Template(_)) => "template",
                         Ok(mcp_recovery_model::Binding::Constant(_)) => "constant",
+                        Ok(mcp_recovery_model::Binding::Map(_)) => "map",
+                        Ok(mcp_recovery_model::Binding::Before(_)) => "before",
                         Err(_) => "error",
                     })
                     .collect();

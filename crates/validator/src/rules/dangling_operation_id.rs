@@ -1,3 +1,5 @@
+use mcp_recovery_model::{BEFORE_SECTION, OVERLAY_META_KEY, escape_token};
+
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 use crate::rules::{Context, Site};
@@ -5,7 +7,8 @@ use crate::rules::{Context, Site};
 declare_rule! {
     /// ## What it does
     /// Reports a compensating call whose tool (`compensatingOperation.operationId`, or
-    /// `compensation.toolName` of the compensate carrier) is not in the tool list.
+    /// `compensation.toolName` of the compensate carrier) is not in the tool list; also a tool an
+    /// overlay's before-image names (its `read`, the `operationId` of `found` or `missing`).
     ///
     /// ## Why is this bad?
     /// When a workflow fails, the orchestrator calls the compensating tool. If the server does not
@@ -32,6 +35,56 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 .then(|| closest(ctx, &site.compensation.tool))
                 .flatten();
             out.push(dangling(&site, suggestion));
+        }
+    }
+    before_images(ctx, out);
+}
+
+/// The tools an overlay's before-image names (its read, and the undo for each outcome) must be
+/// in the list too.
+fn before_images(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    for tool in &ctx.tools {
+        let Some(image) = tool.typed.as_ref().and_then(|t| t.before_image()) else {
+            continue;
+        };
+        let base = tool.at(&format!(
+            "/_meta/{}/{BEFORE_SECTION}",
+            escape_token(OVERLAY_META_KEY)
+        ));
+        let named = [
+            ("/read", "the read before the call", Some(&image.read)),
+            (
+                "/found/operationId",
+                "the undo when the target was found",
+                image.found.as_ref().map(|u| &u.operation_id),
+            ),
+            (
+                "/missing/operationId",
+                "the undo when the target was missing",
+                image.missing.as_ref().map(|u| &u.operation_id),
+            ),
+        ];
+        for (at, role, name) in named {
+            let Some(name) = name else { continue };
+            if ctx.tool_named(name).is_some() {
+                continue;
+            }
+            let help = match (ctx.tools.len() <= SUGGEST_LIMIT)
+                .then(|| closest(ctx, name))
+                .flatten()
+            {
+                Some(close) => format!("did you mean '{close}'?"),
+                None => "name a tool of this server".to_owned(),
+            };
+            out.push(
+                Finding::new(
+                    Rule::DanglingOperationId,
+                    format!("{base}{at}"),
+                    format!("{role}, '{}', is not in the tool list", excerpt(name, 80)),
+                )
+                .tool(tool.name)
+                .help(help),
+            );
         }
     }
 }

@@ -41,6 +41,12 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 
 fn invalid(site: &Site<'_, '_>, parameter: &str, raw: &Value, error: &BindingError) -> Finding {
     let help = match site.declared.carrier {
+        _ if matches!(error, BindingError::Before(_)) => {
+            "write `$before.text` or `$before.body#/pointer`"
+        }
+        _ if matches!(error, BindingError::Map { .. }) => {
+            "write {\"$map\": \"$response.body#/items\", \"$each\": \"$item#/id\"}; \"$each\" may also be an object of element references and constants"
+        }
         Carrier::Sep3172 => {
             "write a runtime expression such as `$response.body#/id` or `$request.body#/id`, or a template such as `order-{$response.body#/id}`"
         }
@@ -52,9 +58,13 @@ fn invalid(site: &Site<'_, '_>, parameter: &str, raw: &Value, error: &BindingErr
         (Value::String(_), Some(offset)) => Focus::InString(offset),
         _ => Focus::Value,
     };
+    let pointer = match error {
+        BindingError::Map { at, .. } => format!("{}{at}", site.binding_pointer(parameter)),
+        _ => site.binding_pointer(parameter),
+    };
     Finding::new(
         Rule::InvalidExpression,
-        site.binding_pointer(parameter),
+        pointer,
         format!("the binding of parameter '{parameter}' is invalid: {error}"),
     )
     .tool(site.tool_name())

@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use mcp_recovery_model::{
-    Binding, BodySide, Compensation, DeclaredRecovery, JsonPointer, ParameterBinding,
-    RuntimeExpression, Tool, escape_token,
+    Binding, BodySide, Compensation, DeclaredRecovery, JsonPointer, MapBinding, ParameterBinding,
+    RuntimeExpression, Tool, escape_token, item_reference,
 };
 use serde::Deserialize;
 use serde::de::value::MapDeserializer;
 
-use crate::resolve::{Resolution, resolve_as};
+use crate::resolve::{Resolution, resolve_as, resolve_each};
 use serde_json::Value;
 
 use crate::codes::rule_table;
@@ -59,6 +59,9 @@ rule_table! {
     "R303" "destructive-hint-omitted"     DestructiveHintOmitted     destructive_hint_omitted     WARNING [Recommended, Strict] check;
     "R304" "hint-disagreement"            HintDisagreement           hint_disagreement            WARNING [Recommended, Strict] check;
 }
+
+/// Where an applied overlay puts the schema of a result read from text, inside a tool.
+const READER_SCHEMA: &str = "/_meta/dev.mcp-recovery~1overlay/result/schema";
 
 /// Pointer of a tool's `annotations`, or of its name when it has none (the place to add them).
 pub(crate) fn annotations_pointer(tool: &ToolRef<'_>) -> String {
@@ -138,9 +141,23 @@ impl<'a> ToolRef<'a> {
         self.raw.get("inputSchema")
     }
 
-    /// The tool's `outputSchema` as written.
+    /// The schema `$response.body` reads: the one of the value an overlay's reader reads from
+    /// the result's text when one is declared, else the tool's `outputSchema` as written.
     pub(crate) fn output_schema(&self) -> Option<&'a Value> {
-        self.raw.get("outputSchema")
+        self.raw
+            .pointer(READER_SCHEMA)
+            .or_else(|| self.raw.get("outputSchema"))
+    }
+
+    /// The name of the schema a body expression reads, for messages.
+    pub(crate) fn schema_name(&self, side: BodySide) -> &'static str {
+        match side {
+            BodySide::Request => "inputSchema",
+            BodySide::Response if self.raw.pointer(READER_SCHEMA).is_some() => {
+                "result schema the overlay declares"
+            }
+            BodySide::Response => "outputSchema",
+        }
     }
 
     /// Pointer of a place inside this tool, given relative to it.
@@ -215,6 +232,109 @@ impl<'a> Context<'a> {
                 })
             })
         })
+    }
+}
+
+impl<'a> Context<'a> {
+    /// Every element reference (`$item#/…`) of every map binding, with the array it reads.
+    pub(crate) fn item_reads(&self) -> impl Iterator<Item = ItemRead<'_, 'a>> {
+        self.sites().flat_map(|site| {
+            site.compensation.bindings.iter().flat_map(move |binding| {
+                let map = match &binding.binding {
+                    Ok(Binding::Map(map)) => Some(map),
+                    _ => None,
+                };
+                map.into_iter().flat_map(move |map| {
+                    let target = map.source.body_target();
+                    map.each
+                        .items()
+                        .into_iter()
+                        .filter_map(move |(members, item)| {
+                            let (side, outer) = target.clone()?;
+                            let schema = match side {
+                                BodySide::Request => site.tool.input_schema(),
+                                BodySide::Response => site.tool.output_schema(),
+                            };
+                            Some(ItemRead {
+                                site,
+                                binding,
+                                map,
+                                members,
+                                item,
+                                side,
+                                outer,
+                                schema,
+                            })
+                        })
+                })
+            })
+        })
+    }
+}
+
+/// One element reference of a map binding: `item` inside each element of the array `outer`
+/// selects, landing at `members` inside each element of the built array.
+#[derive(Debug, Clone)]
+pub(crate) struct ItemRead<'c, 'a> {
+    pub site: Site<'c, 'a>,
+    pub binding: &'c ParameterBinding,
+    pub map: &'c MapBinding,
+    pub members: Vec<&'c str>,
+    pub item: &'c JsonPointer,
+    pub side: BodySide,
+    pub outer: JsonPointer,
+    pub schema: Option<&'c Value>,
+}
+
+impl ItemRead<'_, '_> {
+    /// What the source schema allows at the element reference, in any element; `None` when
+    /// there is no schema to read.
+    pub(crate) fn resolution(&self) -> Option<Resolution> {
+        let reading = self.site.declared.carrier.reading();
+        Some(resolve_each(self.schema?, &self.outer, reading, self.item))
+    }
+
+    /// The index, in a resolution's tokens, of the element reference's first token.
+    pub(crate) fn first_item_token(&self) -> usize {
+        self.outer.tokens().len() + 1
+    }
+
+    /// Where the value lands in the compensator's arguments: the parameter, an element, the
+    /// members.
+    pub(crate) fn target(&self) -> JsonPointer {
+        JsonPointer::from_tokens(
+            [self.binding.parameter.as_str(), "0"]
+                .into_iter()
+                .chain(self.members.iter().copied()),
+        )
+    }
+
+    /// The element reference and the array it reads, for messages.
+    pub(crate) fn written(&self) -> String {
+        format!(
+            "`{}` in each element of `{}`",
+            item_reference(self.item),
+            self.map.source
+        )
+    }
+
+    /// The schema read, for messages.
+    pub(crate) fn schema_name(&self) -> &'static str {
+        self.site.tool.schema_name(self.side)
+    }
+
+    /// Pointer of the element reference in the document (inside the binding's `$each`).
+    pub(crate) fn binding_pointer(&self) -> String {
+        let mut pointer = format!(
+            "{}/{}",
+            self.site.binding_pointer(&self.binding.parameter),
+            escape_token(mcp_recovery_model::EACH_KEY)
+        );
+        for member in &self.members {
+            pointer.push('/');
+            pointer.push_str(&escape_token(member));
+        }
+        pointer
     }
 }
 
@@ -308,12 +428,9 @@ impl BodyRead<'_, '_> {
         Some(resolve_as(self.schema?, &self.pointer, reading))
     }
 
-    /// `inputSchema` or `outputSchema`, for messages.
+    /// The schema read, for messages.
     pub(crate) fn schema_name(&self) -> &'static str {
-        match self.side {
-            BodySide::Request => "inputSchema",
-            BodySide::Response => "outputSchema",
-        }
+        self.site.tool.schema_name(self.side)
     }
 }
 

@@ -20,7 +20,11 @@ declare_rule! {
     /// pointer (for arrays, item types are compared too); a template always produces a string,
     /// and each expression embedded in it must be able to yield a string, a number or a boolean
     /// (an object, an array or `null` cannot be inserted); a constant is validated against the
-    /// parameter's schema. `integer` counts as a `number`.
+    /// parameter's schema. `integer` counts as a `number`. An overlay's map binding yields an
+    /// array: its parameter must accept one, its `$map` must be able to select one, and each
+    /// element reference is compared with what the compensator accepts where its value lands
+    /// (a member the compensator's items cannot hold is reported too). In a server's own
+    /// declaration a `{"$map": …}` object is a constant and is validated as one.
     ///
     /// ## Why is this bad?
     /// The resolved arguments are validated against the compensator's `inputSchema` before the
@@ -95,6 +99,27 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                         }
                     }
                 }
+                // What a read returns before the call is not described by any schema here.
+                Binding::Before(_) => {}
+                Binding::Map(map) => {
+                    if let Some(accepted) = accepts.types
+                        && !accepted.intersects(TypeSet::ARRAY)
+                    {
+                        let what =
+                            format!("the map binding yields an array, but it accepts {accepted}");
+                        out.push(mismatch(&site, binding, &what, Focus::Value));
+                    }
+                    if let Some(source) = source_of(&site, &map.source)
+                        && let Some(found) = source.types
+                        && !found.intersects(TypeSet::ARRAY)
+                    {
+                        let what = format!(
+                            "`$map` reads `{}`, which holds {found}, never an array",
+                            map.source
+                        );
+                        out.push(mismatch(&site, binding, &what, Focus::Value));
+                    }
+                }
                 Binding::Constant(value) => {
                     if let Some(problem) =
                         constants.problem(compensator_schema, &parameter, &accepts, value)
@@ -103,6 +128,44 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                     }
                 }
             }
+        }
+    }
+    check_items(ctx, out);
+}
+
+/// Each element reference of a map binding against what the compensator accepts where its
+/// value lands: a member the elements cannot have, or types that cannot meet.
+fn check_items(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    for read in ctx.item_reads() {
+        let Some(compensator_schema) = read.site.compensator_input_schema() else {
+            continue;
+        };
+        let parameter = JsonPointer::from_tokens([read.binding.parameter.as_str()]);
+        if resolve(compensator_schema, &parameter).exists == Knowledge::No {
+            continue;
+        }
+        let target = read.target();
+        let accepts = resolve(compensator_schema, &target);
+        let what = if accepts.exists == Knowledge::No {
+            Some(format!(
+                "the elements it accepts can hold no value at '{}', where {} lands",
+                JsonPointer::from_tokens(target.tokens().iter().skip(2)),
+                read.written()
+            ))
+        } else {
+            read.resolution()
+                .filter(|source| source.exists != Knowledge::No)
+                .and_then(|source| compare(&source, &accepts))
+                .map(|problem| format!("{} yields {problem}", read.written()))
+        };
+        if let Some(what) = what {
+            out.push(mismatch_at(
+                &read.site,
+                read.binding,
+                read.binding_pointer(),
+                &what,
+                Focus::Value,
+            ));
         }
     }
 }
@@ -183,8 +246,13 @@ impl Constants {
         if let Some(accepted) = accepts.types
             && !found.intersects(accepted)
         {
+            let map_note = if value.get(mcp_recovery_model::MAP_KEY).is_some() {
+                " (a map binding is read only where an overlay declares the recovery; here it is a constant)"
+            } else {
+                ""
+            };
             return Some(format!(
-                "the constant {} is {found}, but it accepts {accepted}",
+                "the constant {} is {found}, but it accepts {accepted}{map_note}",
                 show(value)
             ));
         }
@@ -230,9 +298,19 @@ fn draft_of(root: &Value) -> Draft {
 }
 
 fn mismatch(site: &Site<'_, '_>, binding: &ParameterBinding, what: &str, focus: Focus) -> Finding {
+    mismatch_at(site, binding, site.binding_pointer(&binding.parameter), what, focus)
+}
+
+fn mismatch_at(
+    site: &Site<'_, '_>,
+    binding: &ParameterBinding,
+    pointer: String,
+    what: &str,
+    focus: Focus,
+) -> Finding {
     Finding::new(
         Rule::TypeMismatch,
-        site.binding_pointer(&binding.parameter),
+        pointer,
         format!(
             "parameter '{}' of '{}': {what}",
             binding.parameter, site.compensation.tool

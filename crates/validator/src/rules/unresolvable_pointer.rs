@@ -5,6 +5,7 @@ use crate::finding::Finding;
 use crate::resolve::Knowledge;
 use crate::rules::{BodyRead, Context};
 
+
 declare_rule! {
     /// ## What it does
     /// Resolves the JSON Pointer of each `$response.body#/…` binding against the tool's
@@ -14,7 +15,8 @@ declare_rule! {
     /// read as name selectors, which select object members only: `items['0']` where `items` is an
     /// array selects nothing, as at run time. `$ref`, `allOf`, `anyOf`,
     /// `oneOf`, `items` and `prefixItems` are followed; what cannot be judged statically (a remote
-    /// `$ref`) is never reported.
+    /// `$ref`) is never reported. In an overlay's map binding, `$map` is read the same way, and
+    /// each element reference (`$item#/name`) against the schema of the array's items.
     ///
     /// ## Why is this bad?
     /// The binding can never be resolved, so the compensation is always unavailable: the tool
@@ -40,6 +42,34 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             .is_some_and(|resolution| resolution.exists == Knowledge::No)
         {
             out.push(unresolvable(&read));
+        }
+    }
+    for read in ctx.item_reads() {
+        // A fault before the element reference is the array's own, reported above or by R111.
+        if let Some(resolution) = read.resolution()
+            && resolution.exists == Knowledge::No
+            && resolution
+                .fails_at
+                .is_some_and(|at| at >= read.first_item_token())
+        {
+            out.push(
+                Finding::new(
+                    Rule::UnresolvablePointer,
+                    read.binding_pointer(),
+                    format!(
+                        "{} selects nothing: the {} of '{}' allows no value at '{}' in those elements",
+                        read.written(),
+                        read.schema_name(),
+                        read.site.typed.name,
+                        read.item
+                    ),
+                )
+                .tool(read.site.tool_name())
+                .help(format!(
+                    "point at a property the elements declare in the {}",
+                    read.schema_name()
+                )),
+            );
         }
     }
 }

@@ -1,0 +1,224 @@
+//! Undo from a before-image: for a tool with no inverse, an overlay declares a read to run
+//! before each call, whose result is journaled, and the compensation to make depending on what
+//! the read found (`spec/recovery-metadata.md` §12.4).
+
+use serde_json::{Map, Value};
+
+use crate::binding::{Binding, json_type_name};
+use crate::expression::BodySide;
+use crate::pointer::escape_token;
+
+/// The member of an overlay's tool entry declaring a before-image.
+pub const BEFORE_SECTION: &str = "before";
+
+/// A before-image declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeforeImage {
+    /// The tool to call before the call (a read of the same server).
+    pub read: String,
+    /// Its arguments: bindings reading only the call's arguments (`$request.body…`), templates
+    /// of them, and constants.
+    pub arguments: Map<String, Value>,
+    /// The compensation when the read succeeded (the target existed).
+    pub found: Option<Undo>,
+    /// The compensation when the read returned `isError: true` (the target did not exist).
+    pub missing: Option<Undo>,
+}
+
+/// One outcome-conditioned compensation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undo {
+    /// The compensating tool.
+    pub operation_id: String,
+    /// Its parameters: overlay bindings, `$before` included.
+    pub parameters: Map<String, Value>,
+}
+
+type Fault = (String, String);
+
+fn fault(at: &str, message: impl Into<String>) -> Fault {
+    (at.to_owned(), message.into())
+}
+
+fn object<'a>(value: &'a Value, at: &str, what: &str) -> Result<&'a Map<String, Value>, Fault> {
+    value.as_object().ok_or_else(|| {
+        fault(
+            at,
+            format!("{what} is an object, not {}", json_type_name(value)),
+        )
+    })
+}
+
+fn only(members: &Map<String, Value>, at: &str, allowed: &[&str]) -> Result<(), Fault> {
+    match members.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(other) => Err(fault(
+            &format!("{at}/{}", escape_token(other)),
+            format!("unknown key '{other}' (expected {})", allowed.join(", ")),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn name(members: &Map<String, Value>, key: &str, at: &str) -> Result<String, Fault> {
+    match members.get(key) {
+        Some(Value::String(name)) => Ok(name.clone()),
+        Some(other) => Err(fault(
+            &format!("{at}/{key}"),
+            format!("'{key}' is a tool name, not {}", json_type_name(other)),
+        )),
+        None => Err(fault(at, format!("'{key}' (a tool name) is required"))),
+    }
+}
+
+fn bindings(
+    members: &Map<String, Value>,
+    key: &str,
+    at: &str,
+    parse: fn(&Value) -> Result<Binding, crate::BindingError>,
+    before_call: bool,
+) -> Result<Map<String, Value>, Fault> {
+    let Some(value) = members.get(key) else {
+        return Ok(Map::new());
+    };
+    let map = object(value, &format!("{at}/{key}"), &format!("'{key}'"))?;
+    for (parameter, raw) in map {
+        let here = format!("{at}/{key}/{}", escape_token(parameter));
+        let binding = parse(raw).map_err(|e| fault(&here, e.to_string()))?;
+        if before_call
+            && binding
+                .expressions()
+                .iter()
+                .any(|e| e.body_target().map(|(side, _)| side) != Some(BodySide::Request))
+        {
+            return Err(fault(
+                &here,
+                "the read runs before the call, so its arguments read only `$request.body`",
+            ));
+        }
+    }
+    Ok(map.clone())
+}
+
+impl Undo {
+    fn parse(value: &Value, at: &str) -> Result<Self, Fault> {
+        let members = object(value, at, "an undo")?;
+        only(members, at, &["operationId", "parameters"])?;
+        Ok(Self {
+            operation_id: name(members, "operationId", at)?,
+            parameters: bindings(members, "parameters", at, Binding::parse_overlay, false)?,
+        })
+    }
+
+    fn to_value(&self) -> Value {
+        let mut members = Map::new();
+        members.insert(
+            "operationId".to_owned(),
+            Value::String(self.operation_id.clone()),
+        );
+        members.insert(
+            "parameters".to_owned(),
+            Value::Object(self.parameters.clone()),
+        );
+        Value::Object(members)
+    }
+}
+
+impl BeforeImage {
+    /// Reads an overlay's `before` entry; `Err` holds the JSON Pointer (relative to the entry)
+    /// and what is wrong there.
+    pub fn from_declaration(value: &Value) -> Result<Self, Fault> {
+        let members = object(value, "", "'before'")?;
+        only(members, "", &["read", "arguments", "found", "missing"])?;
+        let read = name(members, "read", "")?;
+        let arguments = bindings(members, "arguments", "", Binding::parse_sep, true)?;
+        let found = members
+            .get("found")
+            .map(|v| Undo::parse(v, "/found"))
+            .transpose()?;
+        let missing = members
+            .get("missing")
+            .map(|v| Undo::parse(v, "/missing"))
+            .transpose()?;
+        if found.is_none() && missing.is_none() {
+            return Err(fault(
+                "",
+                "a before-image declares an undo for \"found\", \"missing\" or both",
+            ));
+        }
+        Ok(Self {
+            read,
+            arguments,
+            found,
+            missing,
+        })
+    }
+
+    /// The declaration's JSON form.
+    pub fn to_value(&self) -> Value {
+        let mut members = Map::new();
+        members.insert("read".to_owned(), Value::String(self.read.clone()));
+        members.insert(
+            "arguments".to_owned(),
+            Value::Object(self.arguments.clone()),
+        );
+        if let Some(found) = &self.found {
+            members.insert("found".to_owned(), found.to_value());
+        }
+        if let Some(missing) = &self.missing {
+            members.insert("missing".to_owned(), missing.to_value());
+        }
+        Value::Object(members)
+    }
+}
+
+impl crate::tool::Tool {
+    /// The before-image an overlay declared for this tool, if any.
+    pub fn before_image(&self) -> Option<BeforeImage> {
+        BeforeImage::from_declaration(self.overlay_meta()?.get(BEFORE_SECTION)?).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn declarations_parse_and_say_where_they_are_wrong() {
+        let good = json!({"read": "read_file", "arguments": {"path": "$request.body#/path"},
+            "found": {"operationId": "write_file",
+                      "parameters": {"path": "$request.body#/path", "content": "$before.text"}},
+            "missing": {"operationId": "move_file",
+                        "parameters": {"source": "$request.body#/path",
+                                       "destination": "{$request.body#/path}.undone"}}});
+        let image = BeforeImage::from_declaration(&good).unwrap();
+        assert_eq!(image.read, "read_file");
+        assert_eq!(image.to_value(), good);
+        let cases = [
+            (json!([]), ""),
+            (json!({"read": "r"}), ""),
+            (json!({"found": {"operationId": "w"}}), ""),
+            (json!({"read": 1, "found": {"operationId": "w"}}), "/read"),
+            (
+                json!({"read": "r", "found": {"operationId": "w"}, "when": 1}),
+                "/when",
+            ),
+            (
+                json!({"read": "r", "arguments": {"p": "$response.body#/x"}, "found": {"operationId": "w"}}),
+                "/arguments/p",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w", "parameters": {"c": "$before.txt"}}}),
+                "/found/parameters/c",
+            ),
+            (
+                json!({"read": "r", "missing": {"parameters": {}}}),
+                "/missing",
+            ),
+        ];
+        for (declaration, at) in cases {
+            let (pointer, message) = BeforeImage::from_declaration(&declaration).unwrap_err();
+            assert_eq!(pointer, at, "{declaration}: {message}");
+        }
+    }
+}

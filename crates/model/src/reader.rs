@@ -1,0 +1,248 @@
+//! Results read from text: an overlay may declare that a tool's result holds its JSON value in
+//! its text content, or in a FastMCP `{"result": "<JSON string>"}`, with the JSON Schema of that
+//! value (`spec/recovery-metadata.md` §12.3). Only a declared reader ever parses text.
+
+use serde_json::{Map, Value};
+
+/// Where a declared reader finds the JSON text of a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultSource {
+    /// The text of the result's only `text` item of `content`.
+    Text,
+    /// The string `structuredContent.result` (FastMCP wraps a returned string this way).
+    FastMcpResult,
+}
+
+impl ResultSource {
+    /// The names an overlay writes in `from`.
+    pub const NAMES: [&'static str; 2] = ["text", "fastmcp-result"];
+
+    /// The source an overlay's `from` names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "text" => Some(Self::Text),
+            "fastmcp-result" => Some(Self::FastMcpResult),
+            _ => None,
+        }
+    }
+
+    /// Its name in an overlay.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::FastMcpResult => "fastmcp-result",
+        }
+    }
+}
+
+/// A declared reader: where the JSON text is, and the schema of the value it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultReader {
+    /// Where the text is.
+    pub from: ResultSource,
+    /// The JSON Schema the value read must match.
+    pub schema: Value,
+}
+
+impl ResultReader {
+    /// Reads the declaration an overlay made (`{"from": …, "schema": …}`); `Err` says what is
+    /// wrong and at which member (a JSON Pointer relative to the declaration).
+    pub fn from_declaration(value: &Value) -> Result<Self, (String, String)> {
+        let Value::Object(members) = value else {
+            return Err((
+                String::new(),
+                format!(
+                    "'result' is an object with \"from\" and \"schema\", not {}",
+                    crate::binding::json_type_name(value)
+                ),
+            ));
+        };
+        if let Some(other) = members.keys().find(|k| *k != "from" && *k != "schema") {
+            return Err((
+                format!("/{}", crate::pointer::escape_token(other)),
+                format!("unknown key '{other}' (a result reader has \"from\" and \"schema\")"),
+            ));
+        }
+        let from = match members.get("from") {
+            Some(Value::String(name)) => ResultSource::from_name(name).ok_or_else(|| {
+                (
+                    "/from".to_owned(),
+                    format!("unknown source '{name}' (expected \"text\" or \"fastmcp-result\")"),
+                )
+            })?,
+            Some(other) => {
+                return Err((
+                    "/from".to_owned(),
+                    format!(
+                        "'from' is \"text\" or \"fastmcp-result\", not {}",
+                        crate::binding::json_type_name(other)
+                    ),
+                ));
+            }
+            None => {
+                return Err((
+                    String::new(),
+                    "a result reader needs \"from\" (\"text\" or \"fastmcp-result\")".to_owned(),
+                ));
+            }
+        };
+        let schema = match members.get("schema") {
+            Some(schema @ (Value::Object(_) | Value::Bool(_))) => schema.clone(),
+            Some(other) => {
+                return Err((
+                    "/schema".to_owned(),
+                    format!(
+                        "'schema' is a JSON Schema (an object or a boolean), not {}",
+                        crate::binding::json_type_name(other)
+                    ),
+                ));
+            }
+            None => {
+                return Err((
+                    String::new(),
+                    "a result reader needs \"schema\", the JSON Schema of the value it reads (a value is never read unchecked)".to_owned(),
+                ));
+            }
+        };
+        if let Err(why) = crate::input_schema::compile_input_schema(&schema) {
+            return Err((
+                "/schema".to_owned(),
+                format!("the schema cannot be used: {why}"),
+            ));
+        }
+        Ok(Self { from, schema })
+    }
+
+    /// The declaration's JSON form.
+    pub fn to_value(&self) -> Value {
+        let mut members = Map::new();
+        members.insert(
+            "from".to_owned(),
+            Value::String(self.from.name().to_owned()),
+        );
+        members.insert("schema".to_owned(), self.schema.clone());
+        Value::Object(members)
+    }
+
+    /// The JSON value the result's text holds, or why there is none. The value is not yet checked
+    /// against [`ResultReader::schema`]; the caller validates it.
+    pub fn read(&self, result: &Map<String, Value>) -> Result<Value, String> {
+        let text = match self.from {
+            ResultSource::Text => {
+                let texts: Vec<&str> = result
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
+                    .filter_map(|item| item.get("text").and_then(Value::as_str))
+                    .collect();
+                match texts.as_slice() {
+                    [one] => *one,
+                    [] => return Err("the result has no text content to read".to_owned()),
+                    more => {
+                        return Err(format!(
+                            "the result has {} text items; the reader reads exactly one",
+                            more.len()
+                        ));
+                    }
+                }
+            }
+            ResultSource::FastMcpResult => {
+                match result
+                    .get("structuredContent")
+                    .and_then(|content| content.get("result"))
+                {
+                    Some(Value::String(text)) => text,
+                    Some(other) => {
+                        return Err(format!(
+                            "structuredContent.result is {}, not a string of JSON",
+                            crate::binding::json_type_name(other)
+                        ));
+                    }
+                    None => {
+                        return Err("the result has no structuredContent.result to read".to_owned());
+                    }
+                }
+            }
+        };
+        crate::json::from_str(text).map_err(|e| {
+            format!(
+                "the {} is not JSON (line {}, column {}): {e}",
+                match self.from {
+                    ResultSource::Text => "text content",
+                    ResultSource::FastMcpResult => "structuredContent.result string",
+                },
+                e.line(),
+                e.column()
+            )
+        })
+    }
+}
+
+impl crate::tool::Tool {
+    /// The result reader an overlay declared for this tool, if any (and well formed: the overlay
+    /// was checked when it was read).
+    pub fn result_reader(&self) -> Option<ResultReader> {
+        ResultReader::from_declaration(self.overlay_meta()?.get("result")?).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn reads_only_what_is_declared() {
+        let text = ResultReader::from_declaration(&json!({"from": "text", "schema": {}})).unwrap();
+        let fastmcp =
+            ResultReader::from_declaration(&json!({"from": "fastmcp-result", "schema": true}))
+                .unwrap();
+        let r = result(json!({"content": [{"type": "text", "text": "{\"id\": 1e2}"}]}));
+        assert_eq!(text.read(&r).unwrap().to_string(), "{\"id\":1e2}");
+        assert!(
+            fastmcp
+                .read(&r)
+                .unwrap_err()
+                .contains("no structuredContent.result")
+        );
+        let r = result(json!({"structuredContent": {"result": "[1, 2]"}}));
+        assert_eq!(fastmcp.read(&r).unwrap(), json!([1, 2]));
+        assert!(text.read(&r).unwrap_err().contains("no text content"));
+        let two = result(
+            json!({"content": [{"type": "text", "text": "1"}, {"type": "text", "text": "2"}]}),
+        );
+        assert!(text.read(&two).unwrap_err().contains("2 text items"));
+        let prose = result(json!({"content": [{"type": "text", "text": "Created issue PROJ-1"}]}));
+        assert!(text.read(&prose).unwrap_err().contains("not JSON (line 1"));
+    }
+
+    #[test]
+    fn declarations_say_what_is_wrong_and_where() {
+        let cases = [
+            (json!("text"), ""),
+            (json!({"from": "html", "schema": {}}), "/from"),
+            (json!({"from": 1, "schema": {}}), "/from"),
+            (json!({"schema": {}}), ""),
+            (json!({"from": "text"}), ""),
+            (json!({"from": "text", "schema": 3}), "/schema"),
+            (
+                json!({"from": "text", "schema": {"type": "nope"}}),
+                "/schema",
+            ),
+            (json!({"from": "text", "schema": {}, "extra": 1}), "/extra"),
+        ];
+        for (declaration, at) in cases {
+            let (pointer, message) = ResultReader::from_declaration(&declaration).unwrap_err();
+            assert_eq!(pointer, at, "{declaration}: {message}");
+        }
+    }
+}

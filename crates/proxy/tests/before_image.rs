@@ -1,0 +1,191 @@
+//! Undo from a before-image through the proxy: before each write the proxy runs the read the
+//! overlay declares and journals what it returned; a failed workflow then writes old text back
+//! or moves a file it created out of the way, by what the read found.
+// Test code: a failed expectation is a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_recovery_journal::Journal;
+use mcp_recovery_model::{Overlay, OverlayFormat};
+use mcp_recovery_proxy::{
+    Approver, DEFAULT_ROLLBACK_WINDOW, NamedOverlay, OnFailure, Overlays, Policy, ScriptRun,
+    Settings, run_scripted,
+};
+use serde_json::{Value, json};
+
+const TOOLS: &str = include_str!("../../../fixtures/overlays/files.tools.json");
+const OVERLAY: &str = include_str!("../../../fixtures/overlays/files.overlay.toml");
+
+/// Path to text.
+type Files = BTreeMap<String, String>;
+
+fn text(text: &str, error: bool) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": error})
+}
+
+/// The file server: reads fail for a missing file, moves refuse an existing destination, and
+/// writing to `fail.txt` fails.
+fn file_server(files: Arc<Mutex<Files>>) -> impl FnMut(&str) -> Vec<String> + Send {
+    move |line: &str| {
+        let message: Value = mcp_recovery_model::json::from_str(line).unwrap();
+        let Some(id) = message.get("id") else {
+            return Vec::new();
+        };
+        let params = &message["params"];
+        let arg = |key: &str| {
+            params["arguments"][key]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut files = files.lock().unwrap();
+        let result = match message["method"].as_str().unwrap_or_default() {
+            "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "files", "version": "1"}}),
+            "tools/list" => serde_json::from_str(TOOLS).unwrap(),
+            "tools/call" => match params["name"].as_str().unwrap() {
+                "read_file" => match files.get(&arg("path")) {
+                    Some(content) => text(content, false),
+                    None => text("ENOENT: no such file", true),
+                },
+                "write_file" if arg("path") == "fail.txt" => text("disk full", true),
+                "write_file" => {
+                    files.insert(arg("path"), arg("content"));
+                    text("written", false)
+                }
+                "move_file" => {
+                    if files.contains_key(&arg("destination")) {
+                        text("destination exists", true)
+                    } else if let Some(content) = files.remove(&arg("source")) {
+                        files.insert(arg("destination"), content);
+                        text("moved", false)
+                    } else {
+                        text("ENOENT", true)
+                    }
+                }
+                other => panic!("unexpected tool {other}"),
+            },
+            _ => json!({}),
+        };
+        vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
+    }
+}
+
+fn request(id: u32, name: &str, arguments: Value) -> String {
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}})
+    )
+}
+
+fn settings() -> Settings {
+    Settings {
+        policy: Policy {
+            on_failure: Some(OnFailure::Rollback),
+            ..Policy::default()
+        },
+        approver: Approver::Command("exit 1".into()),
+        session: "s1".into(),
+        upstream: "scripted".into(),
+        overlays: Overlays::new(vec![NamedOverlay {
+            shown: "files.overlay.toml".into(),
+            overlay: Overlay::parse(OVERLAY, OverlayFormat::Toml).unwrap(),
+            positions: std::collections::HashMap::new(),
+        }]),
+        secrets: mcp_recovery_client::Secrets::default(),
+        rollback_window: DEFAULT_ROLLBACK_WINDOW,
+        approvals: None,
+    }
+}
+
+#[test]
+fn a_failed_workflow_puts_files_back_from_their_before_images() {
+    let before: Files = BTreeMap::from([
+        ("a.txt".to_owned(), "old text".to_owned()),
+        ("keep.txt".to_owned(), "untouched".to_owned()),
+    ]);
+    let files = Arc::new(Mutex::new(before));
+    let handshake = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+"#;
+    let client = [
+        handshake.to_owned(),
+        request(
+            1,
+            "write_file",
+            json!({"path": "a.txt", "content": "new text"}),
+        ),
+        request(
+            2,
+            "write_file",
+            json!({"path": "b.txt", "content": "fresh"}),
+        ),
+        request(3, "write_file", json!({"path": "fail.txt", "content": "x"})),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let journal = Journal::open(&path, 1 << 30).unwrap();
+    let ScriptRun { end, output, .. } = run_scripted(
+        settings(),
+        Some(Arc::new(Mutex::new(journal))),
+        client.into_bytes(),
+        Vec::new(),
+        file_server(Arc::clone(&files)),
+    );
+    end.unwrap();
+    // a.txt has its old text again; b.txt, which the workflow created, is out of the way (the
+    // server has no delete); keep.txt was never touched.
+    let expected: Files = BTreeMap::from([
+        ("a.txt".to_owned(), "old text".to_owned()),
+        ("b.txt.rolled-back".to_owned(), "fresh".to_owned()),
+        ("keep.txt".to_owned(), "untouched".to_owned()),
+    ]);
+    assert_eq!(*files.lock().unwrap(), expected);
+    assert!(String::from_utf8(output).unwrap().contains("disk full"));
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(mcp_recovery_journal::verify(&text).broken.is_none());
+    let records = mcp_recovery_journal::read_records(&text).unwrap();
+    let befores: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["kind"] == "call.intent")
+        .map(|r| &r["before"])
+        .collect();
+    assert_eq!(befores[0]["name"], "read_file");
+    assert_eq!(befores[0]["arguments"], json!({"path": "a.txt"}));
+    assert_eq!(befores[0]["result"]["content"][0]["text"], "old text");
+    assert_eq!(befores[1]["result"]["isError"], true);
+    let compensations: Vec<(&Value, &Value)> = records
+        .iter()
+        .filter(|r| r["kind"] == "compensation.intent")
+        .map(|r| (&r["name"], &r["arguments"]))
+        .collect();
+    assert_eq!(
+        compensations,
+        [
+            (
+                &json!("move_file"),
+                &json!({"source": "b.txt", "destination": "b.txt.rolled-back"})
+            ),
+            (
+                &json!("write_file"),
+                &json!({"path": "a.txt", "content": "old text"})
+            ),
+        ]
+    );
+
+    // The journal alone plans the same rollback (as `rollback` and `plan --trace` read it).
+    let mut listed: Value = serde_json::from_str(TOOLS).unwrap();
+    Overlay::parse(OVERLAY, OverlayFormat::Toml)
+        .unwrap()
+        .apply(&mut listed);
+    let list = mcp_recovery_plan::load_tools(&listed).unwrap();
+    let calls = mcp_recovery_plan::parse_session_trace(&text, "s1").unwrap();
+    let plan = mcp_recovery_plan::build_plan(&list, &calls);
+    let planned: Vec<&str> = plan.calls().map(|c| c.name.as_str()).collect();
+    assert_eq!(planned, ["move_file", "write_file"], "{plan:?}");
+}
