@@ -179,7 +179,12 @@ impl Server {
         // A 2026-07-28 server names itself in every result, its tools/list included.
         let server_name = connection
             .server_name()
-            .or_else(|| tools.as_ref().ok().and_then(mcp_recovery_model::server_name))
+            .or_else(|| {
+                tools
+                    .as_ref()
+                    .ok()
+                    .and_then(mcp_recovery_model::server_name)
+            })
             .map(str::to_owned);
         let protocol = connection.protocol_version().to_owned();
         connection.close();

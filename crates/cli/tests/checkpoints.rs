@@ -12,10 +12,11 @@ mod common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::{bin_in, code, initialize_params, run_in};
 use mcp_recovery_journal::keys::{self, SecretKey};
-use mcp_recovery_journal::{Journal, Kind};
+use mcp_recovery_journal::{Holder, Journal, Kind};
 use serde_json::{Map, Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
@@ -75,7 +76,12 @@ fn rewritten(
     mut edit: impl FnMut(&mut Map<String, Value>) -> bool,
 ) -> Vec<u8> {
     let _ = std::fs::remove_file(path);
-    let mut journal = Journal::open(path, 64 << 20).unwrap();
+    // A child another test forks may hold the previous writer's lock until it execs: wait.
+    let holder = Holder {
+        wait: Duration::from_secs(10),
+        ..Holder::default()
+    };
+    let mut journal = Journal::open_as(path, 64 << 20, &holder).unwrap();
     journal.set_sync(false);
     if let Some(key) = key {
         journal.set_key(SecretKey::read(key).unwrap());
