@@ -1,61 +1,237 @@
-//! `cargo xtask bench`: lint and census over the generated corpus, against the parse floor; then
-//! the plan's figures (alone with `cargo xtask bench plan`) and the proxy's (`proxy_bench`, alone
-//! with `cargo xtask bench proxy`).
+//! `cargo xtask bench`: `mcp-recovery lint` and `census` against the plain parse floor, then the
+//! plan's figures (alone with `cargo xtask bench plan`) and the proxy's (`proxy_bench`, alone with
+//! `cargo xtask bench proxy`).
 //!
-//! The floor is the time serde_json alone needs to read and parse every file on ONE thread. `lint`
-//! runs as `mcp-recovery lint DIR` does (`map_in_order` over the files, results in file order),
-//! `census` as `census_paths`, both with `--threads` workers. Each measurement runs in its own
-//! child process of this binary (`bench-child MODE`), so each reports its own peak resident memory
-//! (`VmHWM`).
+//! The floor is `xtask/floor`, a program outside the workspace with its own lockfile: a plain
+//! `serde_json` (default features) reading every file and parsing it into a `Value`, one file at a
+//! time on one thread. Every figure is a whole process, the floor's as the CLI's, started through
+//! `xtask bench-measure`, which waits for it and reads its wall time, CPU time and peak resident
+//! memory (`getrusage` of its one child). The modes take turns within a round, a ratio is taken
+//! within each round, and the tables give the median round and the median ratio.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use mcp_recovery_census::{CensusOptions, census_paths, collect_files};
-use mcp_recovery_validator::{LintOptions, Linter, map_in_order};
+use mcp_recovery_census::collect_files;
+use mcp_recovery_validator::{LintOptions, Linter};
 use serde_json::{Value, json};
 
 use crate::corpus::{CorpusConfig, generate};
+use crate::live::build_binary_with;
 
-const USAGE: &str = "usage: cargo xtask bench [--corpus DIR] [--threads N] [--runs N] | cargo xtask bench proxy|plan";
+const USAGE: &str =
+    "usage: cargo xtask bench [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
 
-/// What one child measured.
-struct Measurement {
-    mode: String,
-    seconds: Vec<f64>,
-    cpu: Vec<f64>,
-    files: u64,
-    bytes: u64,
-    tools: u64,
+/// The musts of the bench: a figure above its limit fails `cargo xtask bench`.
+const LINT_LIMIT: f64 = 1.0;
+const CENSUS_LIMIT: f64 = 0.75;
+const SMALL_FILE_LIMIT: f64 = 3.0;
+const MEMORY_LIMIT: f64 = 8.0;
+
+/// Rounds of the small file (each a few milliseconds).
+const SMALL_ROUNDS: usize = 31;
+
+/// One whole-process run.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    wall: f64,
+    cpu: f64,
     peak_kib: u64,
-    start_kib: u64,
 }
 
-const MODES: [&str; 4] = ["floor", "lint", "census", "census-no-lint"];
+/// A command line the bench times, under the name its table gives it.
+struct Mode {
+    name: &'static str,
+    argv: Vec<String>,
+}
 
-/// One run of `mode` in a child process.
-fn child_run(exe: &Path, mode: &str, corpus: &Path, threads: usize) -> Result<Measurement, String> {
+impl Mode {
+    fn new(name: &'static str, program: &Path, args: &[&str], path: &Path) -> Self {
+        let mut argv = vec![program.display().to_string()];
+        argv.extend(args.iter().map(|a| (*a).to_owned()));
+        argv.push(path.display().to_string());
+        Self { name, argv }
+    }
+}
+
+/// `bench-measure PROGRAM ARGS...`: runs the program with its output discarded and prints one
+/// JSON line: its wall time, CPU time (user + system) and peak resident memory, and its exit code.
+/// Run as a process of its own, so that the usage of its children is the program's alone.
+pub fn measure_command(args: &[&str]) -> Result<(), String> {
+    let [program, rest @ ..] = args else {
+        return Err("usage: bench-measure PROGRAM ARGS...".into());
+    };
+    let started = Instant::now();
+    let output = Command::new(program)
+        .args(rest)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let wall = started.elapsed().as_secs_f64();
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .map_err(|e| format!("getrusage: {e}"))?;
+    let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    println!(
+        "{}",
+        json!({"wall": wall, "cpu": seconds(usage.user_time()) + seconds(usage.system_time()),
+            // Linux gives the maximum resident set in KiB.
+            "peak_kib": usage.max_rss(), "code": output.status.code(),
+            "stderr": String::from_utf8_lossy(&output.stderr)})
+    );
+    Ok(())
+}
+
+/// One run of `mode` through `bench-measure`. Exit codes 0 and 1 (findings) are runs; anything
+/// else fails the bench with the program's words.
+fn sample(exe: &Path, mode: &Mode) -> Result<Sample, String> {
     let output = Command::new(exe)
-        .args([
-            "bench-child",
-            mode,
-            &corpus.display().to_string(),
-            &threads.to_string(),
-            "1",
-        ])
+        .arg("bench-measure")
+        .args(&mode.argv)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !output.status.success() {
+    let line: Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("bench-measure {}: {e}", mode.name))?;
+    if !matches!(line["code"].as_i64(), Some(0 | 1)) {
         return Err(format!(
-            "bench-child {mode} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
+            "{} exited with {}: {}",
+            mode.argv.join(" "),
+            line["code"],
+            line["stderr"].as_str().unwrap_or("")
         ));
     }
-    let line: Value =
-        serde_json::from_slice(&output.stdout).map_err(|e| format!("bench-child {mode}: {e}"))?;
-    measurement(&line)
+    Ok(Sample {
+        wall: line["wall"].as_f64().unwrap_or(f64::NAN),
+        cpu: line["cpu"].as_f64().unwrap_or(f64::NAN),
+        peak_kib: line["peak_kib"].as_u64().unwrap_or(0),
+    })
+}
+
+/// `rounds` rounds of every mode in turn, after one round that is not counted (it fills the
+/// page cache); the samples of each mode, in round order.
+fn rounds(exe: &Path, modes: &[Mode], rounds: usize) -> Result<Vec<Vec<Sample>>, String> {
+    let mut samples = vec![Vec::new(); modes.len()];
+    for round in 0..=rounds {
+        for (mode, samples) in modes.iter().zip(&mut samples) {
+            let measured = sample(exe, mode)?;
+            if round > 0 {
+                samples.push(measured);
+            }
+        }
+    }
+    Ok(samples)
+}
+
+/// The median of the rounds' ratios of `of` to `to`, by `field`.
+fn ratio(of: &[Sample], to: &[Sample], field: fn(&Sample) -> f64) -> f64 {
+    median(
+        &of.iter()
+            .zip(to)
+            .map(|(a, b)| field(a) / field(b))
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn median_of(samples: &[Sample], field: fn(&Sample) -> f64) -> f64 {
+    median(&samples.iter().map(field).collect::<Vec<_>>())
+}
+
+fn peak_mb(samples: &[Sample]) -> f64 {
+    samples.iter().map(|s| s.peak_kib).max().unwrap_or(0) as f64 * 1024.0 / 1e6
+}
+
+/// One must of the bench: what, the figure measured, its limit, and whether the limit is a
+/// floor (at least) rather than a ceiling (at most).
+struct Must {
+    what: String,
+    measured: f64,
+    limit: f64,
+    at_least: bool,
+}
+
+impl Must {
+    fn met(&self) -> bool {
+        if self.at_least {
+            self.measured >= self.limit
+        } else {
+            self.measured <= self.limit
+        }
+    }
+}
+
+/// The bench's musts, as they are measured.
+#[derive(Default)]
+pub(crate) struct Targets(Vec<Must>);
+
+impl Targets {
+    /// `measured` must be at most `limit`.
+    pub(crate) fn check(&mut self, what: String, measured: f64, limit: f64) {
+        self.0.push(Must {
+            what,
+            measured,
+            limit,
+            at_least: false,
+        });
+    }
+
+    /// `measured` must be at least `limit`.
+    pub(crate) fn check_at_least(&mut self, what: String, measured: f64, limit: f64) {
+        self.0.push(Must {
+            what,
+            measured,
+            limit,
+            at_least: true,
+        });
+    }
+
+    /// Prints every must; fails when one is not met.
+    fn report(&self) -> Result<(), String> {
+        println!("\n| must | measured | limit | met |\n|---|---:|---:|---|");
+        for must in &self.0 {
+            let met = if must.met() { "yes" } else { "**no**" };
+            let bound = if must.at_least { "≥" } else { "≤" };
+            println!(
+                "| {} | {:.2} | {bound} {:.2} | {met} |",
+                must.what, must.measured, must.limit
+            );
+        }
+        let failed: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|must| !must.met())
+            .map(|must| must.what.as_str())
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("not met: {}", failed.join("; ")))
+        }
+    }
+}
+
+/// Builds the floor (`xtask/floor`, its own lockfile, optimized) into `target/floor`.
+fn build_floor(root: &Path) -> Result<PathBuf, String> {
+    let manifest = root.join("xtask/floor/Cargo.toml");
+    let target = root.join("target/floor");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--quiet",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building {} failed: {status}", manifest.display()));
+    }
+    Ok(target.join("release/mcp-recovery-bench-floor"))
 }
 
 /// `cargo xtask bench`.
@@ -63,7 +239,9 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     if args == ["proxy"] {
         // The measured binaries are built optimized whatever this one is; the client loop here
         // costs both sides of the comparison alike.
-        return crate::proxy_bench::run(root);
+        let mut targets = Targets::default();
+        crate::proxy_bench::run(root, &mut targets)?;
+        return targets.report();
     }
     if cfg!(debug_assertions) {
         // Timing an unoptimized build measures the wrong thing: rerun optimized.
@@ -91,14 +269,12 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         return plan_figures(root);
     }
     let mut corpus = root.join("target/bench-corpus");
-    let mut threads = 2usize;
     let mut runs = 5usize;
     let mut it = args.iter();
     while let Some(&arg) = it.next() {
         let value = it.next().ok_or(USAGE)?;
         match arg {
             "--corpus" => corpus = PathBuf::from(value),
-            "--threads" => threads = value.parse().map_err(|_| USAGE)?,
             "--runs" => runs = value.parse().map_err(|_| USAGE)?,
             _ => return Err(USAGE.into()),
         }
@@ -107,147 +283,213 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         eprintln!("generating the default corpus into {}", corpus.display());
         generate(&corpus, &CorpusConfig::default())?;
     }
-    let files = collect_files(std::slice::from_ref(&corpus)).map_err(|e| e.to_string())?;
-    let largest = files
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .max()
-        .unwrap_or(0);
-
+    let floor = build_floor(root)?;
+    let cli = build_binary_with(root, "mcp-recovery", "mcp-recovery", true)?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    // The modes take turns, one run each per round, so that a change in the machine's speed
-    // during the bench weighs on every mode alike; a first round, not counted, fills the page cache.
-    let mut results: Vec<Measurement> = Vec::new();
-    for round in 0..=runs {
-        for (index, mode) in MODES.into_iter().enumerate() {
-            let measured = child_run(&exe, mode, &corpus, threads)?;
-            if round == 0 {
-                continue;
-            }
-            match results.get_mut(index) {
-                Some(m) => {
-                    m.seconds.extend(measured.seconds);
-                    m.cpu.extend(measured.cpu);
-                    m.peak_kib = m.peak_kib.max(measured.peak_kib);
-                }
-                None => results.push(measured),
-            }
-        }
-    }
+    let mut targets = Targets::default();
 
-    let floor = &results[0];
-    // Ratios are taken within each round, then their median.
-    let ratio =
-        |of: &[f64], to: &[f64]| median(&of.iter().zip(to).map(|(a, b)| a / b).collect::<Vec<_>>());
-    println!(
-        "corpus: {} ({} files, {:.1} MB, {} tools, largest file {:.1} KB)",
-        corpus.display(),
-        floor.files,
-        floor.bytes as f64 / 1e6,
-        floor.tools,
-        largest as f64 / 1e3
-    );
-    println!(
-        "threads: {threads} (floor: 1), rounds: {runs}; wall and CPU = median run, × floor = median of the rounds' ratios\n"
-    );
-    println!(
-        "| mode | wall s | tools/s | MB/s | wall × floor | CPU s | CPU × floor | peak RSS MB | RSS at start MB |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for m in &results {
-        let t = median(&m.seconds);
-        let c = median(&m.cpu);
-        println!(
-            "| {} | {:.3} | {:.0} | {:.1} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
-            m.mode,
-            t,
-            m.tools as f64 / t,
-            m.bytes as f64 / 1e6 / t,
-            ratio(&m.seconds, &floor.seconds),
-            c,
-            ratio(&m.cpu, &floor.cpu),
-            m.peak_kib as f64 / 1024.0,
-            m.start_kib as f64 / 1024.0
-        );
-    }
-
-    // A 20-tool server linted by a fresh process: what a CI step pays.
-    if let Some(file) = twenty_tool_file(&files) {
-        let started = Instant::now();
-        let line = lint_one(&exe, &file)?;
-        let wall = started.elapsed().as_secs_f64();
-        println!(
-            "\n20-tool file {}: process wall {:.1} ms, of which Linter::new {:.2} ms and lint_source {:.3} ms",
-            file.display(),
-            wall * 1e3,
-            line["new_seconds"].as_f64().unwrap_or(0.0) * 1e3,
-            line["lint_seconds"].as_f64().unwrap_or(0.0) * 1e3
-        );
-    }
-    one_large_file(root, &exe)?;
+    corpus_figures(&exe, &floor, &cli, &corpus, runs, &mut targets)?;
+    large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
     minified_findings()?;
     plan_figures(root)?;
-    crate::proxy_bench::run(root)
+    crate::proxy_bench::run(root, &mut targets)?;
+    targets.report()
 }
 
-/// `bench-child lint-one FILE` in a fresh process: its one line of JSON.
-fn lint_one(exe: &Path, file: &Path) -> Result<Value, String> {
-    let output = Command::new(exe)
-        .args([
-            "bench-child",
-            "lint-one",
-            &file.display().to_string(),
-            "1",
-            "1",
-        ])
-        .output()
-        .map_err(|e| e.to_string())?;
-    serde_json::from_slice(&output.stdout).map_err(|e| format!("lint-one: {e}"))
+/// What the corpus holds: files, bytes, tools, and a file of exactly 20 tools.
+fn survey(files: &[PathBuf]) -> (u64, u64, Option<PathBuf>) {
+    let (mut bytes, mut tools, mut twenty) = (0u64, 0u64, None);
+    for path in files {
+        let Ok(data) = std::fs::read(path) else {
+            continue;
+        };
+        bytes += data.len() as u64;
+        let count = serde_json::from_slice::<Value>(&data)
+            .ok()
+            .and_then(|doc| {
+                mcp_recovery_model::locate_tools(&doc)
+                    .ok()
+                    .map(|l| l.tools.len())
+            })
+            .unwrap_or(0);
+        tools += count as u64;
+        if count == 20 && twenty.is_none() {
+            twenty = Some(path.clone());
+        }
+    }
+    (bytes, tools, twenty)
 }
 
-/// Peak memory of linting one file, over its size, may not pass this: the README's limits
-/// table documents it.
-const MEMORY_MULTIPLE: f64 = 20.0;
+/// `lint` and `census` of the whole corpus, and `lint` of one 20-tool file, against the floor.
+fn corpus_figures(
+    exe: &Path,
+    floor: &Path,
+    cli: &Path,
+    corpus: &Path,
+    runs: usize,
+    targets: &mut Targets,
+) -> Result<(), String> {
+    let files = collect_files(&[corpus.to_path_buf()]).map_err(|e| e.to_string())?;
+    let (bytes, tools, twenty) = survey(&files);
+    let modes = [
+        Mode::new("floor", floor, &[], corpus),
+        Mode::new("lint", cli, &["lint", "--isolated"], corpus),
+        Mode::new("census", cli, &["census"], corpus),
+        Mode::new("census --no-lint", cli, &["census", "--no-lint"], corpus),
+    ];
+    let samples = rounds(exe, &modes, runs)?;
+    println!(
+        "corpus: {} ({} files, {:.1} MB, {tools} tools); {runs} rounds; wall and CPU: the median round; \
+         × floor: the median of the rounds' ratios; whole processes\n",
+        corpus.display(),
+        files.len(),
+        bytes as f64 / 1e6,
+    );
+    println!(
+        "| mode | wall s | tools/s | MB/s | wall × floor | CPU s | CPU × floor | peak RSS MB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let wall = |s: &Sample| s.wall;
+    let cpu = |s: &Sample| s.cpu;
+    for (mode, samples_of) in modes.iter().zip(&samples) {
+        let t = median_of(samples_of, wall);
+        println!(
+            "| {} | {t:.3} | {:.0} | {:.1} | {:.2} | {:.2} | {:.2} | {:.1} |",
+            mode.name,
+            tools as f64 / t,
+            bytes as f64 / 1e6 / t,
+            ratio(samples_of, &samples[0], wall),
+            median_of(samples_of, cpu),
+            ratio(samples_of, &samples[0], cpu),
+            peak_mb(samples_of),
+        );
+    }
+    targets.check(
+        "`lint` of the corpus, wall × floor".into(),
+        ratio(&samples[1], &samples[0], wall),
+        LINT_LIMIT,
+    );
+    targets.check(
+        "`census` of the corpus, wall × floor".into(),
+        ratio(&samples[2], &samples[0], wall),
+        CENSUS_LIMIT,
+    );
 
-/// One file of 100,000 tools linted by a fresh process: its peak resident memory above the
-/// process's start, as a multiple of the file's size, must stay within [`MEMORY_MULTIPLE`].
-fn one_large_file(root: &Path, exe: &Path) -> Result<(), String> {
+    // A 20-tool server linted by a fresh process: what a pre-commit hook pays.
+    let file = twenty.ok_or("the corpus has no file of 20 tools")?;
+    let modes = [
+        Mode::new("floor", floor, &[], &file),
+        Mode::new("lint", cli, &["lint", "--isolated"], &file),
+    ];
+    let samples = rounds(exe, &modes, SMALL_ROUNDS)?;
+    let multiple = ratio(&samples[1], &samples[0], wall);
+    println!(
+        "\n| 20-tool file {} ({SMALL_ROUNDS} rounds) | wall ms | CPU ms | wall × floor | peak RSS MB |\n|---|---:|---:|---:|---:|",
+        file.display()
+    );
+    for (mode, samples_of) in modes.iter().zip(&samples) {
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} | {:.1} |",
+            mode.name,
+            median_of(samples_of, wall) * 1e3,
+            median_of(samples_of, cpu) * 1e3,
+            ratio(samples_of, &samples[0], wall),
+            peak_mb(samples_of),
+        );
+    }
+    targets.check(
+        "`lint` of one 20-tool file, wall × floor".into(),
+        multiple,
+        SMALL_FILE_LIMIT,
+    );
+    Ok(())
+}
+
+/// The two shapes of one large file: many minimal tools, and fewer tools each with a
+/// description, an input schema and all four hints. Same bytes on every run.
+fn large_file_text(rich: bool) -> String {
+    let mut text = String::from("{\"tools\":[");
+    let count = if rich { 120_000 } else { 300_000 };
+    for i in 0..count {
+        if i > 0 {
+            text.push(',');
+        }
+        if rich {
+            let read_only = i % 3 == 0;
+            text.push_str(&format!(
+                concat!(
+                    r#"{{"name":"tool_{i:06}","title":"Tool {i}","#,
+                    r#""description":"Looks up record {i} in the widget store and returns its current state, "#,
+                    r#"owner and kind.","#,
+                    r#""inputSchema":{{"type":"object","properties":{{"#,
+                    r#""id":{{"type":"string","description":"The record's identifier."}},"#,
+                    r#""limit":{{"type":"integer","minimum":1,"maximum":{max}}},"#,
+                    r#""verbose":{{"type":"boolean","default":false}}}},"required":["id"]}},"#,
+                    r#""annotations":{{"readOnlyHint":{read_only},"destructiveHint":false,"#,
+                    r#""idempotentHint":true,"openWorldHint":{open}}}}}"#
+                ),
+                i = i,
+                max = 100 + i % 900,
+                read_only = read_only,
+                open = i % 2 == 0,
+            ));
+        } else {
+            text.push_str(&format!(
+                r#"{{"name":"tool_{i:06}","inputSchema":{{"type":"object"}}}}"#
+            ));
+        }
+    }
+    text.push_str("]}");
+    text
+}
+
+/// Peak resident memory (and time) of `lint` and `census` of one large file, of each shape, as a
+/// multiple of the file's size.
+fn large_files(
+    root: &Path,
+    exe: &Path,
+    floor: &Path,
+    cli: &Path,
+    runs: usize,
+    targets: &mut Targets,
+) -> Result<(), String> {
     let dir = root.join("target/bench-large");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let file = dir.join("tools.json");
-    let tools: Vec<String> = (0..100_000)
-        .map(|i| {
-            json!({"name": format!("tool_{i}"),
-                "description": format!("Does thing number {i} to the widget store."),
-                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"},
-                    "count": {"type": "integer"}}, "required": ["id"]},
-                "annotations": {"readOnlyHint": i % 2 == 0, "destructiveHint": false,
-                    "idempotentHint": true, "openWorldHint": false}})
-            .to_string()
-        })
-        .collect();
-    std::fs::write(&file, format!(r#"{{"tools":[{}]}}"#, tools.join(",")))
-        .map_err(|e| format!("{}: {e}", file.display()))?;
-    let line = lint_one(exe, &file)?;
-    let kib = |k: &str| line[k].as_u64().unwrap_or(0) as f64 * 1024.0;
-    let bytes = line["bytes"].as_u64().unwrap_or(1).max(1) as f64;
-    let multiple = (kib("peak_kib") - kib("start_kib")) / bytes;
     println!(
-        "
-| one file | MB | tools | peak RSS MB | RSS at start MB | (peak − start) ÷ size |
-|---|---:|---:|---:|---:|---:|
-| {} | {:.1} | {} | {:.1} | {:.1} | {multiple:.1} |",
-        file.display(),
-        bytes / 1e6,
-        line["tools"],
-        kib("peak_kib") / 1048576.0,
-        kib("start_kib") / 1048576.0,
+        "\n| one file | MB | mode | wall s | wall × floor | CPU s | peak RSS MB | peak ÷ size |\n|---|---:|---|---:|---:|---:|---:|---:|"
     );
-    if multiple > MEMORY_MULTIPLE {
-        return Err(format!(
-            "linting one file peaks at {multiple:.1} times its size, above {MEMORY_MULTIPLE}"
-        ));
+    for (name, rich) in [("minimal.json", false), ("rich.json", true)] {
+        let file = dir.join(name);
+        let text = large_file_text(rich);
+        std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let size = text.len() as f64;
+        let modes = [
+            Mode::new("floor", floor, &[], &file),
+            Mode::new("lint", cli, &["lint", "--isolated"], &file),
+            Mode::new("census", cli, &["census"], &file),
+        ];
+        let samples = rounds(exe, &modes, runs)?;
+        for (mode, samples_of) in modes.iter().zip(&samples) {
+            let multiple = peak_mb(samples_of) * 1e6 / size;
+            println!(
+                "| {} ({} tools) | {:.1} | {} | {:.3} | {:.2} | {:.2} | {:.1} | {multiple:.1} |",
+                file.display(),
+                if rich { 120_000 } else { 300_000 },
+                size / 1e6,
+                mode.name,
+                median_of(samples_of, |s| s.wall),
+                ratio(samples_of, &samples[0], |s| s.wall),
+                median_of(samples_of, |s| s.cpu),
+                peak_mb(samples_of),
+            );
+            if mode.name != "floor" {
+                targets.check(
+                    format!("`{}` of {name}, peak RSS ÷ file size", mode.name),
+                    multiple,
+                    MEMORY_LIMIT,
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -353,188 +595,7 @@ fn plan_figures(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn measurement(line: &Value) -> Result<Measurement, String> {
-    let n = |k: &str| {
-        line[k]
-            .as_u64()
-            .ok_or_else(|| format!("bench-child output lacks {k}"))
-    };
-    Ok(Measurement {
-        mode: line["mode"].as_str().unwrap_or("?").to_owned(),
-        seconds: line["seconds"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default(),
-        cpu: line["cpu_seconds"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default(),
-        files: n("files")?,
-        bytes: n("bytes")?,
-        tools: n("tools")?,
-        peak_kib: n("peak_kib")?,
-        start_kib: n("start_kib")?,
-    })
-}
-
 fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     mcp_recovery_census::median_f64(&mut v).unwrap_or(f64::NAN)
-}
-
-fn twenty_tool_file(files: &[PathBuf]) -> Option<PathBuf> {
-    files.iter().find_map(|p| {
-        let bytes = std::fs::read(p).ok()?;
-        let doc: Value = serde_json::from_slice(&bytes).ok()?;
-        let tools = mcp_recovery_model::locate_tools(&doc).ok()?.tools;
-        (tools.len() == 20).then(|| p.clone())
-    })
-}
-
-/// A field of `/proc/self/status` in KiB (0 where there is no procfs).
-fn proc_status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// CPU time (user + system, all threads) this process has used, in seconds, from
-/// `/proc/self/stat` (0 where there is no procfs). Less sensitive than wall time to other load
-/// on a shared machine.
-fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    // USER_HZ is 100 on every Linux target Rust supports.
-    (ticks(11) + ticks(12)) as f64 / 100.0
-}
-
-/// Runs `work` on every file with `threads` workers, one file per worker at a time; returns
-/// (bytes, tools) summed.
-fn over_files(
-    files: &[PathBuf],
-    threads: usize,
-    work: &(dyn Fn(&[u8]) -> u64 + Sync),
-) -> (u64, u64) {
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(|| {
-                    let (mut bytes, mut tools) = (0u64, 0u64);
-                    while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if let Ok(data) = std::fs::read(path) {
-                            bytes += data.len() as u64;
-                            tools += work(&data);
-                        }
-                    }
-                    (bytes, tools)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().ok())
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    })
-}
-
-fn tools_in(doc: &Value) -> u64 {
-    mcp_recovery_model::locate_tools(doc).map_or(0, |location| location.tools.len() as u64)
-}
-
-/// `bench-child MODE PATH THREADS RUNS`: one measurement, printed as one JSON line.
-pub fn child(args: &[&str]) -> Result<(), String> {
-    let [mode, path, threads, runs] = args else {
-        return Err("usage: bench-child MODE PATH THREADS RUNS".into());
-    };
-    let threads: usize = threads.parse().map_err(|_| "THREADS")?;
-    let runs: usize = runs.parse().map_err(|_| "RUNS")?;
-    let path = PathBuf::from(path);
-    let start_kib = proc_status_kib("VmRSS:");
-
-    if *mode == "lint-one" {
-        let t = Instant::now();
-        let linter = Linter::new(LintOptions::default()).map_err(|e| e.to_string())?;
-        let new_seconds = t.elapsed().as_secs_f64();
-        let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
-        let t = Instant::now();
-        let report = linter.lint_source(&bytes);
-        let lint_seconds = t.elapsed().as_secs_f64();
-        println!(
-            "{}",
-            json!({"mode": mode, "new_seconds": new_seconds, "lint_seconds": lint_seconds,
-                "tools": report.tools, "bytes": bytes.len(),
-                "peak_kib": proc_status_kib("VmHWM:"), "start_kib": start_kib})
-        );
-        return Ok(());
-    }
-
-    let files = collect_files(std::slice::from_ref(&path)).map_err(|e| e.to_string())?;
-    let linter = Linter::new(LintOptions::default()).map_err(|e| e.to_string())?;
-    let mut seconds = Vec::new();
-    let mut cpu = Vec::new();
-    let (mut bytes, mut tools) = (0, 0);
-    for _ in 0..runs.max(1) {
-        let t = Instant::now();
-        let c = cpu_seconds();
-        (bytes, tools) = match *mode {
-            "floor" => over_files(&files, 1, &|data| {
-                serde_json::from_slice::<Value>(data).map_or(0, |doc| tools_in(&doc))
-            }),
-            "lint" => {
-                let (mut bytes, mut tools) = (0u64, 0u64);
-                let lint = |path: &PathBuf| {
-                    let data = std::fs::read(path).unwrap_or_default();
-                    (data.len() as u64, linter.lint_source(&data))
-                };
-                let weight = |(size, _): &(u64, _)| usize::try_from(*size).unwrap_or(usize::MAX);
-                map_in_order(&files, threads, lint, weight, |(size, report)| {
-                    bytes += size;
-                    tools += report.tools as u64;
-                    Ok::<(), String>(())
-                })?;
-                (bytes, tools)
-            }
-            "census" | "census-no-lint" => {
-                let options = CensusOptions {
-                    lint: *mode == "census",
-                    threads,
-                    ..CensusOptions::default()
-                };
-                let census = census_paths(std::slice::from_ref(&path), &options)
-                    .map_err(|e| e.to_string())?;
-                (census.files.bytes, census.tools)
-            }
-            other => return Err(format!("unknown bench mode {other}")),
-        };
-        seconds.push(t.elapsed().as_secs_f64());
-        cpu.push(cpu_seconds() - c);
-    }
-    let line = json!({
-        "mode": mode,
-        "seconds": seconds,
-        "cpu_seconds": cpu,
-        "files": files.len(),
-        "bytes": bytes,
-        "tools": tools,
-        "peak_kib": proc_status_kib("VmHWM:"),
-        "start_kib": start_kib,
-    });
-    println!("{line}");
-    Ok(())
 }

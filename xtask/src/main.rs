@@ -30,9 +30,10 @@ tasks:
   gen-corpus [--servers N] [--seed S] [--verify] OUT
                       write a deterministic registry-like corpus and OUT/manifest.json
                       (--verify: then check census and lint against the manifest)
-  bench [--corpus DIR] [--threads N] [--runs N]
-                      lint and census over the corpus against the serde_json parse floor, then
-                      the latency, throughput and memory of calls through the proxy
+  bench [--corpus DIR] [--runs N]
+                      lint and census over the corpus and two large files against a plain
+                      serde_json parse (xtask/floor), then the plan, then the latency,
+                      throughput and memory of calls through the proxy
   bench plan          the plan figures alone
   bench proxy         the proxy figures alone
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
@@ -67,7 +68,7 @@ fn main() -> ExitCode {
         ["check-shared"] => shared::check(&root),
         ["gen-corpus", rest @ ..] => corpus::gen_corpus_command(rest),
         ["bench", rest @ ..] => bench::run(&root, rest),
-        ["bench-child", rest @ ..] => bench::child(rest),
+        ["bench-measure", rest @ ..] => bench::measure_command(rest),
         ["census-shared"] => shared::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
         ["check-packages"] => packages::check(&root),

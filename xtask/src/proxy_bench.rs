@@ -5,14 +5,24 @@
 //! ones (`charge_payment`, each kept for a rollback within the proxy's window). Reports p50/p99
 //! latency per call, the latency the proxy adds, calls per second, and the proxy's resident
 //! memory before the first call, after 1,000 calls and after the last.
+//!
+//! Then 16 clients at once, each its own session of `proxy --listen` over Streamable HTTP, make
+//! effectful calls as fast as they are answered: directly to the demo server, through the proxy
+//! without a journal, with a journal synced to disk (group commit: one sync covers every record
+//! written while the previous one ran) and with `--no-fsync`. Journaled calls per second and the
+//! p99 the journal adds are musts of the bench.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
+
+use mcp_recovery_client::{Connection, Options};
 
 use serde_json::{Value, json};
 
+use crate::bench::Targets;
 use crate::live::build_binary_with;
 
 /// Calls per mode (the journal-and-fsync mode makes fewer: each call waits for two syncs).
@@ -20,6 +30,9 @@ const CALLS: usize = 10_000;
 const FSYNC_CALLS: usize = 2_000;
 /// Calls after which the second memory reading is taken.
 const FIRST_READING: usize = 1_000;
+/// Resident memory a read-only call may leave behind on average after the first readings (the
+/// allocator settling), in KiB: far below what keeping each call would cost.
+const READ_ONLY_GROWTH_KIB: f64 = 0.1;
 
 /// One client connection over a child's stdio.
 struct Peer {
@@ -154,8 +167,202 @@ fn measure(
     })
 }
 
-/// Builds the optimized CLI and runs every mode; prints a Markdown table.
-pub fn run(root: &Path) -> Result<(), String> {
+/// Sessions at once, and the effectful calls each makes after one that is not counted.
+const SESSIONS: usize = 16;
+const SESSION_CALLS: usize = 400;
+/// The musts of the journal under concurrent sessions.
+const JOURNALED_CALLS_PER_SECOND: f64 = 3_000.0;
+const JOURNAL_ADDED_P99_MS: f64 = 5.0;
+
+/// A child serving Streamable HTTP and the URL it named; its output is drained until it exits.
+struct Listening {
+    child: Child,
+    url: String,
+}
+
+impl Listening {
+    /// Starts `program args…` and waits for the line that names its URL: `prefix` then the URL,
+    /// on stderr when `on_stderr`, else on stdout.
+    fn start(
+        program: &Path,
+        args: &[String],
+        prefix: &str,
+        on_stderr: bool,
+    ) -> Result<Listening, String> {
+        let mut command = Command::new(program);
+        command.args(args).stdin(Stdio::null());
+        if on_stderr {
+            command.stdout(Stdio::null()).stderr(Stdio::piped());
+        } else {
+            command.stdout(Stdio::piped()).stderr(Stdio::null());
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+        let output: Box<dyn Read + Send> = match (child.stderr.take(), child.stdout.take()) {
+            (Some(stderr), _) => Box::new(stderr),
+            (None, Some(stdout)) => Box::new(stdout),
+            (None, None) => return Err("no output to read the URL from".into()),
+        };
+        let mut lines = BufReader::new(output);
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            if lines.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} exited before naming its URL",
+                    program.display()
+                ));
+            }
+            if let Some(url) = line.trim_end().strip_prefix(prefix) {
+                break url.to_owned();
+            }
+        };
+        // Read to the end, so the child never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
+        Ok(Listening { child, url })
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// [`SESSIONS`] clients at once, each [`SESSION_CALLS`] calls of `call` over its own session of
+/// `url`: every latency, sorted, and the wall time from the first call to the last answer.
+fn concurrent(url: &str, call: &Value) -> Result<(Vec<Duration>, Duration), String> {
+    let options = Options {
+        total_timeout: Duration::from_secs(600),
+        ..Options::default()
+    };
+    let name = call["name"].as_str().unwrap_or_default();
+    let arguments = &call["arguments"];
+    // Connected one after another: 2026-07-28 clients first try `server/discover`, which
+    // sessionless clients share, so connecting at once would mix their request ids.
+    let connections = (0..SESSIONS)
+        .map(|_| {
+            Connection::http(url, Vec::new(), &options)
+                .and_then(|mut c| c.call_tool(name, arguments.clone()).map(|_| c))
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let start = Barrier::new(SESSIONS + 1);
+    let (latencies, wall) = std::thread::scope(|scope| {
+        let clients: Vec<_> = connections
+            .into_iter()
+            .map(|mut connection| {
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    let mut latencies = Vec::with_capacity(SESSION_CALLS);
+                    for _ in 0..SESSION_CALLS {
+                        let sent = Instant::now();
+                        connection
+                            .call_tool(name, arguments.clone())
+                            .map_err(|e| e.to_string())?;
+                        latencies.push(sent.elapsed());
+                    }
+                    connection.close();
+                    Ok::<_, String>(latencies)
+                })
+            })
+            .collect();
+        start.wait();
+        let started = Instant::now();
+        let latencies: Result<Vec<Vec<Duration>>, String> = clients
+            .into_iter()
+            .map(|c| c.join().unwrap_or_else(|_| Err("a client panicked".into())))
+            .collect();
+        (latencies, started.elapsed())
+    });
+    let mut latencies: Vec<Duration> = latencies?.into_iter().flatten().collect();
+    latencies.sort();
+    Ok((latencies, wall))
+}
+
+/// The concurrent sessions, directly and through `proxy --listen` in three journal modes; prints
+/// a Markdown table and checks the journal's musts.
+fn concurrent_figures(cli: &Path, tmp: &Path, targets: &mut Targets) -> Result<(), String> {
+    let cli_text = cli.display().to_string();
+    let effect = json!({"name": "charge_payment",
+        "arguments": {"customerId": "bench", "amount": 1, "currency": "EUR"}});
+    let listen = |flags: &[&str]| {
+        let mut args = vec!["proxy".to_owned(), "--listen".into(), "127.0.0.1:0".into()];
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        args.extend(["--".to_owned(), cli_text.clone(), "demo-server".into()]);
+        args
+    };
+    let journal = |name: &str| tmp.join(name).display().to_string();
+    let (synced, unsynced) = (
+        journal("listen-fsync.jsonl"),
+        journal("listen-nofsync.jsonl"),
+    );
+    let modes: [(&str, Vec<String>); 4] = [
+        (
+            "direct",
+            vec!["demo-server".into(), "--http".into(), "127.0.0.1:0".into()],
+        ),
+        ("proxy --listen, no journal", listen(&[])),
+        (
+            "proxy --listen, journal + fsync",
+            listen(&["--journal", &synced]),
+        ),
+        (
+            "proxy --listen, journal --no-fsync",
+            listen(&["--journal", &unsynced, "--no-fsync"]),
+        ),
+    ];
+    println!(
+        "\nproxy: {SESSIONS} sessions at once over Streamable HTTP, {SESSION_CALLS} effectful calls each (charge_payment)\n"
+    );
+    println!("| mode | calls | p50 ms | p99 ms | added p50 ms | added p99 ms | calls/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut direct = (Duration::ZERO, Duration::ZERO);
+    for (index, (mode, args)) in modes.into_iter().enumerate() {
+        let (prefix, on_stderr) = if index == 0 {
+            ("", false)
+        } else {
+            ("mcp-recovery proxy: listening on ", true)
+        };
+        let server = Listening::start(cli, &args, prefix, on_stderr)?;
+        let measured = concurrent(&server.url, &effect);
+        server.stop();
+        let (latencies, wall) = measured?;
+        let (p50, p99) = (percentile(&latencies, 0.5), percentile(&latencies, 0.99));
+        if index == 0 {
+            direct = (p50, p99);
+        }
+        let per_second = latencies.len() as f64 / wall.as_secs_f64();
+        let added = ms(p99) - ms(direct.1);
+        println!(
+            "| {mode} | {} | {:.3} | {:.3} | {:.3} | {added:.3} | {per_second:.0} |",
+            latencies.len(),
+            ms(p50),
+            ms(p99),
+            ms(p50) - ms(direct.0),
+        );
+        if mode.ends_with("journal + fsync") {
+            targets.check_at_least(
+                format!("{SESSIONS} sessions, journaled effectful calls/s with fsync"),
+                per_second,
+                JOURNALED_CALLS_PER_SECOND,
+            );
+            targets.check(
+                format!("{SESSIONS} sessions, p99 ms the proxy and its synced journal add"),
+                added,
+                JOURNAL_ADDED_P99_MS,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Builds the optimized CLI and runs every mode; prints Markdown tables.
+pub fn run(root: &Path, targets: &mut Targets) -> Result<(), String> {
     let cli = build_binary_with(root, "mcp-recovery", "mcp-recovery", true)?;
     let tmp_dir = crate::live::temp_dir("mcp-recovery-proxy-bench")?;
     let tmp = tmp_dir.path();
@@ -239,6 +446,18 @@ pub fn run(root: &Path) -> Result<(), String> {
             rss(run.rss_kib[1]),
             rss(run.rss_kib[2]),
         );
+        if run.mode.starts_with("proxy") {
+            // Read-only calls are not kept: after the first readings, memory stays flat.
+            let grown = run.rss_kib[2].saturating_sub(run.rss_kib[1]) as f64;
+            targets.check(
+                format!(
+                    "{}: RSS growth per read-only call after the first {FIRST_READING}, KiB",
+                    run.mode
+                ),
+                grown / (run.calls - FIRST_READING) as f64,
+                READ_ONLY_GROWTH_KIB,
+            );
+        }
     }
-    Ok(())
+    concurrent_figures(&cli, tmp, targets)
 }

@@ -49,6 +49,11 @@ use crate::cli::{Cli, Command};
 use crate::errors::Failure;
 use crate::render::pretty;
 
+/// mimalloc: `lint` and `census` build and free millions of small values; with the system
+/// allocator that was a third of their time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The command line, with clap's own help, usage and errors coloured as `--color` says; the
 /// errors found after parsing (`Cli::check_server_args`) are coloured the same way.
 fn parse() -> Cli {

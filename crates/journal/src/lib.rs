@@ -33,6 +33,7 @@
 
 mod canonical;
 pub mod checkpoint;
+mod group;
 pub mod keys;
 mod lock;
 mod outside;
@@ -42,10 +43,12 @@ mod verify;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+pub use group::Pending;
 pub use lock::{Holder, lock_path};
 pub use outside::{
     INLINE_MAX_BYTES, OUT_OF_LINE, READ_BACK_MAX_BYTES, SIDE_FILE_MAX_BYTES, inline_out_of_line,
@@ -218,6 +221,8 @@ pub struct Journal {
     max_bytes: u64,
     /// The key that signs a checkpoint after every record, and who is handed each one.
     signer: Option<Signer>,
+    /// The syncs, shared by the records of every writer ([`Journal::append_pending`]).
+    group: Arc<group::Group>,
     /// Held open for the lock on `JOURNAL.lock`.
     _lock: File,
 }
@@ -274,8 +279,10 @@ impl Journal {
                 broken,
             });
         }
+        let group = group::Group::new(file.try_clone().map_err(io_error)?, shown);
         Ok(Journal {
             file,
+            group,
             path: path.to_path_buf(),
             seq: report.records,
             head: report.head.unwrap_or_else(|| GENESIS.to_owned()),
@@ -321,13 +328,31 @@ impl Journal {
     /// Appends one record: `fields` plus `seq`, `time`, `session`, `kind`, `prev` and `hash`
     /// (those six replace any member of the same name). A member longer than
     /// [`INLINE_MAX_BYTES`] goes to a side file (see [`side_dir`]). Returns the record as
-    /// written; a record that would take the file past its cap is refused.
+    /// written, once it is on disk (unless the journal does not sync); a record that would take
+    /// the file past its cap is refused.
     pub fn append(
         &mut self,
         session: &str,
         kind: Kind,
         fields: Map<String, Value>,
     ) -> Result<Map<String, Value>, JournalError> {
+        let (record, pending) = self.append_pending(session, kind, fields)?;
+        pending.wait()?;
+        Ok(record)
+    }
+
+    /// [`Journal::append`] without waiting for the disk: the record is written (the next
+    /// record chains to it) and [`Pending::wait`] returns once it is durable. Writers that
+    /// share a journal behind a lock append under it and wait after releasing it, so one sync
+    /// covers the records of every writer that appended while the previous sync ran. With a
+    /// checkpoint sink ([`Journal::set_checkpoint_sink`]) the record is synced before this
+    /// returns, so the sink is only handed durable checkpoints.
+    pub fn append_pending(
+        &mut self,
+        session: &str,
+        kind: Kind,
+        fields: Map<String, Value>,
+    ) -> Result<(Map<String, Value>, Pending), JournalError> {
         let io_error = |source| JournalError::Io {
             path: self.path.display().to_string(),
             source,
@@ -360,21 +385,28 @@ impl Journal {
         // One write per record and its checkpoint: a crash leaves at most one incomplete last
         // line, which `audit verify` reports as a truncation.
         self.file.write_all(&lines).map_err(io_error)?;
-        if self.sync {
-            self.file.sync_data().map_err(io_error)?;
-        }
+        let pending = Pending {
+            number: self.group.written(),
+            group: self.sync.then(|| Arc::clone(&self.group)),
+        };
         self.size += lines.len() as u64;
         self.seq += 1;
         self.head = hash;
-        if let Some(checkpoint) = checkpoint {
-            self.seq += 1;
-            self.head = checkpoint;
-            if let Some(sink) = self.signer.as_mut().and_then(|s| s.sink.as_mut()) {
-                let text = String::from_utf8_lossy(&lines[line_end..lines.len() - 1]);
-                sink(&text);
-            }
-        }
-        Ok(record)
+        let Some(checkpoint) = checkpoint else {
+            return Ok((record, pending));
+        };
+        self.seq += 1;
+        self.head = checkpoint;
+        let Some(sink) = self.signer.as_mut().and_then(|s| s.sink.as_mut()) else {
+            return Ok((record, pending));
+        };
+        pending.wait()?;
+        sink(&String::from_utf8_lossy(&lines[line_end..lines.len() - 1]));
+        let durable = Pending {
+            group: None,
+            number: 0,
+        };
+        Ok((record, durable))
     }
 
     /// `fields` as record `seq` after `prev`: its hash, its canonical line with `\n`, and the

@@ -263,8 +263,13 @@ impl<W: Write> Session<W> {
         if let Some(journal) = &self.journal {
             let mut fields = Value::Object(fields);
             self.settings.secrets.redact_value(&mut fields);
-            let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
-            journal.append(&self.settings.session, kind, self::fields(fields))?;
+            // Written under the lock, synced outside it: one sync covers the records every
+            // session writes meanwhile, and this one returns only once its record is on disk.
+            let pending = {
+                let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
+                journal.append_pending(&self.settings.session, kind, self::fields(fields))?
+            };
+            pending.1.wait()?;
         }
         Ok(())
     }

@@ -1,0 +1,186 @@
+//! Group commit: the records of every writer of one journal are made durable together. A writer
+//! appends under the journal's lock and gets a [`Pending`]; it waits for the durability of its
+//! record outside that lock, so other writers append meanwhile. Whoever waits while no sync is
+//! running starts one that covers every record written so far; the others wait for it, and those
+//! whose records came during it are covered by the next one. One `fsync` thus serves every
+//! record that arrived while the previous one ran.
+
+use std::fs::File;
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+use crate::JournalError;
+
+/// The syncs of one journal file, shared by its writers.
+#[derive(Debug)]
+pub(crate) struct Group {
+    /// A handle on the journal's file (a sync through it covers every write to the file).
+    file: File,
+    path: String,
+    state: Mutex<State>,
+    synced: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Appends written to the file since it was opened.
+    written: u64,
+    /// Appends known to be on disk.
+    durable: u64,
+    /// Whether a sync is running.
+    syncing: bool,
+    /// The error of a failed sync: after it, nothing written is known to be durable, so every
+    /// later wait fails too.
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl Group {
+    pub(crate) fn new(file: File, path: String) -> Arc<Group> {
+        Arc::new(Group {
+            file,
+            path,
+            state: Mutex::new(State::default()),
+            synced: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts one more append written to the file (under the journal's lock, so in file order);
+    /// gives its number.
+    pub(crate) fn written(&self) -> u64 {
+        let mut state = self.lock();
+        state.written += 1;
+        state.written
+    }
+
+    /// Returns once append `number` is on disk (syncing it when no sync is running).
+    fn wait(&self, number: u64) -> Result<(), JournalError> {
+        let mut state = self.lock();
+        loop {
+            if let Some((kind, message)) = &state.failed {
+                return Err(JournalError::Io {
+                    path: self.path.clone(),
+                    source: io::Error::new(*kind, message.clone()),
+                });
+            }
+            if state.durable >= number {
+                return Ok(());
+            }
+            if state.syncing {
+                state = self
+                    .synced
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            // Every append counted so far has been written: this sync covers them all.
+            let covers = state.written;
+            state.syncing = true;
+            drop(state);
+            let result = self.file.sync_data();
+            state = self.lock();
+            state.syncing = false;
+            match result {
+                Ok(()) => state.durable = state.durable.max(covers),
+                Err(error) => state.failed = Some((error.kind(), error.to_string())),
+            }
+            self.synced.notify_all();
+        }
+    }
+}
+
+/// A record written to the journal, not yet known to be on disk: [`Pending::wait`] returns once
+/// it is (at once for a journal that does not sync).
+#[derive(Debug)]
+#[must_use = "a record is durable only once `wait` returns"]
+pub struct Pending {
+    pub(crate) group: Option<Arc<Group>>,
+    pub(crate) number: u64,
+}
+
+impl Pending {
+    /// Waits until the record is on disk.
+    ///
+    /// # Errors
+    ///
+    /// The sync failed (this one or an earlier one: after a failed sync nothing is trusted to
+    /// be durable).
+    pub fn wait(self) -> Result<(), JournalError> {
+        match &self.group {
+            Some(group) => group.wait(self.number),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use crate::{Journal, Kind, verify};
+
+    /// Writers sharing one synced journal behind a lock, each waiting for its records outside
+    /// it: every wait returns, and the file is one unbroken chain of every record, each session's
+    /// in the order it wrote them.
+    #[test]
+    fn writers_sharing_syncs_leave_one_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let journal = Mutex::new(Journal::open(&path, 1 << 24).unwrap());
+        std::thread::scope(|scope| {
+            for writer in 0..8 {
+                let journal = &journal;
+                scope.spawn(move || {
+                    for call in 0..25 {
+                        let fields = json!({"call": call, "name": "t"});
+                        let (_, pending) = journal
+                            .lock()
+                            .unwrap()
+                            .append_pending(
+                                &format!("s-{writer}"),
+                                Kind::CallIntent,
+                                fields.as_object().unwrap().clone(),
+                            )
+                            .unwrap();
+                        pending.wait().unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = verify(&text);
+        assert_eq!(report.broken, None);
+        assert_eq!(report.records, 200);
+        for writer in 0..8 {
+            let session = format!("s-{writer}");
+            let calls: Vec<i64> = text
+                .lines()
+                .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                .filter(|record| record["session"] == session.as_str())
+                .map(|record| record["call"].as_i64().unwrap())
+                .collect();
+            assert_eq!(calls, (0..25).collect::<Vec<_>>());
+        }
+    }
+
+    /// A journal that does not sync hands out records that are durable as far as it goes.
+    #[test]
+    fn an_unsynced_journal_never_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(&dir.path().join("j.jsonl"), 1 << 20).unwrap();
+        journal.set_sync(false);
+        let fields = json!({"call": 1}).as_object().unwrap().clone();
+        let (_, pending) = journal
+            .append_pending("s", Kind::CallIntent, fields)
+            .unwrap();
+        assert!(pending.group.is_none());
+        pending.wait().unwrap();
+    }
+}
