@@ -311,6 +311,36 @@ fn pip_install(tmp: &Path) -> Result<PythonServer, String> {
 }
 
 /// Fails the step when `program --version` cannot run.
+/// A virtual environment at `venv` with `packages` (pinned) installed from PyPI.
+pub fn venv(venv: &Path, packages: &[&str]) -> Result<(), String> {
+    let step = "step `pip install`";
+    probe("python3", step)?;
+    let mut create = Command::new("python3");
+    create.args(["-m", "venv"]).arg(venv);
+    let created = run(create, INSTALL_TIMEOUT, step)?;
+    if !created.status.success() {
+        return Err(created.failure(&format!("{step}: python3 -m venv")));
+    }
+    let mut install = Command::new(venv.join("bin/pip"));
+    install
+        .args([
+            "install",
+            "--quiet",
+            "--no-input",
+            "--disable-pip-version-check",
+        ])
+        .args(packages)
+        .env("PIP_NO_INPUT", "1");
+    let output = run(install, INSTALL_TIMEOUT, step)?;
+    if !output.status.success() {
+        return Err(output.failure(&format!(
+            "{step} {} (PyPI unreachable or a pinned version missing?)",
+            packages.join(" ")
+        )));
+    }
+    Ok(())
+}
+
 pub fn probe(program: &str, step: &str) -> Result<(), String> {
     let mut command = Command::new(program);
     command.arg("--version");

@@ -9,11 +9,11 @@
 //! both must see the same tools, results, notifications and server-to-client requests. Fails
 //! loudly when an install fails.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::live::{INSTALL_TIMEOUT, build_binary, npm_install, probe, run, temp_dir, timed};
+use crate::live::{build_binary, npm_install, run, temp_dir, timed};
 
 /// The TypeScript SDK, pinned.
 const NPM_SDK: (&str, &str) = ("@modelcontextprotocol/sdk", "1.32.2");
@@ -43,7 +43,9 @@ pub fn check(root: &Path) -> Result<(), String> {
     })?;
     let npm = tmp.join("npm");
     timed("npm install", || npm_install(&npm, &[NPM_SDK, EVERYTHING]))?;
-    let python = timed("pip install", || pip_install(tmp))?;
+    let venv = tmp.join("venv");
+    timed("pip install", || crate::live::venv(&venv, &[PYPI_SDK]))?;
+    let python = venv.join("bin/python");
 
     let clients = root.join("xtask/proxy-clients");
     let script = npm.join("workflow.mjs");
@@ -128,36 +130,6 @@ fn extract_verifier(root: &Path, out: &Path) -> Result<(), String> {
         .and_then(|rest| rest.split("```").next())
         .ok_or_else(|| format!("{} has no ```python block", spec.display()))?;
     std::fs::write(out, code).map_err(|e| format!("cannot write {}: {e}", out.display()))
-}
-
-/// A virtual environment with the Python SDK; returns its python.
-fn pip_install(tmp: &Path) -> Result<PathBuf, String> {
-    let step = "step `pip install`";
-    probe("python3", step)?;
-    let venv = tmp.join("venv");
-    let mut create = Command::new("python3");
-    create.args(["-m", "venv"]).arg(&venv);
-    let created = run(create, INSTALL_TIMEOUT, step)?;
-    if !created.status.success() {
-        return Err(created.failure(&format!("{step}: python3 -m venv")));
-    }
-    let mut install = Command::new(venv.join("bin/pip"));
-    install
-        .args([
-            "install",
-            "--quiet",
-            "--no-input",
-            "--disable-pip-version-check",
-            PYPI_SDK,
-        ])
-        .env("PIP_NO_INPUT", "1");
-    let output = run(install, INSTALL_TIMEOUT, step)?;
-    if !output.status.success() {
-        return Err(output.failure(&format!(
-            "{step} {PYPI_SDK} (PyPI unreachable or the pinned version missing?)"
-        )));
-    }
-    Ok(venv.join("bin/python"))
 }
 
 fn fetch_tools(cli: &Path, server: &Path, out: &Path) -> Result<(), String> {

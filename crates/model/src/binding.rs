@@ -32,22 +32,26 @@ pub enum Binding {
 pub enum BeforeRef {
     /// `$before.text`: the text of the read result's only `text` content item.
     Text,
+    /// `$before.blob`: the base64 `blob` of the read result's only embedded `resource` item (a
+    /// whole file or workbook, as a server exports it).
+    Blob,
     /// `$before.body#/pointer`: a value in the read result's `structuredContent`.
     Body(JsonPointer),
 }
 
 impl BeforeRef {
-    /// Parses `$before.text`, `$before.body` or `$before.body#/pointer`.
+    /// Parses `$before.text`, `$before.blob`, `$before.body` or `$before.body#/pointer`.
     pub fn parse(text: &str) -> Result<Self, BindingError> {
         let invalid = BindingError::Before;
         match text.strip_prefix("$before.") {
             Some("text") => Ok(Self::Text),
+            Some("blob") => Ok(Self::Blob),
             Some("body") => Ok(Self::Body(JsonPointer::root())),
             Some(rest) if rest.starts_with("body#") => JsonPointer::parse(&rest[5..])
                 .map(Self::Body)
                 .map_err(|e| invalid(format!("{text:?}: invalid JSON Pointer: {e}"))),
             _ => Err(invalid(format!(
-                "{text:?} is not a before-image reference (\"$before.text\" or \"$before.body#/pointer\")"
+                "{text:?} is not a before-image reference (\"$before.text\", \"$before.blob\" or \"$before.body#/pointer\")"
             ))),
         }
     }
@@ -57,6 +61,7 @@ impl fmt::Display for BeforeRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Text => f.write_str("$before.text"),
+            Self::Blob => f.write_str("$before.blob"),
             Self::Body(pointer) => write!(f, "$before.body#{pointer}"),
         }
     }

@@ -65,6 +65,31 @@ pub(crate) fn resolve_expression<'a>(
     }
 }
 
+/// The string `select` finds in the read result's only content item of type `kind`
+/// (`$before.text`, `$before.blob`).
+fn only_item(
+    read: &Map<String, Value>,
+    reference: &BeforeRef,
+    kind: &str,
+    select: impl Fn(&Value) -> Option<&Value>,
+) -> Result<Value, String> {
+    let found: Vec<&Value> = read
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some(kind))
+        .filter_map(|item| select(item).filter(|value| value.is_string()))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        other => Err(format!(
+            "`{reference}` needs exactly one {kind} item in the read's result, which has {}",
+            other.len()
+        )),
+    }
+}
+
 /// The value of one binding, or why it has none.
 pub(crate) fn resolve_binding(
     reading: Reading,
@@ -81,23 +106,10 @@ pub(crate) fn resolve_binding(
                 ));
             };
             match reference {
-                BeforeRef::Text => {
-                    let texts: Vec<&Value> = read
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
-                        .filter_map(|item| item.get("text").filter(|t| t.is_string()))
-                        .collect();
-                    match texts.as_slice() {
-                        [one] => Ok((*one).clone()),
-                        other => Err(format!(
-                            "`{reference}` needs exactly one text item in the read's result, which has {}",
-                            other.len()
-                        )),
-                    }
-                }
+                BeforeRef::Text => only_item(read, reference, "text", |item| item.get("text")),
+                BeforeRef::Blob => only_item(read, reference, "resource", |item| {
+                    item.get("resource")?.get("blob")
+                }),
                 BeforeRef::Body(pointer) => {
                     let content = read
                         .get("structuredContent")
@@ -347,13 +359,18 @@ mod tests {
         };
         // Read as the journal is read, so the number keeps its spelling.
         let read: Value = mcp_recovery_model::json::from_str(
-            r#"{"content": [{"type": "text", "text": "old"}],
+            r#"{"content": [{"type": "text", "text": "old"},
+                    {"type": "resource", "resource": {"uri": "file:///b.xlsx", "blob": "UEsD"}}],
                 "structuredContent": {"size": 1E2, "meta": {"mode": "0644"}}}"#,
         )
         .unwrap();
         assert_eq!(
             resolve_before("$before.text", Some(read.clone())),
             Ok(json!("old"))
+        );
+        assert_eq!(
+            resolve_before("$before.blob", Some(read.clone())),
+            Ok(json!("UEsD"))
         );
         assert_eq!(
             resolve_before("$before.body#/size", Some(read.clone())).map(|v| v.to_string()),
@@ -370,6 +387,11 @@ mod tests {
                 "selects nothing in the read's structuredContent",
             ),
             ("$before.text", Some(json!({"content": []})), "has 0"),
+            (
+                "$before.blob",
+                Some(json!({"content": []})),
+                "one resource item",
+            ),
             (
                 "$before.text",
                 Some(

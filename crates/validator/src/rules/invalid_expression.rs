@@ -42,7 +42,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 fn invalid(site: &Site<'_, '_>, parameter: &str, raw: &Value, error: &BindingError) -> Finding {
     let help = match site.declared.carrier {
         _ if matches!(error, BindingError::Before(_)) => {
-            "write `$before.text` or `$before.body#/pointer`"
+            "write `$before.text`, `$before.blob` or `$before.body#/pointer`"
         }
         _ if matches!(error, BindingError::Map { .. }) => {
             "write {\"$map\": \"$response.body#/items\", \"$each\": \"$item#/id\"}; \"$each\" may also be an object of element references and constants"
