@@ -376,8 +376,21 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<(String, Map<String, V
     Ok((expected, record))
 }
 
-/// A hash from the file, shortened and stripped of control characters for the message.
+/// A hash from the file for the message: shortened, and escaped like all text from input.
 pub(crate) fn shown(hash: &str) -> String {
-    let clean: String = hash.chars().filter(|c| !c.is_control()).take(64).collect();
-    clean
+    let short: String = hash.chars().take(64).collect();
+    mcp_recovery_model::text::escape_controls(&short).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    /// A hash someone wrote into the journal reaches the message inert: line breaks, escape
+    /// sequences and the bidirectional overrides that reorder what a reader sees are escaped.
+    #[test]
+    fn hashes_from_the_file_are_shown_inert() {
+        assert_eq!(shown("ab\u{202e}cd\u{1b}[2J\n"), "ab\\u{202e}cd\\u{1b}[2J\\n");
+        assert_eq!(shown(&"f".repeat(100)).len(), 64);
+    }
 }

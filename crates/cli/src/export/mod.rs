@@ -338,7 +338,7 @@ fn traces_url(base: &str) -> String {
     format!("{}/v1/traces", base.trim().trim_end_matches('/'))
 }
 
-/// Adds a header, replacing an earlier one of the same name; a value with a control character
+/// Adds a header, replacing an earlier one of the same name; a value with an unsafe character
 /// is refused without showing it.
 fn add_header(
     headers: &mut Vec<(String, String)>,
@@ -346,7 +346,7 @@ fn add_header(
     value: &str,
     from: &str,
 ) -> Result<(), Failure> {
-    if value.chars().any(char::is_control) {
+    if value.chars().any(mcp_recovery_model::text::is_unsafe_char) {
         return Err(Failure::Usage(format!(
             "{from}: the value of {name} holds a control character (the value is not shown, as it may hold a secret)"
         )));
