@@ -390,7 +390,10 @@ mod tests {
     /// sequences and the bidirectional overrides that reorder what a reader sees are escaped.
     #[test]
     fn hashes_from_the_file_are_shown_inert() {
-        assert_eq!(shown("ab\u{202e}cd\u{1b}[2J\n"), "ab\\u{202e}cd\\u{1b}[2J\\n");
+        assert_eq!(
+            shown("ab\u{202e}cd\u{1b}[2J\n"),
+            "ab\\u{202e}cd\\u{1b}[2J\\n"
+        );
         assert_eq!(shown(&"f".repeat(100)).len(), 64);
     }
 }

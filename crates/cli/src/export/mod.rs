@@ -348,7 +348,7 @@ fn add_header(
 ) -> Result<(), Failure> {
     if value.chars().any(mcp_recovery_model::text::is_unsafe_char) {
         return Err(Failure::Usage(format!(
-            "{from}: the value of {name} holds a control character (the value is not shown, as it may hold a secret)"
+            "{from}: the value of {name} holds a control or invisible character (the value is not shown, as it may hold a secret)"
         )));
     }
     headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
