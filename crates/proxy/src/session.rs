@@ -1237,7 +1237,9 @@ impl<W: Write> Session<W> {
 
     /// Takes the before-image an overlay declares for `name`: runs the declared read with
     /// arguments bound from the call's, before the call is journaled and forwarded. The read is
-    /// sent only to a tool the server listed; what it returned, or why nothing, is kept.
+    /// sent only to a tool the server listed, that is read-only, and that the policy lets run
+    /// without asking anyone (it is not journaled as a call of its own, so nothing else may
+    /// pass that way); what it returned, or why nothing, is kept.
     fn before_image(
         &mut self,
         name: &str,
@@ -1268,6 +1270,11 @@ impl<W: Write> Session<W> {
             );
             return Some(record);
         }
+        if let Some(why) = self.unasked_read_refused(&image.read) {
+            record.insert("result".into(), Value::Null);
+            record.insert("reason".into(), Value::from(why));
+            return Some(record);
+        }
         let timeout = self.settings.policy.call_timeout();
         match self.call_tool(&image.read, &read_arguments, timeout) {
             Reply::Result(result) => {
@@ -1283,6 +1290,26 @@ impl<W: Write> Session<W> {
             }
         }
         Some(record)
+    }
+
+    /// Why the proxy does not run `read` for a before-image: a tool that is not read-only, or
+    /// one the policy would ask about, deny, or offer to a quorum.
+    fn unasked_read_refused(&self, read: &str) -> Option<String> {
+        let class = self.classes.get(read).map_or(Class::Unknown, |c| c.class);
+        if class != Class::ReadOnly {
+            return Some(format!(
+                "'{read}' is {}, not read-only, so the proxy does not run it for a before-image",
+                class.as_str()
+            ));
+        }
+        let decision = self.settings.policy.decide(read, class);
+        if decision.action != Action::Allow || self.quorum_rule(read, class).is_some() {
+            return Some(format!(
+                "the policy does not let '{read}' run unasked ({}), so the proxy does not run it for a before-image",
+                decision.rule
+            ));
+        }
+        None
     }
 
     /// A call failed: the policy's `on-failure` decides what happens to the session's completed

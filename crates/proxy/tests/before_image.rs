@@ -189,3 +189,85 @@ fn a_failed_workflow_puts_files_back_from_their_before_images() {
     let planned: Vec<&str> = plan.calls().map(|c| c.name.as_str()).collect();
     assert_eq!(planned, ["move_file", "write_file"], "{plan:?}");
 }
+
+/// The read of a before-image is sent without a journal record or an approval of its own, so
+/// the proxy sends only a read-only tool the policy lets run unasked: an overlay naming an
+/// effectful tool as its read, or a policy that asks before reads (by class or by name), gets
+/// no call to that tool, and the intent records why. The write itself still runs.
+#[test]
+fn a_before_image_never_runs_a_tool_the_gate_would_stop() {
+    let effectful_read = OVERLAY.replace(r#"read = "read_file""#, r#"read = "move_file""#);
+    let asked_by_class = Policy {
+        file: toml::from_str("[classes]\nread-only = \"ask\"").unwrap(),
+        ..settings().policy
+    };
+    let asked_by_name = Policy {
+        ask: vec!["read_*".into()],
+        ..settings().policy
+    };
+    let cases = [
+        (effectful_read.as_str(), settings().policy, "'move_file' is"),
+        (
+            OVERLAY,
+            asked_by_class,
+            "the policy does not let 'read_file' run",
+        ),
+        (
+            OVERLAY,
+            asked_by_name,
+            "the policy does not let 'read_file' run",
+        ),
+    ];
+    for (overlay, policy, why) in cases {
+        let files = Arc::new(Mutex::new(Files::from([(
+            "a.txt".to_owned(),
+            "old".to_owned(),
+        )])));
+        let called = Arc::new(Mutex::new(Vec::new()));
+        let mut server = file_server(Arc::clone(&files));
+        let log = Arc::clone(&called);
+        let upstream = move |line: &str| {
+            let message: Value = serde_json::from_str(line).unwrap();
+            if let Some(name) = message["params"]["name"].as_str() {
+                log.lock().unwrap().push(name.to_owned());
+            }
+            server(line)
+        };
+        let mut settings = settings();
+        settings.policy = Policy {
+            on_failure: None,
+            ..policy
+        };
+        settings.overlays = Overlays::new(vec![NamedOverlay {
+            shown: "o.toml".into(),
+            overlay: Overlay::parse(overlay, OverlayFormat::Toml).unwrap(),
+            positions: std::collections::HashMap::new(),
+        }]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let journal = Journal::open(&path, 1 << 30).unwrap();
+        let client = [
+            r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+"#
+            .to_owned(),
+            request(1, "write_file", json!({"path": "a.txt", "content": "new"})),
+        ]
+        .concat();
+        let ScriptRun { end, .. } = run_scripted(
+            settings,
+            Some(Arc::new(Mutex::new(journal))),
+            client.into_bytes(),
+            Vec::new(),
+            upstream,
+        );
+        end.unwrap();
+        assert_eq!(*called.lock().unwrap(), ["write_file"], "{why}");
+        assert_eq!(files.lock().unwrap()["a.txt"], "new");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let records = mcp_recovery_journal::read_records(&text).unwrap();
+        let intent = records.iter().find(|r| r["kind"] == "call.intent").unwrap();
+        assert_eq!(intent["before"]["result"], Value::Null);
+        let reason = intent["before"]["reason"].as_str().unwrap();
+        assert!(reason.contains(why), "{reason}");
+    }
+}
