@@ -52,6 +52,7 @@ rule_table! {
     "R117" "reversibility-contradiction"  ReversibilityContradiction reversibility_contradiction  ERROR   [Recommended, Strict] check;
     "R118" "hint-contradiction"           HintContradiction          hint_contradiction           WARNING [Recommended, Strict] check;
     "R119" "unusable-input-schema"        UnusableInputSchema        unusable_input_schema        ERROR   [Recommended, Strict] check;
+    "R120" "effectful-before-read"        EffectfulBeforeRead        effectful_before_read        ERROR   [Recommended, Strict] check;
     "R201" "undeclared-reversibility"     UndeclaredReversibility    undeclared_reversibility     OFF     [Strict]              check;
     "R202" "destructive-without-recovery" DestructiveWithoutRecovery destructive_without_recovery OFF     [Strict]              check;
     "R301" "missing-title"                MissingTitle               missing_title                OFF     [Strict]              check;
