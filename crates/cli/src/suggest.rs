@@ -1060,8 +1060,8 @@ struct Seen {
 }
 
 /// The calls of an inverse paired with the forward call before it, per session: in each
-/// session every call of `inverse` is paired with the latest successful call of `forward`
-/// not paired yet.
+/// session every successful call of `inverse` is paired with the latest successful call of
+/// `forward` not paired yet.
 fn pairings<'a>(
     calls: &'a [Recorded],
     forward: &str,
@@ -1073,6 +1073,7 @@ fn pairings<'a>(
         if call.name == forward && !call.failed() {
             open.insert(&call.session, call);
         } else if call.name == inverse
+            && !call.failed()
             && let Some(before) = open.remove(call.session.as_str())
         {
             out.entry(&call.session).or_default().push((before, call));
