@@ -353,14 +353,14 @@ fn live_overlay_checks_the_server_name() {
     assert_eq!(d["line"], 2);
 }
 
+/// A step of a session: the tool, and its arguments from the results so far.
+#[cfg(feature = "demo")]
+type Step<'a> = (&'a str, &'a dyn Fn(&[Value]) -> Value);
+
 /// One client session through `proxy --journal` in front of the demo server without its
 /// declarations: each step names a tool and builds its arguments from the results so far.
 #[cfg(feature = "demo")]
-fn journal_session(
-    dir: &std::path::Path,
-    journal: &std::path::Path,
-    steps: &[(&str, &dyn Fn(&[Value]) -> Value)],
-) {
+fn journal_session(dir: &std::path::Path, journal: &std::path::Path, steps: &[Step<'_>]) {
     use std::io::Write;
     let mut command = common::bin_in(dir);
     command.args(["proxy", "--journal"]).arg(journal).args([
