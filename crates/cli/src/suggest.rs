@@ -892,9 +892,15 @@ fn self_inverse(candidate: &Candidate<'_>) -> Option<Suggestion> {
         return None;
     }
     let (required, properties) = object_fields(Some(&candidate.tool.input_schema));
-    let (a, b) = SWAPS
+    let input = |field: &str| Binding::Input {
+        field: field.to_owned(),
+    };
+    let swapped = SWAPS
         .iter()
-        .find(|(a, b)| required.iter().any(|r| r == a) && required.iter().any(|r| r == b))?;
+        .find(|(a, b)| required.iter().any(|r| r == a) && required.iter().any(|r| r == b));
+    let Some((a, b)) = swapped else {
+        return renamed_back(candidate, &required, &properties);
+    };
     let fits_both = match (properties.get(*a), properties.get(*b)) {
         (Some(x), Some(y)) => fits(x, y) && fits(y, x),
         _ => false,
@@ -902,9 +908,6 @@ fn self_inverse(candidate: &Candidate<'_>) -> Option<Suggestion> {
     if !fits_both || required.len() != 2 {
         return None;
     }
-    let input = |field: &str| Binding::Input {
-        field: field.to_owned(),
-    };
     let mapping = BTreeMap::from([((*a).to_owned(), input(b)), ((*b).to_owned(), input(a))]);
     Some(Suggestion {
         tool: candidate.tool.name.clone(),
@@ -915,6 +918,74 @@ fn self_inverse(candidate: &Candidate<'_>) -> Option<Suggestion> {
         },
         confidence: Confidence::High,
         reason: format!("a move undoes itself with '{a}' and '{b}' swapped"),
+    })
+}
+
+/// A rename of a thing (`rename_sheet(path, sheet, new_name)`) undoes itself with the new name
+/// and the one other required parameter naming the same thing swapped, and every other
+/// required parameter passed again as it was.
+fn renamed_back(
+    candidate: &Candidate<'_>,
+    required: &[String],
+    properties: &Map<String, Value>,
+) -> Option<Suggestion> {
+    let at = candidate.words.iter().position(|w| w == "rename")?;
+    let noun: String = candidate
+        .words
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, w)| singular(w))
+        .collect::<Vec<_>>()
+        .join("_");
+    let [new] = required
+        .iter()
+        .filter(|r| words(r).first().map(String::as_str) == Some("new"))
+        .collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    let named = identity(new, &noun);
+    let [old] = required
+        .iter()
+        .filter(|r| *r != new && same_identity(&identity(r, &noun), &named))
+        .collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    let both = properties.get(new).zip(properties.get(old));
+    if !both.is_some_and(|(n, o)| fits(n, o) && fits(o, n)) || !required.iter().all(|r| simple(r)) {
+        return None;
+    }
+    let mapping = required
+        .iter()
+        .map(|r| {
+            let from = if r == new {
+                old
+            } else if r == old {
+                new
+            } else {
+                r
+            };
+            (
+                r.clone(),
+                Binding::Input {
+                    field: from.clone(),
+                },
+            )
+        })
+        .collect();
+    Some(Suggestion {
+        tool: candidate.tool.name.clone(),
+        proposal: Proposal::Compensable {
+            compensator: candidate.tool.name.clone(),
+            mapping,
+            reader: None,
+        },
+        confidence: Confidence::Medium,
+        reason: format!(
+            "a rename undoes itself with '{old}' and '{new}' swapped (they name the same {noun})"
+        ),
     })
 }
 
@@ -1623,6 +1694,34 @@ mod tests {
             "{reasons:?}"
         );
         assert!(reasons[1].contains("gives 'team_id'"), "{reasons:?}");
+    }
+
+    #[test]
+    fn renames_swap_the_old_and_new_names() {
+        let name = json!({"type": "string"});
+        let list = tools(json!([
+            {"name": "rename_sheet", "inputSchema": {"type": "object",
+                "properties": {"path": name, "sheet": name, "new_name": name},
+                "required": ["path", "sheet", "new_name"]}},
+            // Two parameters could be the old name: nothing is swapped.
+            {"name": "rename_tab", "inputSchema": {"type": "object",
+                "properties": {"tab": name, "tab_name": name, "new_name": name},
+                "required": ["tab", "tab_name", "new_name"]}}
+        ]));
+        let found = suggest(&list);
+        assert_eq!(found.suggestions.len(), 1, "{found:#?}");
+        assert_eq!(
+            found.suggestions[0].proposal,
+            Proposal::Compensable {
+                compensator: "rename_sheet".into(),
+                mapping: BTreeMap::from([
+                    ("path".into(), input("path")),
+                    ("sheet".into(), input("new_name")),
+                    ("new_name".into(), input("sheet")),
+                ]),
+                reader: None,
+            }
+        );
     }
 
     #[test]
