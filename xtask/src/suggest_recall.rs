@@ -33,7 +33,10 @@ struct Server {
 /// What one draft is judged.
 #[derive(Debug, PartialEq, Eq)]
 enum Verdict {
+    /// A listed pair.
     Found,
+    /// A listed irreversible tool: right, but not a pair.
+    Irreversible,
     Wrong(String),
 }
 
@@ -287,6 +290,7 @@ fn judge(server: &Server, drafts: &BTreeMap<String, Option<String>>) -> Tally {
     for (tool, undo) in drafts {
         match verdict(server, tool, undo.as_deref()) {
             Verdict::Found => tally.found += 1,
+            Verdict::Irreversible => {}
             Verdict::Wrong(why) => tally.wrong.push(why),
         }
     }
@@ -305,7 +309,7 @@ fn verdict(server: &Server, tool: &str, undo: Option<&str>) -> Verdict {
             "{tool} drafted with {}, but {listed} undoes it",
             drafted.unwrap_or("irreversible")
         )),
-        (None, None) if server.irreversible.iter().any(|t| t == tool) => Verdict::Found,
+        (None, None) if server.irreversible.iter().any(|t| t == tool) => Verdict::Irreversible,
         (None, None) => Verdict::Wrong(format!("{tool} drafted irreversible, not so listed")),
         (None, Some(drafted)) => Verdict::Wrong(format!(
             "{tool} drafted with {drafted}, a pair not in the list"
@@ -330,7 +334,7 @@ mod tests {
             verdict(server, "create_a", Some("delete_a")),
             Verdict::Found
         );
-        assert_eq!(verdict(server, "send_b", None), Verdict::Found);
+        assert_eq!(verdict(server, "send_b", None), Verdict::Irreversible);
         assert!(matches!(
             verdict(server, "create_a", Some("drop_a")),
             Verdict::Wrong(_)
@@ -344,7 +348,10 @@ mod tests {
             verdict(server, "add_c", Some("remove_c")),
             Verdict::Wrong(_)
         ));
-        let drafts = BTreeMap::from([("create_a".to_owned(), Some("delete_a".to_owned()))]);
+        let drafts = BTreeMap::from([
+            ("create_a".to_owned(), Some("delete_a".to_owned())),
+            ("send_b".to_owned(), None),
+        ]);
         let tally = judge(server, &drafts);
         assert_eq!(
             (tally.found, tally.wrong.len(), tally.missed.len()),
