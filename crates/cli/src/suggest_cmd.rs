@@ -190,7 +190,12 @@ fn render(
             }
             for s in &found.suggestions {
                 let entry = serde_json::json!({"tools": {s.tool.as_str(): s.entry()}});
-                text.push_str(&format!("\n# {}: {}\n", s.tool, s.notes()).replace(['\r'], " "));
+                // One inert comment line, whatever the names hold.
+                text.push_str(&format!(
+                    "\n# {}: {}\n",
+                    escape(&s.tool),
+                    escape(&s.notes())
+                ));
                 text.push_str(&toml::to_string(&entry).map_err(toml_error)?);
             }
             Ok(text)

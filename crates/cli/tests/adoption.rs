@@ -507,3 +507,23 @@ fn suggest_learns_from_journals() {
         "{stderr}"
     );
 }
+
+#[test]
+fn toml_drafts_keep_names_inert_in_their_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools =
+        r#"{"tools": [{"name": "send\n[tools.x]\nmail", "inputSchema": {"type": "object"}}]}"#;
+    fs::write(dir.path().join("tools.json"), tools).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["suggest", "tools.json", "--out", "draft.toml"],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let draft = fs::read_to_string(dir.path().join("draft.toml")).unwrap();
+    assert!(
+        draft.contains("# send\\n[tools.x]\\nmail: drafted by"),
+        "{draft}"
+    );
+    let (status, lint) = lint_json(dir.path(), &["--overlay", "draft.toml", "tools.json"]);
+    assert_eq!(status, 0, "{lint:#}");
+}
