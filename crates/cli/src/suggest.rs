@@ -519,6 +519,28 @@ fn identity(field: &str, noun: &str) -> (String, Option<String>) {
     (thing, kind)
 }
 
+/// [`identity`], with the way taken from the field's description when its name does not say:
+/// `sheet` described as "the ID of the sheet" is an id, and never meets a name.
+fn described_identity(field: &str, schema: &Value, noun: &str) -> (String, Option<String>) {
+    let (thing, kind) = identity(field, noun);
+    if kind.is_some() {
+        return (thing, kind);
+    }
+    let description = schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let said: Vec<String> = words(description)
+        .iter()
+        .map(|w| singular(w))
+        .filter(|w| IDENTITIES.contains(&w.as_str()))
+        .collect();
+    match said.as_slice() {
+        [first, rest @ ..] if rest.iter().all(|w| w == first) => (thing, Some(first.clone())),
+        _ => (thing, None),
+    }
+}
+
 /// Whether two fields identify the same thing the same way (a field that does not say how
 /// meets any way).
 fn same_identity(a: &(String, Option<String>), b: &(String, Option<String>)) -> bool {
@@ -619,7 +641,7 @@ impl Offered {
 
     /// Every required field of a fitting type that identifies what the parameter identifies.
     fn equivalents(&self, parameter: &str, target: &Value, noun: &str) -> Vec<(Binding, String)> {
-        let wanted = identity(parameter, noun);
+        let wanted = described_identity(parameter, target, noun);
         let mut found = Vec::new();
         for (required, properties, output) in [
             (&self.out_required, &self.out_properties, true),
@@ -632,7 +654,7 @@ impl Offered {
                 if field == parameter
                     || !simple(field)
                     || !fits(schema, target)
-                    || !same_identity(&identity(field, noun), &wanted)
+                    || !same_identity(&described_identity(field, schema, noun), &wanted)
                 {
                     continue;
                 }
@@ -1662,9 +1684,14 @@ mod tests {
                 "required": ["board_name", "new_name"]}},
             {"name": "delete_board", "inputSchema": {"type": "object",
                 "properties": {"board": {"type": "string"}}, "required": ["board"]}},
-            // An id is not a name.
+            // An id is not a name, whether the name or the description says it.
             {"name": "create_team", "inputSchema": {"type": "object",
                 "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+            {"name": "create_site", "inputSchema": {"type": "object",
+                "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+            {"name": "delete_site", "inputSchema": {"type": "object",
+                "properties": {"site": {"type": "string", "description": "The ID of the site."}},
+                "required": ["site"]}},
             {"name": "delete_team", "inputSchema": {"type": "object",
                 "properties": {"team_id": {"type": "string"}}, "required": ["team_id"]}}
         ]));
@@ -1694,6 +1721,7 @@ mod tests {
             "{reasons:?}"
         );
         assert!(reasons[1].contains("gives 'team_id'"), "{reasons:?}");
+        assert!(reasons[2].contains("gives 'site'"), "{reasons:?}");
     }
 
     #[test]
