@@ -1,6 +1,9 @@
 //! Drafting an overlay from a tools/list: pairs of tools that undo each other, found from a verb
-//! lexicon, with bindings from the forward tool's `outputSchema` or arguments; tools whose verb
-//! cannot be undone are declared irreversible. Anything uncertain is left out.
+//! lexicon, with bindings from the forward tool's result or arguments (by name, by what a field
+//! names, or per element of an array the result holds); moves and renames that undo themselves;
+//! before-images for writes without an inverse; tools whose verb cannot be undone declared
+//! irreversible. Recorded calls of a proxy journal confirm, contradict or teach bindings.
+//! Anything uncertain is left out.
 
 use std::collections::BTreeMap;
 
