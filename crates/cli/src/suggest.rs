@@ -1022,7 +1022,7 @@ const OVERWRITES: &[&str] = &["write", "edit", "append", "overwrite", "replace",
 const CONTENTS: &[&str] = &["content", "contents", "text", "data", "body"];
 
 /// An undo from a before-image: the forward tool changes what is stored at a place, a
-/// read-only `read_X` takes exactly the place, and `write_X` takes the place and its whole text
+/// `read_X` annotated read-only takes exactly the place, and `write_X` takes the place and its whole text
 /// (`write_file` with `read_file`). The read runs before the call and the write puts back what
 /// it found. Exactly one such read and one such write, or nothing.
 fn before_image(forward: &Candidate<'_>, candidates: &[Candidate<'_>]) -> Option<Suggestion> {
@@ -1038,7 +1038,8 @@ fn before_image(forward: &Candidate<'_>, candidates: &[Candidate<'_>]) -> Option
     let (read_words, write_words) = (with_verb("read"), with_verb("write"));
     let reads: Vec<&Candidate<'_>> = candidates
         .iter()
-        .filter(|c| c.words == read_words && c.read_only())
+        // A proxy runs only a read its server annotates read-only.
+        .filter(|c| c.words == read_words && c.tool.hint(Hint::ReadOnly) == Some(true))
         .collect();
     let writes: Vec<&Candidate<'_>> = candidates
         .iter()
@@ -1904,16 +1905,23 @@ mod tests {
             {"name": "edit_file", "inputSchema": {"type": "object",
                 "properties": {"path": place, "edits": {"type": "array"}},
                 "required": ["path", "edits"]}},
-            // Two reads of a record: nothing says which one gives what the write takes.
+            // A record's value is no text the write takes back.
             {"name": "read_record", "annotations": {"readOnlyHint": true},
              "inputSchema": {"type": "object", "properties": {"key": place},
                 "required": ["key"]}},
             {"name": "write_record", "inputSchema": {"type": "object",
                 "properties": {"key": place, "value": {"type": "object"}},
-                "required": ["key", "value"]}}
+                "required": ["key", "value"]}},
+            // A read that its server does not annotate read-only is never run by a proxy.
+            {"name": "read_note", "inputSchema": {"type": "object", "properties": {"id": place},
+                "required": ["id"]}},
+            {"name": "write_note", "inputSchema": {"type": "object",
+                "properties": {"id": place, "text": {"type": "string"}},
+                "required": ["id", "text"]}}
         ]));
         let found = suggest(&list);
         let by_tool = by_tool(&found);
+        assert!(!by_tool.contains_key("write_note"), "{found:#?}");
         let write = by_tool["write_file"];
         assert_eq!(
             write.proposal,
