@@ -17,6 +17,7 @@ mod proxy_check;
 mod server_json_check;
 mod shared;
 mod spec_repo;
+mod suggest_recall;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,6 +59,10 @@ tasks:
   check-server-json   lint three published credential-free servers live from their MCP Registry
                       server.json (npm with npx, PyPI with uvx; uv pinned, installed into a
                       temporary directory)
+  suggest-recall [--binary PATH]
+                      install the servers of xtask/suggest-pairs.json (pinned, in a temporary
+                      directory), run `mcp-recovery suggest` on each live tools/list and print how
+                      many listed undo pairs it drafts; fails on a wrong draft
   check-examples      build examples/ (TypeScript, Python, Rust servers) with their real SDKs,
                       pinned, in a temporary directory; each must lint clean at strict and roll
                       a failed workflow back through the proxy";
@@ -82,6 +87,7 @@ fn main() -> ExitCode {
         ["check-spec-repo"] => spec_repo::check(&root),
         ["check-server-json"] => server_json_check::check(&root),
         ["check-examples"] => examples_check::check(&root),
+        ["suggest-recall", rest @ ..] => suggest_recall::check(&root, rest),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

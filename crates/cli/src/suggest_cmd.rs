@@ -16,7 +16,7 @@ use crate::inputs::read_json;
 use crate::live;
 use crate::overlay_cmd::escape;
 use crate::progress::{self, Progress};
-use crate::suggest::{Confidence, Skipped, Suggestions, suggest};
+use crate::suggest::{Confidence, Recorded, Skipped, Suggestions, suggest_with};
 use crate::{Failure, pretty};
 
 /// Arguments of `suggest`.
@@ -34,6 +34,10 @@ pub struct SuggestArgs {
     /// Leave out suggestions below this confidence.
     #[arg(long, value_enum, default_value_t = ConfidenceArg::Medium)]
     pub min_confidence: ConfidenceArg,
+    /// A journal of `mcp-recovery proxy --journal` (repeatable): bindings its recorded calls show
+    /// between a tool and its inverse are checked, counted and learned.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Vec<PathBuf>,
     /// Show no progress on stderr (it is only ever drawn on a terminal).
     #[arg(long, short)]
     pub quiet: bool,
@@ -90,8 +94,12 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
         ConfidenceArg::Medium => Confidence::Medium,
         ConfidenceArg::High => Confidence::High,
     };
+    let mut calls = Vec::new();
+    for path in &args.journal {
+        calls.extend(recorded_calls(path)?);
+    }
     progress.say(format!("drafting recovery for {} tool(s)", tools.len()));
-    let mut found = suggest(&tools);
+    let mut found = suggest_with(&tools, &calls);
     found.suggestions.retain(|s| s.confidence >= minimum);
     progress.say(format!(
         "linting the draft of {} suggestion(s)",
@@ -106,8 +114,7 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
         (None, Some(path)) => OverlayFormat::from_file_name(&path.display().to_string()),
         (None, None) => OverlayFormat::Json,
     };
-    let overlay = found.overlay(server_name.as_deref());
-    let text = render(&overlay, format)?;
+    let text = render(&found, server_name.as_deref(), format)?;
     match &args.out {
         Some(path) => std::fs::write(path, &text).map_err(|source| Failure::WriteFile {
             path: path.display().to_string(),
@@ -120,6 +127,13 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
         let what = match &s.proposal {
             crate::suggest::Proposal::Compensable { compensator, .. } => {
                 format!("compensated by {}", escape(compensator))
+            }
+            crate::suggest::Proposal::Before { read, write, .. } => {
+                format!(
+                    "undone from a before-image ({} then {})",
+                    escape(read),
+                    escape(write)
+                )
             }
             crate::suggest::Proposal::Irreversible => "irreversible".to_owned(),
         };
@@ -150,13 +164,87 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The overlay as text.
-fn render(overlay: &Value, format: OverlayFormat) -> Result<String, Failure> {
+/// The overlay as text. TOML carries each entry's notes as a comment above it too, since a
+/// before-image has no member for them.
+fn render(
+    found: &Suggestions,
+    server: Option<&str>,
+    format: OverlayFormat,
+) -> Result<String, Failure> {
+    let toml_error =
+        |e: toml::ser::Error| Failure::Usage(format!("cannot write the overlay as TOML: {e}"));
     match format {
-        OverlayFormat::Json => Ok(format!("{}\n", pretty(overlay, "the overlay")?)),
-        OverlayFormat::Toml => toml::to_string(overlay)
-            .map_err(|e| Failure::Usage(format!("cannot write the overlay as TOML: {e}"))),
+        OverlayFormat::Json => Ok(format!(
+            "{}\n",
+            pretty(&found.overlay(server), "the overlay")?
+        )),
+        OverlayFormat::Toml => {
+            let mut text = match server {
+                Some(server) => {
+                    toml::to_string(&serde_json::json!({ "server": server })).map_err(toml_error)?
+                }
+                None => String::new(),
+            };
+            if found.suggestions.is_empty() {
+                text.push_str("[tools]\n");
+            }
+            for s in &found.suggestions {
+                let entry = serde_json::json!({"tools": {s.tool.as_str(): s.entry()}});
+                // One inert comment line, whatever the names hold.
+                text.push_str(&format!(
+                    "\n# {}: {}\n",
+                    escape(&s.tool),
+                    escape(&s.notes())
+                ));
+                text.push_str(&toml::to_string(&entry).map_err(toml_error)?);
+            }
+            Ok(text)
+        }
     }
+}
+
+/// The calls a proxy journal recorded: its `call.outcome` records, in order.
+fn recorded_calls(path: &std::path::Path) -> Result<Vec<Recorded>, Failure> {
+    let input = crate::inputs::Input::named(path);
+    let shown = input.display().to_string();
+    let bytes = input.read()?;
+    let mut calls = Vec::new();
+    for (at, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let record: Value = mcp_recovery_model::json::from_slice(line).map_err(|e| {
+            Failure::Usage(format!(
+                "{shown}: line {}: not a journal record: {e}",
+                at + 1
+            ))
+        })?;
+        if record.get("kind").and_then(Value::as_str) != Some("call.outcome") {
+            continue;
+        }
+        let field = |name: &str| {
+            record.get(name).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "{shown}: line {}: a call.outcome record without /{name}",
+                    at + 1
+                ))
+            })
+        };
+        let (Some(session), Some(name)) = (field("session")?.as_str(), field("name")?.as_str())
+        else {
+            return Err(Failure::Usage(format!(
+                "{shown}: line {}: /session and /name of a call.outcome record must be strings",
+                at + 1
+            )));
+        };
+        calls.push(Recorded {
+            session: session.to_owned(),
+            name: name.to_owned(),
+            arguments: record.get("arguments").cloned().unwrap_or(Value::Null),
+            result: record.get("result").filter(|r| r.is_object()).cloned(),
+        });
+    }
+    Ok(calls)
 }
 
 /// Lints the drafted overlay against the list and drops every suggestion the recommended rules
@@ -194,12 +282,7 @@ fn keep_clean(
                 Some(d) => {
                     dropped.push(Skipped {
                         tool: s.tool.clone(),
-                        compensator: match &s.proposal {
-                            crate::suggest::Proposal::Compensable { compensator, .. } => {
-                                compensator.clone()
-                            }
-                            crate::suggest::Proposal::Irreversible => "-".to_owned(),
-                        },
+                        compensator: s.compensator().unwrap_or("-").to_owned(),
                         reason: format!("the draft does not lint clean: {} {}", d.code, d.message),
                     });
                     false

@@ -352,3 +352,178 @@ fn live_overlay_checks_the_server_name() {
     );
     assert_eq!(d["line"], 2);
 }
+
+/// A step of a session: the tool, and its arguments from the results so far.
+#[cfg(feature = "demo")]
+type Step<'a> = (&'a str, &'a dyn Fn(&[Value]) -> Value);
+
+/// One client session through `proxy --journal` in front of the demo server without its
+/// declarations: each step names a tool and builds its arguments from the results so far.
+#[cfg(feature = "demo")]
+fn journal_session(dir: &std::path::Path, journal: &std::path::Path, steps: &[Step<'_>]) {
+    use std::io::Write;
+    let mut command = common::bin_in(dir);
+    command.args(["proxy", "--journal"]).arg(journal).args([
+        "--",
+        env!("CARGO_BIN_EXE_mcp-recovery"),
+        "demo-server",
+        "--undeclared",
+    ]);
+    let (mut child, mut stdin, mut lines) = common::spawn_piped(&mut command);
+    let mut answer =
+        |stdin: &mut std::process::ChildStdin, id: usize, method: &str, params: Value| {
+            let request =
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            writeln!(stdin, "{request}").unwrap();
+            stdin.flush().unwrap();
+            loop {
+                let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+                if line["id"] == id && line.get("method").is_none() {
+                    return line["result"].clone();
+                }
+            }
+        };
+    answer(&mut stdin, 0, "initialize", common::initialize_params());
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc": "2.0", "method": "notifications/initialized"}}"#
+    )
+    .unwrap();
+    let mut results = Vec::new();
+    for (id, (name, arguments)) in steps.iter().enumerate() {
+        let params = serde_json::json!({"name": name, "arguments": arguments(&results)});
+        let result = answer(&mut stdin, id + 1, "tools/call", params);
+        assert_ne!(result["isError"], true, "{name}: {result}");
+        results.push(result);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[cfg(feature = "demo")]
+#[test]
+fn suggest_learns_from_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    let fetched = run_in(
+        dir.path(),
+        &[
+            "fetch",
+            "--stdio",
+            "--",
+            env!("CARGO_BIN_EXE_mcp-recovery"),
+            "demo-server",
+            "--undeclared",
+        ],
+    );
+    assert!(fetched.status.success(), "{fetched:?}");
+    fs::write(&tools, &fetched.stdout).unwrap();
+    let reserve = |_: &[Value]| serde_json::json!({"sku": "sku-widget", "quantity": 1});
+    let release = |results: &[Value]| {
+        let id = &results.last().unwrap()["structuredContent"]["reservationId"];
+        serde_json::json!({"reservationId": id})
+    };
+    let release_first = |results: &[Value]| {
+        let id = &results[0]["structuredContent"]["reservationId"];
+        serde_json::json!({"reservationId": id})
+    };
+    let (first, second) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    journal_session(
+        dir.path(),
+        &first,
+        &[
+            ("reserve_inventory", &reserve),
+            ("release_inventory", &release),
+        ],
+    );
+    journal_session(
+        dir.path(),
+        &second,
+        &[
+            ("reserve_inventory", &reserve),
+            ("release_inventory", &release),
+        ],
+    );
+    let drafted = |journals: &[&str]| {
+        let mut args = vec!["suggest", "tools.json"];
+        for journal in journals {
+            args.extend(["--journal", journal]);
+        }
+        let output = run_in(dir.path(), &args);
+        assert!(output.status.success(), "{output:?}");
+        (
+            stdout_json(&output),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (draft, _) = drafted(&["a.jsonl", "b.jsonl"]);
+    let carrier = &draft["tools"]["reserve_inventory"]["_meta"]["dev.chronomcp/compensate"];
+    assert_eq!(
+        carrier["compensation"]["toolName"], "release_inventory",
+        "{draft:#}"
+    );
+    assert!(
+        carrier["notes"]
+            .as_str()
+            .unwrap()
+            .contains("seen in 2 of 2 session(s)"),
+        "{carrier}"
+    );
+    // A session releasing an earlier reservation than the last one made contradicts the
+    // binding: the pair is left out, saying why.
+    let third = dir.path().join("c.jsonl");
+    journal_session(
+        dir.path(),
+        &third,
+        &[
+            ("reserve_inventory", &reserve),
+            ("reserve_inventory", &reserve),
+            ("release_inventory", &release_first),
+        ],
+    );
+    let (draft, report) = drafted(&["a.jsonl", "b.jsonl", "c.jsonl"]);
+    assert!(
+        draft["tools"].get("reserve_inventory").is_none(),
+        "{draft:#}"
+    );
+    assert!(
+        report.contains("left out  reserve_inventory → release_inventory: the journal shows"),
+        "{report}"
+    );
+    // A journal that is not JSON lines is refused naming the file and the line.
+    fs::write(
+        dir.path().join("bad.jsonl"),
+        "{\"kind\": \"call.outcome\"}\nnot json\n",
+    )
+    .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["suggest", "tools.json", "--journal", "bad.jsonl"],
+    );
+    assert_eq!(code(&output), 2, "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.jsonl: line 1: a call.outcome record without /session"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn toml_drafts_keep_names_inert_in_their_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools =
+        r#"{"tools": [{"name": "send\n[tools.x]\nmail", "inputSchema": {"type": "object"}}]}"#;
+    fs::write(dir.path().join("tools.json"), tools).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["suggest", "tools.json", "--out", "draft.toml"],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let draft = fs::read_to_string(dir.path().join("draft.toml")).unwrap();
+    assert!(
+        draft.contains("# send\\n[tools.x]\\nmail: drafted by"),
+        "{draft}"
+    );
+    let (status, lint) = lint_json(dir.path(), &["--overlay", "draft.toml", "tools.json"]);
+    assert_eq!(status, 0, "{lint:#}");
+}

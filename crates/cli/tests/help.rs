@@ -52,6 +52,11 @@ fn convert_help() {
 }
 
 #[test]
+fn suggest_help() {
+    assert_cmd_snapshot!(bin().args(["suggest", "--help"]));
+}
+
+#[test]
 fn census_help() {
     assert_cmd_snapshot!(bin().args(["census", "--help"]));
 }
