@@ -463,10 +463,17 @@ fn large_files(
         let text = large_file_text(rich);
         std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
         let size = text.len() as f64;
+        // Past the default cap on one input's size, which this file is meant to exceed.
+        let cap = ["--max-file-size", "1G"];
         let modes = [
             Mode::new("floor", floor, &[], &file),
-            Mode::new("lint", cli, &["lint", "--isolated"], &file),
-            Mode::new("census", cli, &["census"], &file),
+            Mode::new(
+                "lint",
+                cli,
+                &[&cap[..], &["lint", "--isolated"]].concat(),
+                &file,
+            ),
+            Mode::new("census", cli, &[&cap[..], &["census"]].concat(), &file),
         ];
         let samples = rounds(exe, &modes, runs)?;
         for (mode, samples_of) in modes.iter().zip(&samples) {
