@@ -290,7 +290,15 @@ fn concurrent_figures(cli: &Path, tmp: &Path, targets: &mut Targets) -> Result<(
     let effect = json!({"name": "charge_payment",
         "arguments": {"customerId": "bench", "amount": 1, "currency": "EUR"}});
     let listen = |flags: &[&str]| {
-        let mut args = vec!["proxy".to_owned(), "--listen".into(), "127.0.0.1:0".into()];
+        // Room for every session and the one sessionless clients share while they discover,
+        // so the cap never closes a session the bench is about to use.
+        let mut args = vec![
+            "proxy".to_owned(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--max-sessions".into(),
+            (2 * SESSIONS).to_string(),
+        ];
         args.extend(flags.iter().map(|f| (*f).to_owned()));
         args.extend(["--".to_owned(), cli_text.clone(), "demo-server".into()]);
         args
