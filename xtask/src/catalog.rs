@@ -90,6 +90,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     let venv = tmp.join("venv");
     timed("pip install", || live::venv(&venv, PYPI_PACKAGES))?;
     let cases = cases(tmp, &npm, &npm_old, &venv)?;
+    untested_overlays(root, &cases)?;
     let mut failures = Vec::new();
     for case in &cases {
         if let Err(e) = timed(&case.label, || run_case(root, &binary, tmp, case)) {
@@ -105,6 +106,31 @@ pub fn check(root: &Path) -> Result<(), String> {
             "check-catalog: {} of {} failed",
             failures.len(),
             cases.len()
+        ))
+    }
+}
+
+/// Every overlay of `overlays/` must have a workflow here: the catalog holds only tested overlays.
+fn untested_overlays(root: &Path, cases: &[Case]) -> Result<(), String> {
+    let dir = root.join("overlays");
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut untested = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if let Some(stem) = stem
+            && !cases.iter().any(|case| case.overlay == stem)
+        {
+            untested.push(stem);
+        }
+    }
+    if untested.is_empty() {
+        Ok(())
+    } else {
+        untested.sort();
+        Err(format!(
+            "check-catalog: overlays/ holds overlays no workflow here tests: {}",
+            untested.join(", ")
         ))
     }
 }
