@@ -7,7 +7,7 @@ mod common;
 
 use std::fs;
 
-use common::{bin, code, lint_json, root};
+use common::{assert_overlay_refused, lint_json, plan_json, root};
 use serde_json::{Value, json};
 
 const TOOLS: &str = "fixtures/overlays/files.tools.json";
@@ -18,16 +18,7 @@ const TRACE: &str = "fixtures/overlays/files.trace.jsonl";
 fn the_undo_follows_what_the_read_found() {
     let (status, report) = lint_json(&root(), &["--overlay", OVERLAY, TOOLS]);
     assert_eq!(status, 0, "{report:#}");
-    let output = bin()
-        .current_dir(root())
-        .args([
-            "plan", "--format", "json", "--tools", TOOLS, "--trace", TRACE,
-        ])
-        .args(["--overlay", OVERLAY])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plan = plan_json(TOOLS, Some(OVERLAY), TRACE);
     let steps: Vec<(&str, &Value, &str)> = plan["steps"]
         .as_array()
         .unwrap()
@@ -77,15 +68,7 @@ fn the_undo_follows_what_the_read_found() {
     let text = fs::read_to_string(root().join(OVERLAY)).unwrap();
     let cut = text.find("[tools.write_file.before.missing]").unwrap();
     fs::write(&only_found, &text[..cut]).unwrap();
-    let output = bin()
-        .current_dir(root())
-        .args([
-            "plan", "--format", "json", "--tools", TOOLS, "--trace", TRACE,
-        ])
-        .args(["--overlay", only_found.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plan = plan_json(TOOLS, Some(only_found.to_str().unwrap()), TRACE);
     assert_eq!(plan["steps"][2]["status"], "irreversible", "{plan:#}");
     assert!(
         plan["steps"][2]["reason"]
@@ -116,18 +99,8 @@ fn malformed_before_images_name_the_file_and_the_pointer() {
         ),
     ];
     for (declaration, pointer) in cases {
-        fs::write(&path, format!("[tools.write_file.before]\n{declaration}")).unwrap();
-        let output = bin()
-            .current_dir(root())
-            .args(["lint", "--overlay", path.to_str().unwrap(), TOOLS])
-            .output()
-            .unwrap();
-        assert_eq!(code(&output), 2, "{output:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains("o.toml") && stderr.contains(pointer),
-            "{declaration}: {stderr}"
-        );
+        let text = format!("[tools.write_file.before]\n{declaration}");
+        assert_overlay_refused(&path, &text, TOOLS, pointer);
     }
 }
 

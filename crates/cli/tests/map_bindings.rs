@@ -7,7 +7,7 @@ mod common;
 
 use std::fs;
 
-use common::{bin, codes, lint_json, root};
+use common::{codes, lint_json, plan_json, planned_calls, root};
 use serde_json::{Value, json};
 
 const TOOLS: &str = "fixtures/overlays/graph.tools.json";
@@ -15,32 +15,14 @@ const OVERLAY: &str = "fixtures/overlays/graph.overlay.toml";
 const BAD_OVERLAY: &str = "fixtures/overlays/graph.bad-overlay.toml";
 const TRACE: &str = "fixtures/overlays/graph.trace.jsonl";
 
-fn plan(tools: &str, overlay: Option<&str>, trace: &str) -> Value {
-    let mut cmd = bin();
-    cmd.current_dir(root()).args([
-        "plan", "--format", "json", "--tools", tools, "--trace", trace,
-    ]);
-    if let Some(overlay) = overlay {
-        cmd.args(["--overlay", overlay]);
-    }
-    let output = cmd.output().unwrap();
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
 #[test]
 fn a_good_map_overlay_lints_clean_and_plans_arrays() {
     let (status, report) = lint_json(&root(), &["--overlay", OVERLAY, TOOLS]);
     assert_eq!(status, 0, "{report:#}");
     assert!(codes(&report).is_empty(), "{report:#}");
 
-    let plan = plan(TOOLS, Some(OVERLAY), TRACE);
-    let calls: Vec<&Value> = plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| &s["call"])
-        .collect();
+    let plan = plan_json(TOOLS, Some(OVERLAY), TRACE);
+    let calls = planned_calls(&plan);
     assert_eq!(
         calls,
         [
@@ -146,7 +128,7 @@ fn malformed_map_bindings_are_errors_at_their_member() {
             )],
             "{binding}: {report:#}"
         );
-        let plan = plan(TOOLS, Some(path.to_str().unwrap()), TRACE);
+        let plan = plan_json(TOOLS, Some(path.to_str().unwrap()), TRACE);
         let step = &plan["steps"][1];
         assert_eq!(step["tool"], "add_nodes");
         assert_eq!(step["status"], "unavailable", "{binding}: {plan:#}");
@@ -173,7 +155,7 @@ fn a_map_binding_that_cannot_be_built_is_unavailable() {
         let call = json!({"name": "add_nodes", "arguments": {"nodes": []},
             "result": {"content": [], "structuredContent": result}});
         fs::write(&trace, format!("{call}\n")).unwrap();
-        let plan = plan(TOOLS, Some(OVERLAY), trace.to_str().unwrap());
+        let plan = plan_json(TOOLS, Some(OVERLAY), trace.to_str().unwrap());
         let step = &plan["steps"][0];
         assert_eq!(step["status"], "unavailable", "{plan:#}");
         assert!(
@@ -186,7 +168,7 @@ fn a_map_binding_that_cannot_be_built_is_unavailable() {
     let call = json!({"name": "add_nodes", "arguments": {"nodes": []},
         "result": {"content": [], "structuredContent": {"nodes": []}}});
     fs::write(&trace, format!("{call}\n")).unwrap();
-    let plan = plan(TOOLS, Some(OVERLAY), trace.to_str().unwrap());
+    let plan = plan_json(TOOLS, Some(OVERLAY), trace.to_str().unwrap());
     assert_eq!(
         plan["steps"][0]["call"]["arguments"],
         json!({"labels": []}),
@@ -221,6 +203,6 @@ fn a_servers_own_map_object_is_a_constant() {
             .contains("a map binding is read only where an overlay declares the recovery"),
         "{r111:#}"
     );
-    let plan = plan(path.to_str().unwrap(), None, TRACE);
+    let plan = plan_json(path.to_str().unwrap(), None, TRACE);
     assert_eq!(plan["steps"][1]["status"], "unavailable", "{plan:#}");
 }

@@ -8,26 +8,13 @@ mod common;
 
 use std::fs;
 
-use common::{bin, code, codes, lint_json, root};
+use common::{assert_overlay_refused, codes, lint_json, plan_json, planned_calls, root};
 use serde_json::{Value, json};
 
 const TOOLS: &str = "fixtures/overlays/graph.tools.json";
 const OVERLAY: &str = "fixtures/overlays/graph.overlay.toml";
 const TEXT_OVERLAY: &str = "fixtures/overlays/graph-text.overlay.toml";
 const TEXT_TRACE: &str = "fixtures/overlays/graph-text.trace.jsonl";
-
-fn plan(overlay: &str, trace: &str) -> Value {
-    let output = bin()
-        .current_dir(root())
-        .args([
-            "plan", "--format", "json", "--tools", TOOLS, "--trace", trace,
-        ])
-        .args(["--overlay", overlay])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice(&output.stdout).unwrap()
-}
 
 fn statuses(plan: &Value) -> Vec<(String, String)> {
     plan["steps"]
@@ -47,13 +34,8 @@ fn statuses(plan: &Value) -> Vec<(String, String)> {
 fn declared_readers_serve_text_results_and_nothing_else_parses_text() {
     let (status, report) = lint_json(&root(), &["--overlay", TEXT_OVERLAY, TOOLS]);
     assert_eq!(status, 0, "{report:#}");
-    let with = plan(TEXT_OVERLAY, TEXT_TRACE);
-    let calls: Vec<&Value> = with["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| &s["call"])
-        .collect();
+    let with = plan_json(TOOLS, Some(TEXT_OVERLAY), TEXT_TRACE);
+    let calls = planned_calls(&with);
     assert_eq!(
         calls,
         [
@@ -63,7 +45,7 @@ fn declared_readers_serve_text_results_and_nothing_else_parses_text() {
         "{with:#}"
     );
     // The same bindings without a reader: the text is never parsed.
-    let without = statuses(&plan(OVERLAY, TEXT_TRACE));
+    let without = statuses(&plan_json(TOOLS, Some(OVERLAY), TEXT_TRACE));
     assert!(
         without.iter().all(|(status, _)| status == "unavailable"),
         "{without:?}"
@@ -112,7 +94,11 @@ fn text_that_does_not_match_is_never_used() {
     for (call, reason) in cases {
         let trace = dir.path().join("t.jsonl");
         fs::write(&trace, format!("{call}\n")).unwrap();
-        let steps = statuses(&plan(TEXT_OVERLAY, trace.to_str().unwrap()));
+        let steps = statuses(&plan_json(
+            TOOLS,
+            Some(TEXT_OVERLAY),
+            trace.to_str().unwrap(),
+        ));
         assert_eq!(steps[0].0, "unavailable", "{call}: {steps:?}");
         assert!(steps[0].1.contains(reason), "{call}: {steps:?}");
         assert!(
@@ -157,17 +143,7 @@ fn lint_reads_bindings_against_the_readers_schema() {
             "/tools/add_nodes/result/schema",
         ),
     ] {
-        fs::write(&path, format!("[tools.add_nodes.result]\n{declaration}\n")).unwrap();
-        let output = bin()
-            .current_dir(root())
-            .args(["lint", "--overlay", path.to_str().unwrap(), TOOLS])
-            .output()
-            .unwrap();
-        assert_eq!(code(&output), 2, "{output:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains("o.toml") && stderr.contains(pointer),
-            "{declaration}: {stderr}"
-        );
+        let text = format!("[tools.add_nodes.result]\n{declaration}\n");
+        assert_overlay_refused(&path, &text, TOOLS, pointer);
     }
 }

@@ -4,15 +4,15 @@
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use common::{request, rollback_settings};
 use mcp_recovery_journal::Journal;
 use mcp_recovery_model::{Overlay, OverlayFormat};
-use mcp_recovery_proxy::{
-    Approver, DEFAULT_ROLLBACK_WINDOW, NamedOverlay, OnFailure, Overlays, Policy, ScriptRun,
-    Settings, run_scripted,
-};
+use mcp_recovery_proxy::{Policy, ScriptRun, run_scripted};
 use serde_json::{Value, json};
 
 const TOOLS: &str = include_str!("../../../fixtures/overlays/files.tools.json");
@@ -73,34 +73,6 @@ fn file_server(files: Arc<Mutex<Files>>) -> impl FnMut(&str) -> Vec<String> + Se
     }
 }
 
-fn request(id: u32, name: &str, arguments: Value) -> String {
-    format!(
-        "{}\n",
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}})
-    )
-}
-
-fn settings() -> Settings {
-    Settings {
-        policy: Policy {
-            on_failure: Some(OnFailure::Rollback),
-            ..Policy::default()
-        },
-        approver: Approver::Command("exit 1".into()),
-        session: "s1".into(),
-        upstream: "scripted".into(),
-        overlays: Overlays::new(vec![NamedOverlay {
-            shown: "files.overlay.toml".into(),
-            overlay: Overlay::parse(OVERLAY, OverlayFormat::Toml).unwrap(),
-            positions: std::collections::HashMap::new(),
-        }]),
-        secrets: mcp_recovery_client::Secrets::default(),
-        rollback_window: DEFAULT_ROLLBACK_WINDOW,
-        approvals: None,
-    }
-}
-
 #[test]
 fn a_failed_workflow_puts_files_back_from_their_before_images() {
     let before: Files = BTreeMap::from([
@@ -130,7 +102,7 @@ fn a_failed_workflow_puts_files_back_from_their_before_images() {
     let path = dir.path().join("journal.jsonl");
     let journal = Journal::open(&path, 1 << 30).unwrap();
     let ScriptRun { end, output, .. } = run_scripted(
-        settings(),
+        rollback_settings("files.overlay.toml", OVERLAY),
         Some(Arc::new(Mutex::new(journal))),
         client.into_bytes(),
         Vec::new(),
@@ -199,14 +171,18 @@ fn a_before_image_never_runs_a_tool_the_gate_would_stop() {
     let effectful_read = OVERLAY.replace(r#"read = "read_file""#, r#"read = "move_file""#);
     let asked_by_class = Policy {
         file: toml::from_str("[classes]\nread-only = \"ask\"").unwrap(),
-        ..settings().policy
+        ..rollback_settings("files.overlay.toml", OVERLAY).policy
     };
     let asked_by_name = Policy {
         ask: vec!["read_*".into()],
-        ..settings().policy
+        ..rollback_settings("files.overlay.toml", OVERLAY).policy
     };
     let cases = [
-        (effectful_read.as_str(), settings().policy, "'move_file' is"),
+        (
+            effectful_read.as_str(),
+            rollback_settings("files.overlay.toml", OVERLAY).policy,
+            "'move_file' is",
+        ),
         (
             OVERLAY,
             asked_by_class,
@@ -233,16 +209,11 @@ fn a_before_image_never_runs_a_tool_the_gate_would_stop() {
             }
             server(line)
         };
-        let mut settings = settings();
+        let mut settings = rollback_settings("o.toml", overlay);
         settings.policy = Policy {
             on_failure: None,
             ..policy
         };
-        settings.overlays = Overlays::new(vec![NamedOverlay {
-            shown: "o.toml".into(),
-            overlay: Overlay::parse(overlay, OverlayFormat::Toml).unwrap(),
-            positions: std::collections::HashMap::new(),
-        }]);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal.jsonl");
         let journal = Journal::open(&path, 1 << 30).unwrap();

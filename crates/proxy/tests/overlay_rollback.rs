@@ -4,15 +4,14 @@
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use common::{request, rollback_settings};
 use mcp_recovery_journal::Journal;
-use mcp_recovery_model::{Overlay, OverlayFormat};
-use mcp_recovery_proxy::{
-    Approver, DEFAULT_ROLLBACK_WINDOW, NamedOverlay, OnFailure, Overlays, Policy, ScriptRun,
-    Settings, run_scripted,
-};
+use mcp_recovery_proxy::{ScriptRun, run_scripted};
 use serde_json::{Value, json};
 
 const TOOLS: &str = include_str!("../../../fixtures/overlays/graph.tools.json");
@@ -118,34 +117,6 @@ fn call(graph: &mut Graph, params: &Value) -> Value {
         other => panic!("unexpected tool {other}"),
     };
     json!({"content": [], "structuredContent": structured})
-}
-
-fn settings(overlay: &str) -> Settings {
-    Settings {
-        policy: Policy {
-            on_failure: Some(OnFailure::Rollback),
-            ..Policy::default()
-        },
-        approver: Approver::Command("exit 1".into()),
-        session: "s1".into(),
-        upstream: "scripted".into(),
-        overlays: Overlays::new(vec![NamedOverlay {
-            shown: "graph.overlay.toml".into(),
-            overlay: Overlay::parse(overlay, OverlayFormat::Toml).unwrap(),
-            positions: std::collections::HashMap::new(),
-        }]),
-        secrets: mcp_recovery_client::Secrets::default(),
-        rollback_window: DEFAULT_ROLLBACK_WINDOW,
-        approvals: None,
-    }
-}
-
-fn request(id: u32, name: &str, arguments: Value) -> String {
-    format!(
-        "{}\n",
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}})
-    )
 }
 
 /// The failing last step of a workflow undoes exactly what the earlier steps added: nodes and
@@ -318,7 +289,7 @@ fn run_journaled(
     .collect::<String>();
     let journal = Journal::open(path, 1 << 30).unwrap();
     let ScriptRun { end, output, .. } = run_scripted(
-        settings(overlay),
+        rollback_settings("graph.overlay.toml", overlay),
         Some(Arc::new(Mutex::new(journal))),
         client.into_bytes(),
         Vec::new(),

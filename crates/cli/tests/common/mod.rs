@@ -54,6 +54,49 @@ pub fn code(output: &Output) -> i32 {
     output.status.code().expect("exited normally")
 }
 
+/// `plan --format json --tools TOOLS --trace TRACE [--overlay OVERLAY]` from the repository
+/// root: the plan, which must have been made.
+pub fn plan_json(tools: &str, overlay: Option<&str>, trace: &str) -> Value {
+    let mut cmd = bin();
+    cmd.current_dir(root()).args([
+        "plan", "--format", "json", "--tools", tools, "--trace", trace,
+    ]);
+    if let Some(overlay) = overlay {
+        cmd.args(["--overlay", overlay]);
+    }
+    let output = cmd.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The `call` of each step of a plan, in order.
+pub fn planned_calls(plan: &Value) -> Vec<&Value> {
+    plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["call"])
+        .collect()
+}
+
+/// Writes `text` to the overlay `path` and lints TOOLS (from the repository root) with it: the
+/// overlay is refused (exit 2) with a message naming the file and `pointer`.
+pub fn assert_overlay_refused(path: &Path, text: &str, tools: &str, pointer: &str) {
+    std::fs::write(path, text).unwrap();
+    let output = bin()
+        .current_dir(root())
+        .args(["lint", "--overlay", path.to_str().unwrap(), tools])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2, "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let file = path.file_name().unwrap().to_string_lossy();
+    assert!(
+        stderr.contains(file.as_ref()) && stderr.contains(pointer),
+        "{text}: {stderr}"
+    );
+}
+
 /// `lint --format json` on `args` from `dir`, parsed.
 pub fn lint_json(dir: &Path, args: &[&str]) -> (i32, Value) {
     let mut full = vec!["lint", "--format", "json"];
