@@ -23,7 +23,8 @@ use mcp_recovery_client::{
 use serde_json::Value;
 use ureq::Agent;
 
-use crate::session::Event;
+use crate::event::Event;
+use crate::note::note;
 use crate::wire::{Line, MAX_LINE_BYTES, error_response, is_request, is_response, method};
 
 /// Messages POSTed at once; later ones wait in the queue.
@@ -252,7 +253,7 @@ impl Shared {
     }
 
     fn note(&self, text: &str) {
-        crate::session::note(&format!("{}: {}", self.shown, self.secrets.redact(text)));
+        note(&format!("{}: {}", self.shown, self.secrets.redact(text)));
     }
 
     /// Hands a message to the session; false when the session is gone.

@@ -1,6 +1,6 @@
 //! The connection cap of `proxy --listen`. The HTTP server spawns a thread for every connection
 //! it accepts, so it never accepts from the network itself: the gate accepts, admits at most
-//! [`Limits::max_connections`](crate::Limits) connections at once and relays each to the HTTP
+//! [`Limits::max_connections`](super::Limits) connections at once and relays each to the HTTP
 //! server over a Unix socket in a private directory; a connection beyond the cap is answered
 //! `503 Service Unavailable` with `Retry-After` and closed.
 //!
@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::listen::Limits;
+use super::config::Limits;
 
 /// Connections answered 503 at once; beyond it an excess connection is closed unanswered.
 const REFUSERS: usize = 4;

@@ -1,0 +1,222 @@
+//! One session's client side: where the requests of each POST wait for their answers, the
+//! streams open on it, and the session's output routed to them.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::event::Event;
+use crate::note::note;
+use crate::wire::{Line, id_key, is_response};
+
+use super::config::{BACKLOG, RESUMABLE_BYTES, RESUMABLE_EVENTS};
+use super::http::{Body, lock, rpc_error};
+
+/// One session's client side: where its messages go in and its answers come out.
+pub(super) struct Downstream {
+    /// The session id in the journal (not the `Mcp-Session-Id`, which acts as a credential).
+    pub(super) journal_id: String,
+    pub(super) events: SyncSender<Event>,
+    pub(super) routes: Mutex<Routes>,
+    pub(super) last_used: Mutex<Instant>,
+    pub(super) ended: AtomicBool,
+}
+
+#[derive(Default)]
+pub(super) struct Routes {
+    /// Request id → the stream of the POST that carried it (its number, 0 for a JSON answer).
+    pub(super) waiting: HashMap<String, (u64, SyncSender<String>)>,
+    /// Open streams for everything else, the newest POST first, then GET.
+    pub(super) streams: Vec<(u64, SyncSender<String>)>,
+    pub(super) backlog: VecDeque<String>,
+    pub(super) next_stream: u64,
+    pub(super) get_open: bool,
+    /// The number of the latest GET stream.
+    pub(super) get_stream: u64,
+    /// The events last sent on the streams, for a client resuming one (bounded).
+    pub(super) sent: VecDeque<Sent>,
+    pub(super) sent_bytes: usize,
+    /// The number of the latest event sent.
+    pub(super) last_event: u64,
+    /// A stream whose connection went away → its requests then still unanswered, for a client
+    /// resuming it (bounded).
+    pub(super) parked: HashMap<u64, HashSet<String>>,
+}
+
+/// One event sent on a stream.
+pub(super) struct Sent {
+    pub(super) stream: u64,
+    pub(super) event: u64,
+    pub(super) text: String,
+}
+
+impl Routes {
+    /// Registers a stream for messages that answer no request; hands it the backlog.
+    pub(super) fn add_stream(&mut self, sender: SyncSender<String>, front: bool) -> u64 {
+        self.next_stream += 1;
+        let number = self.next_stream;
+        while let Some(text) = self.backlog.pop_front() {
+            if let Err(TrySendError::Full(text)) = sender.try_send(text) {
+                self.backlog.push_front(text);
+                break;
+            }
+        }
+        if front {
+            self.streams.insert(0, (number, sender));
+        } else {
+            self.streams.push((number, sender));
+        }
+        number
+    }
+
+    /// A message for whichever stream takes it, else the backlog (the oldest dropped).
+    pub(super) fn route(&mut self, text: String) {
+        let mut text = text;
+        for (_, stream) in &self.streams {
+            match stream.try_send(text) {
+                Ok(()) => return,
+                Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => text = back,
+            }
+        }
+        if self.backlog.len() >= BACKLOG {
+            self.backlog.pop_front();
+            note("a server message with no open stream to take it was dropped");
+        }
+        self.backlog.push_back(text);
+    }
+}
+
+impl Downstream {
+    /// Registers the requests of a POST; with `stream`, the POST also takes other messages.
+    pub(super) fn expect(
+        &self,
+        ids: &[String],
+        sender: &SyncSender<String>,
+        stream: bool,
+    ) -> Result<Option<u64>, Body> {
+        let mut routes = lock(&self.routes);
+        let unique: HashSet<&String> = ids.iter().collect();
+        if unique.len() < ids.len() || ids.iter().any(|id| routes.waiting.contains_key(id)) {
+            return Err(rpc_error(
+                409,
+                -32600,
+                "a request id is used twice while pending",
+            ));
+        }
+        let number = stream.then(|| routes.add_stream(sender.clone(), true));
+        for id in ids {
+            routes
+                .waiting
+                .insert(id.clone(), (number.unwrap_or(0), sender.clone()));
+        }
+        Ok(number)
+    }
+
+    /// Unregisters a POST's requests and its stream.
+    pub(super) fn forget(&self, ids: &[String], stream: Option<u64>) {
+        let mut routes = lock(&self.routes);
+        for id in ids {
+            routes.waiting.remove(id);
+        }
+        if let Some(number) = stream {
+            routes.streams.retain(|(n, _)| *n != number);
+        }
+    }
+
+    /// Records an event sent on stream `number`; its number.
+    pub(super) fn sent(&self, number: u64, text: &str) -> u64 {
+        let mut routes = lock(&self.routes);
+        routes.last_event += 1;
+        let event = routes.last_event;
+        routes.sent_bytes += text.len();
+        routes.sent.push_back(Sent {
+            stream: number,
+            event,
+            text: text.to_owned(),
+        });
+        while routes.sent.len() > RESUMABLE_EVENTS || routes.sent_bytes > RESUMABLE_BYTES {
+            match routes.sent.pop_front() {
+                Some(old) => routes.sent_bytes -= old.text.len(),
+                None => break,
+            }
+        }
+        event
+    }
+
+    /// No request of the session waits for its answer and no POST stream of it is open (its
+    /// GET stream only listens, and a client that went away leaves it open until a keep-alive
+    /// finds out).
+    pub(super) fn at_rest(&self) -> bool {
+        let routes = lock(&self.routes);
+        routes.waiting.is_empty() && routes.streams.len() <= usize::from(routes.get_open)
+    }
+
+    /// Asks the session to finish (it answers what is pending, then closes its upstream).
+    pub(super) fn end(&self) {
+        let _ = self.events.try_send(Event::Client(Line::Closed(None)));
+    }
+
+    /// Drops every stream's sender, so open streams end.
+    pub(super) fn close_streams(&self) {
+        let mut routes = lock(&self.routes);
+        routes.waiting.clear();
+        routes.streams.clear();
+    }
+}
+
+/// The session's output: each line is routed to the stream waiting for it.
+pub(super) struct Writer {
+    pub(super) downstream: Arc<Downstream>,
+    pub(super) line: Vec<u8>,
+}
+
+impl Write for Writer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.downstream.ended.load(Ordering::SeqCst) {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        self.line.extend_from_slice(bytes);
+        while let Some(end) = self.line.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.line.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+            self.send(text);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Writer {
+    pub(super) fn send(&self, text: String) {
+        let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
+        let mut routes = lock(&self.downstream.routes);
+        let key = is_response(&message).then(|| id_key(&message)).flatten();
+        if let Some(key) = &key {
+            // An answer no stream waits for is no longer owed to a resuming client.
+            for parked in routes.parked.values_mut() {
+                parked.remove(key);
+            }
+        }
+        if let Some((_, sender)) = key.and_then(|key| routes.waiting.remove(&key)) {
+            match sender.try_send(text) {
+                Ok(()) => return,
+                Err(TrySendError::Full(text) | TrySendError::Disconnected(text)) => {
+                    note(
+                        "an answer whose request's stream is closed or full went to another stream",
+                    );
+                    routes.route(text);
+                    return;
+                }
+            }
+        }
+        routes.route(text);
+    }
+}

@@ -1,0 +1,72 @@
+//! Small pieces of HTTP shared by the listener's modules: headers, plain and JSON answers,
+//! JSON-RPC errors, loopback hosts, and a lock that outlives a panicked holder.
+
+use std::io::Read;
+use std::net::IpAddr;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use serde_json::{Value, json};
+use tiny_http::{Header as HttpHeader, Request, Response, StatusCode};
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+pub(super) fn header(request: &Request, name: &'static str) -> Option<String> {
+    request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv(name))
+        .map(|h| h.value.as_str().to_owned())
+}
+
+pub(super) type Body = Response<std::io::Cursor<Vec<u8>>>;
+
+/// Adds a header; names and values here are constants or hex ids, so none is ever refused.
+pub(super) fn add<R: Read>(response: Response<R>, name: &str, value: &str) -> Response<R> {
+    match HttpHeader::from_bytes(name, value) {
+        Ok(header) => response.with_header(header),
+        Err(()) => response,
+    }
+}
+
+pub(super) fn plain(status: u16, text: &str) -> Body {
+    let response = Response::from_string(text).with_status_code(StatusCode(status));
+    add(response, "Content-Type", "text/plain; charset=utf-8")
+}
+
+pub(super) fn json_response(status: u16, body: &Value) -> Body {
+    let response = Response::from_string(body.to_string()).with_status_code(StatusCode(status));
+    add(response, "Content-Type", "application/json")
+}
+
+/// A JSON-RPC error with no id, for a request the proxy refuses as a whole.
+pub(super) fn rpc_error(status: u16, code: i64, message: &str) -> Body {
+    json_response(
+        status,
+        &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
+    )
+}
+
+pub(super) fn answer(request: Request, response: Response<impl Read>) {
+    // A client that went away needs no answer.
+    let _ = request.respond(response);
+}
+
+/// `localhost`, `127.0.0.1`, `[::1]` and the like, with or without a port.
+pub(super) fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split_once(']').map_or("", |(inside, _)| inside)
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                name
+            } else {
+                host
+            }
+        })
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}

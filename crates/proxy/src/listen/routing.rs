@@ -1,0 +1,237 @@
+//! Routing: each HTTP request checked (origin, host) and sent where it belongs — the approval
+//! board, or the MCP endpoint's POST, GET and DELETE.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::mpsc::sync_channel;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tiny_http::{Request, Response, StatusCode};
+
+use crate::event::Event;
+use crate::note::note;
+use crate::quorum::{json_body, read_capped};
+use crate::slack::SlackHeaders;
+use crate::wire::{Line, id_key, is_request, method};
+
+use super::body::{messages, read_body};
+use super::config::{ENDPOINT, SESSIONLESS, STREAM_BUFFER};
+use super::http::{add, answer, header, is_loopback_host, json_response, lock, plain, rpc_error};
+use super::registry::Hub;
+use super::stream::{Stream, event_stream};
+
+impl Hub {
+    pub(super) fn handle(self: &Arc<Hub>, mut request: Request) {
+        let path = request
+            .url()
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(origin) = header(&request, "Origin")
+            && !self.origin_allowed(&origin)
+        {
+            note(&format!("refused a request from origin {origin}"));
+            return answer(request, plain(403, "origin not allowed"));
+        }
+        if let Some(host) = header(&request, "Host")
+            && !self.listener.allow_remote
+            && !is_loopback_host(&host)
+        {
+            note(&format!("refused a request for host {host}"));
+            return answer(request, plain(403, "host not allowed"));
+        }
+        if let Some(board) = &self.settings.approvals
+            && path.starts_with("/approvals")
+        {
+            let method = request.method().as_str().to_ascii_uppercase();
+            let headers = SlackHeaders::of(&request);
+            let reply = read_capped(&mut request)
+                .and_then(|body| board.route(&method, &path, &body, &headers));
+            return match reply {
+                Some((status, value)) => answer(request, json_body(status, &value)),
+                None => answer(request, plain(413, "the decision is too large")),
+            };
+        }
+        if path != ENDPOINT {
+            return answer(request, plain(404, "not found; the endpoint is /mcp"));
+        }
+        let session = header(&request, "Mcp-Session-Id").filter(|id| !id.is_empty());
+        match request.method() {
+            tiny_http::Method::Post => {
+                let body = match read_body(&mut request, self.listener.limits.max_body_bytes) {
+                    Ok(body) => body,
+                    Err(response) => return answer(request, response),
+                };
+                self.post(request, session, &body);
+            }
+            tiny_http::Method::Get => self.get(request, session),
+            tiny_http::Method::Delete => self.delete(request, session),
+            _ => answer(
+                request,
+                add(
+                    plain(405, "method not allowed"),
+                    "Allow",
+                    "GET, POST, DELETE",
+                ),
+            ),
+        }
+    }
+
+    pub(super) fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim().trim_end_matches('/');
+        if self
+            .listener
+            .allowed_origins
+            .iter()
+            .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
+        {
+            return true;
+        }
+        let Some((scheme, rest)) = origin.split_once("://") else {
+            return false;
+        };
+        matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+            && !rest.contains('/')
+            && is_loopback_host(rest)
+    }
+
+    pub(super) fn post(self: &Arc<Hub>, request: Request, session: Option<String>, body: &[u8]) {
+        let messages = match messages(&request, body) {
+            Ok(messages) => messages,
+            Err(response) => return answer(request, response),
+        };
+        let (downstream, created) = match session {
+            Some(id) => match self.find(&id) {
+                Some(downstream) => (downstream, None),
+                None => {
+                    return answer(
+                        request,
+                        rpc_error(404, -32001, "unknown or ended session; start a new one"),
+                    );
+                }
+            },
+            None if messages.iter().any(|m| method(m) == Some("initialize")) => {
+                match self.open(None) {
+                    Ok((id, downstream)) => (downstream, Some(id)),
+                    Err(response) => return answer(request, response),
+                }
+            }
+            // 2026-07-28 has no sessions: its clients share one.
+            None => match self.sessionless() {
+                Ok(downstream) => (downstream, None),
+                Err(response) => return answer(request, response),
+            },
+        };
+        let ids: Vec<String> = messages
+            .iter()
+            .filter(|m| is_request(m))
+            .filter_map(id_key)
+            .collect();
+        let wants_stream = header(&request, "Accept")
+            .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let stream = if ids.is_empty() {
+            None
+        } else {
+            match downstream.expect(&ids, &sender, wants_stream) {
+                Ok(stream) => stream,
+                Err(response) => return answer(request, response),
+            }
+        };
+        for message in messages {
+            let text = message.to_string();
+            if downstream
+                .events
+                .try_send(Event::Client(Line::Message(message, text)))
+                .is_err()
+            {
+                downstream.forget(&ids, stream);
+                return answer(
+                    request,
+                    rpc_error(503, -32000, "the session is busy or ended"),
+                );
+            }
+        }
+        if ids.is_empty() {
+            return answer(request, Response::empty(StatusCode(202)));
+        }
+        let body = Stream {
+            downstream: Arc::clone(&downstream),
+            receiver,
+            number: stream,
+            remaining: Some(ids.into_iter().collect()),
+            standalone: false,
+            replay: VecDeque::new(),
+            patience: self.patience(),
+            last: Instant::now(),
+        };
+        if wants_stream {
+            return event_stream(request, body, created.as_deref());
+        }
+        let answers = body.collect();
+        let value = match <[Value; 1]>::try_from(answers) {
+            Ok([single]) => single,
+            Err(many) => Value::Array(many),
+        };
+        let response = json_response(200, &value);
+        match created {
+            Some(id) => answer(request, add(response, "Mcp-Session-Id", &id)),
+            None => answer(request, response),
+        }
+    }
+
+    pub(super) fn get(self: &Arc<Hub>, request: Request, session: Option<String>) {
+        let id = session.unwrap_or_else(|| SESSIONLESS.to_owned());
+        let Some(downstream) = self.find(&id) else {
+            return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
+        };
+        if let Some(last) = header(&request, "Last-Event-ID") {
+            return match Stream::resume(&downstream, &last, self.patience()) {
+                Some(body) => event_stream(request, body, None),
+                None => answer(
+                    request,
+                    plain(404, "no stream of this session has that Last-Event-ID"),
+                ),
+            };
+        }
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let number = {
+            let mut routes = lock(&downstream.routes);
+            if routes.get_open {
+                drop(routes);
+                return answer(
+                    request,
+                    plain(409, "this session's GET stream is already open"),
+                );
+            }
+            routes.get_open = true;
+            let number = routes.add_stream(sender, false);
+            routes.get_stream = number;
+            number
+        };
+        let body = Stream {
+            downstream,
+            receiver,
+            number: Some(number),
+            remaining: None,
+            standalone: true,
+            replay: VecDeque::new(),
+            patience: Duration::MAX,
+            last: Instant::now(),
+        };
+        event_stream(request, body, None);
+    }
+
+    pub(super) fn delete(&self, request: Request, session: Option<String>) {
+        let Some(id) = session else {
+            return answer(request, plain(400, "missing Mcp-Session-Id"));
+        };
+        let Some(downstream) = lock(&self.sessions).remove(&id) else {
+            return answer(request, plain(404, "unknown session"));
+        };
+        downstream.end();
+        answer(request, Response::empty(StatusCode(200)));
+    }
+}

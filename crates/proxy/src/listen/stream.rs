@@ -1,0 +1,270 @@
+//! The stream writer: a POST's answers or a GET's messages as server-sent events, written and
+//! flushed one by one, resumable with `Last-Event-ID`.
+
+use std::collections::{HashSet, VecDeque};
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tiny_http::Request;
+
+use crate::wire::{id_key, is_response};
+
+use super::config::{KEEP_ALIVE, PARKED_STREAMS, PRIMING_REVISION, RETRY_MS, STREAM_BUFFER};
+use super::downstream::Downstream;
+use super::http::{header, lock};
+
+/// Answers `request` with `body` as a `text/event-stream`, each event sent (and flushed) as it
+/// is written, the head at once: the HTTP server's own writer would hold events back until 8 KiB
+/// had gathered, so an answer the client must give mid-call would never be asked for in time.
+pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
+    // Priming events go to clients of the revisions that define them.
+    let prime = header(&request, "MCP-Protocol-Version")
+        .is_some_and(|version| version.trim() >= PRIMING_REVISION);
+    let version = request.http_version().clone();
+    let close = version < tiny_http::HTTPVersion(1, 1)
+        || header(&request, "Connection")
+            .is_some_and(|value| value.to_ascii_lowercase().contains("close"));
+    // HTTP/1.0 has no chunks: the body ends when the connection does.
+    let chunked = version >= tiny_http::HTTPVersion(1, 1);
+    let mut writer = request.into_writer();
+    let mut head = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n",
+    );
+    if let Some(id) = session {
+        head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+    }
+    head.push_str(if chunked {
+        "Transfer-Encoding: chunked\r\n"
+    } else {
+        "Connection: close\r\n"
+    });
+    if close && chunked {
+        head.push_str("Connection: close\r\n");
+    }
+    head.push_str("\r\n");
+    let send = |writer: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
+        if chunked {
+            write!(writer, "{:x}\r\n", bytes.len())?;
+            writer.write_all(bytes)?;
+            writer.write_all(b"\r\n")?;
+        } else {
+            writer.write_all(bytes)?;
+        }
+        writer.flush()
+    };
+    if writer
+        .write_all(head.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
+        return;
+    }
+    if prime && send(&mut *writer, &body.priming()).is_err() {
+        return;
+    }
+    while let Some(event) = body.next_event() {
+        // A client that went away ends the stream.
+        if send(&mut *writer, &event).is_err() {
+            return;
+        }
+    }
+    if chunked {
+        let _ = writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush());
+    }
+}
+
+/// A response body that streams a session's messages as server-sent events.
+pub(super) struct Stream {
+    pub(super) downstream: Arc<Downstream>,
+    pub(super) receiver: Receiver<String>,
+    /// The stream's number among the session's streams (`None`: it takes only answers).
+    pub(super) number: Option<u64>,
+    /// The requests still unanswered (`None`: a GET stream, open until the session ends).
+    pub(super) remaining: Option<HashSet<String>>,
+    /// The session's GET stream (its end lets another open).
+    pub(super) standalone: bool,
+    /// Events sent before on the stream this one resumes, to send again first (with ids of
+    /// this stream).
+    pub(super) replay: VecDeque<String>,
+    /// Longest wait for the next message.
+    pub(super) patience: Duration,
+    /// When the last message came (or the stream opened).
+    pub(super) last: Instant,
+}
+
+impl Stream {
+    /// A stream continuing the one whose event `last` (`STREAM-EVENT`, as this proxy numbers
+    /// them) the client saw last: the events after it again, then what the stream still owes
+    /// (the answers to its requests, or for a GET stream everything until the session ends).
+    /// `None` when no such stream is known.
+    pub(super) fn resume(
+        downstream: &Arc<Downstream>,
+        last: &str,
+        patience: Duration,
+    ) -> Option<Stream> {
+        let (stream, event) = last.trim().split_once('-')?;
+        let (stream, event): (u64, u64) = (stream.parse().ok()?, event.parse().ok()?);
+        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let mut routes = lock(&downstream.routes);
+        if stream == 0 || stream > routes.next_stream || event > routes.last_event {
+            return None;
+        }
+        let replay: VecDeque<String> = routes
+            .sent
+            .iter()
+            .filter(|sent| sent.stream == stream && sent.event > event)
+            .map(|sent| sent.text.clone())
+            .collect();
+        let listening = stream == routes.get_stream;
+        let standalone = listening && !routes.get_open;
+        if standalone {
+            routes.get_open = true;
+        }
+        let number = routes.add_stream(sender.clone(), !listening);
+        if listening {
+            routes.get_stream = number;
+        }
+        // The requests it owes: those parked when its connection went away, and those whose
+        // answers would still go to it.
+        let mut owed = routes.parked.remove(&stream).unwrap_or_default();
+        for (key, waiting) in &mut routes.waiting {
+            if waiting.0 == stream {
+                *waiting = (number, sender.clone());
+                owed.insert(key.clone());
+            }
+        }
+        for key in &owed {
+            routes.waiting.insert(key.clone(), (number, sender.clone()));
+        }
+        drop(routes);
+        Some(Stream {
+            downstream: Arc::clone(downstream),
+            receiver,
+            number: Some(number),
+            remaining: (!listening).then_some(owed),
+            standalone,
+            replay,
+            patience: if listening { Duration::MAX } else { patience },
+            last: Instant::now(),
+        })
+    }
+
+    /// The next message, or `None` when the stream is over.
+    pub(super) fn next_message(&mut self) -> Option<Result<String, ()>> {
+        if let Some(text) = self.replay.pop_front() {
+            self.answered(&text);
+            return Some(Ok(text));
+        }
+        if self.remaining.as_ref().is_some_and(HashSet::is_empty) {
+            return None;
+        }
+        let waited = self.last.elapsed();
+        if waited >= self.patience {
+            return None;
+        }
+        match self
+            .receiver
+            .recv_timeout((self.patience - waited).min(KEEP_ALIVE))
+        {
+            Ok(text) => {
+                self.last = Instant::now();
+                self.answered(&text);
+                Some(Ok(text))
+            }
+            Err(RecvTimeoutError::Timeout) => Some(Err(())),
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Counts `text` off the requests still unanswered when it answers one.
+    pub(super) fn answered(&mut self, text: &str) {
+        if let Some(remaining) = self.remaining.as_mut()
+            && let Ok(message) = mcp_recovery_model::json::from_str(text)
+            && is_response(&message)
+            && let Some(key) = id_key(&message)
+        {
+            remaining.remove(&key);
+        }
+    }
+
+    /// Waits for every answer (for a client that accepts only JSON).
+    pub(super) fn collect(mut self) -> Vec<Value> {
+        let mut answers = Vec::new();
+        while let Some(next) = self.next_message() {
+            if let Ok(text) = next
+                && let Ok(value) = mcp_recovery_model::json::from_str(&text)
+            {
+                answers.push(value);
+            }
+        }
+        answers
+    }
+}
+
+impl Stream {
+    /// The next event's bytes (a keep-alive comment when none came in time), or `None` when the
+    /// stream is over.
+    pub(super) fn next_event(&mut self) -> Option<Vec<u8>> {
+        match self.next_message()? {
+            Ok(text) => {
+                let stream = self.number.unwrap_or(0);
+                let event = self.downstream.sent(stream, &text);
+                let mut event =
+                    format!("id: {stream}-{event}\nevent: message\ndata: ").into_bytes();
+                event.extend_from_slice(text.as_bytes());
+                event.extend_from_slice(b"\n\n");
+                Some(event)
+            }
+            Err(()) => Some(b": keep-alive\n\n".to_vec()),
+        }
+    }
+
+    /// The priming event: an id for the stream's start and the reconnection time.
+    pub(super) fn priming(&self) -> Vec<u8> {
+        let event = lock(&self.downstream.routes).last_event;
+        let stream = self.number.unwrap_or(0);
+        format!("id: {stream}-{event}\nretry: {RETRY_MS}\ndata: \n\n").into_bytes()
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let mut routes = lock(&self.downstream.routes);
+        if let Some(number) = self.number {
+            routes.streams.retain(|(n, _)| *n != number);
+        }
+        if self.standalone {
+            routes.get_open = false;
+        }
+        if let (Some(remaining), Some(number)) = (&self.remaining, self.number) {
+            // The requests still waiting on this stream are kept for a client resuming it.
+            let mine: HashSet<String> = remaining
+                .iter()
+                .filter(|key| routes.waiting.get(*key).is_some_and(|(n, _)| *n == number))
+                .cloned()
+                .collect();
+            for key in &mine {
+                routes.waiting.remove(key);
+            }
+            if !mine.is_empty() {
+                if routes.parked.len() >= PARKED_STREAMS
+                    && let Some(oldest) = routes.parked.keys().min().copied()
+                {
+                    routes.parked.remove(&oldest);
+                }
+                routes.parked.insert(number, mine);
+            }
+        } else if let Some(remaining) = &self.remaining {
+            for key in remaining {
+                routes.waiting.remove(key);
+            }
+        }
+        // What reached this stream after its last answer goes to another.
+        while let Ok(text) = self.receiver.try_recv() {
+            routes.route(text);
+        }
+    }
+}

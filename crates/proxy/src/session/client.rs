@@ -1,0 +1,188 @@
+//! Messages from the client: batches split, invalid and duplicate requests refused,
+//! notifications and cancellations passed on, requests registered and forwarded.
+
+use std::io::Write;
+
+use mcp_recovery_journal::JournalError;
+use serde_json::Value;
+
+use crate::note::note;
+use crate::wire::{
+    BATCH_REVISION, REQUEST_METHODS, Shape, error_response, id_value_key, method, shape,
+};
+
+use super::state::{Batch, Session};
+
+impl<W: Write> Session<W> {
+    /// A message or a batch from the client.
+    pub(super) fn on_client(&mut self, message: Value, text: &str) -> Result<(), JournalError> {
+        match message {
+            Value::Array(items) => self.on_batch(items),
+            message => self.on_message(message, text),
+        }
+    }
+
+    /// A JSON-RPC batch: in a 2025-03-26 session each element is handled as if it came alone
+    /// and the answers go back as one array; in any other (or before a revision is known)
+    /// nothing is forwarded and each request gets an error.
+    pub(super) fn on_batch(&mut self, items: Vec<Value>) -> Result<(), JournalError> {
+        if items.is_empty() {
+            note("client: an empty batch was refused");
+            self.send_client_value(&error_response(
+                &Value::Null,
+                -32600,
+                "an empty batch is not a request",
+            ));
+            return Ok(());
+        }
+        if self.revision.as_deref() != Some(BATCH_REVISION) {
+            let revision = match &self.revision {
+                Some(revision) => format!("this session speaks {revision}"),
+                None => "this session has no protocol revision yet".to_owned(),
+            };
+            let why = format!(
+                "JSON-RPC batches exist only in MCP {BATCH_REVISION} and {revision}: nothing in the batch was forwarded"
+            );
+            note(&format!(
+                "client: a batch of {} was refused: {why}",
+                items.len()
+            ));
+            let errors: Vec<Value> = items
+                .iter()
+                .filter(|item| !matches!(shape(item), Shape::Notification | Shape::Response))
+                .map(|item| {
+                    let id = item.get("id").cloned().unwrap_or(Value::Null);
+                    error_response(&id, -32600, &why)
+                })
+                .collect();
+            if !errors.is_empty() {
+                self.send_client_value(&Value::Array(errors));
+            }
+            return Ok(());
+        }
+        let number = self.next_batch;
+        self.next_batch += 1;
+        self.batches.insert(number, Batch::default());
+        for item in items {
+            let answered = !matches!(shape(&item), Shape::Notification | Shape::Response);
+            self.current = match self.batches.get_mut(&number) {
+                Some(batch) if answered => {
+                    batch.answers.push(None);
+                    batch.open += 1;
+                    Some((number, batch.answers.len() - 1))
+                }
+                _ => None,
+            };
+            let text = item.to_string();
+            let outcome = self.on_message(item, &text);
+            self.current = None;
+            outcome?;
+        }
+        if let Some(batch) = self.batches.get_mut(&number) {
+            batch.sealed = true;
+        }
+        self.flush_batch(number);
+        Ok(())
+    }
+
+    /// One message from the client (alone or an element of a batch).
+    pub(super) fn on_message(&mut self, message: Value, text: &str) -> Result<(), JournalError> {
+        let key = match shape(&message) {
+            Shape::Invalid(why) => {
+                note(&format!("client: an invalid message was refused: {why}"));
+                let answer = format!("invalid request: {why}; it was not forwarded");
+                self.reply(&error_response(&Value::Null, -32600, &answer));
+                return Ok(());
+            }
+            Shape::Response => {
+                self.send_server(text);
+                return Ok(());
+            }
+            Shape::Notification => return self.on_notification(&message, text),
+            Shape::Request(key) => key,
+        };
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let method = method(&message).unwrap_or_default().to_owned();
+        if self.pending.contains_key(&key) || self.waiting.contains(&key) {
+            note(&format!(
+                "client: a {method} whose id {id} is already pending was refused"
+            ));
+            let answer = format!(
+                "an id already pending: a request with the id {id} is unanswered; this {method} was not forwarded"
+            );
+            self.reply(&error_response(&id, -32600, &answer));
+            return Ok(());
+        }
+        // A 2026-07-28 client's requests carry the version, and the proxy's own copy the
+        // latest one; a client that falls back to `initialize` stops carrying it.
+        let meta = message
+            .pointer("/params/_meta")
+            .and_then(Value::as_object)
+            .filter(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"));
+        if let Some(Value::String(version)) =
+            meta.and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
+        {
+            self.revision = Some(version.clone());
+        }
+        self.request_meta = meta.map(|meta| {
+            let mut template = meta.clone();
+            template.remove("progressToken");
+            template
+        });
+        if method == "tools/call" {
+            return self.on_call(&message, text, key);
+        }
+        let first_page =
+            method == "tools/list" && message.pointer("/params/cursor").is_none_or(Value::is_null);
+        let pending = self.awaiting(id, method, None, first_page);
+        self.forward(key, pending, text);
+        Ok(())
+    }
+
+    /// A notification from the client. One whose method is a request method is a request in
+    /// disguise that no gate or journal would see: dropped.
+    pub(super) fn on_notification(
+        &mut self,
+        message: &Value,
+        text: &str,
+    ) -> Result<(), JournalError> {
+        let method = method(message).unwrap_or_default();
+        if REQUEST_METHODS.contains(&method) {
+            note(&format!(
+                "client: a {method} without an id was dropped: a request method sent as a notification is never forwarded"
+            ));
+            return Ok(());
+        }
+        if method == "notifications/cancelled"
+            && let Some(spelled) = self.on_cancelled(message)?
+        {
+            // The server hears the id as the request spelled it.
+            let mut cancel = message.clone();
+            cancel["params"]["requestId"] = spelled;
+            self.send_server(&cancel.to_string());
+        } else {
+            self.send_server(text);
+        }
+        if method == "notifications/initialized" && self.tools.is_none() {
+            self.fetch_tools();
+        }
+        Ok(())
+    }
+
+    /// Ends the cancelled request (matched by value); returns its id as the request spelled it
+    /// when the cancellation spelled it otherwise.
+    pub(super) fn on_cancelled(&mut self, message: &Value) -> Result<Option<Value>, JournalError> {
+        let Some(request) = message.pointer("/params/requestId") else {
+            return Ok(None);
+        };
+        let Some(pending) = id_value_key(request).and_then(|key| self.pending.remove(&key)) else {
+            return Ok(None);
+        };
+        if let Some(call) = &pending.call {
+            // The server need not answer a cancelled request: its outcome is unknown.
+            self.finish_call(call, &pending.id, None, Some("cancelled by the client"))?;
+        }
+        self.forget(pending.batch);
+        Ok((*request != pending.id).then_some(pending.id))
+    }
+}

@@ -1,0 +1,91 @@
+//! Every input a session reacts to, as one closed set.
+
+use serde_json::Value;
+
+use crate::event::Event;
+use crate::wire::Line;
+
+/// One thing the session reacts to; the event loop handles each in turn.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// A message (or a batch) from the client, with its exact text.
+    FromClient(Value, String),
+    /// A line from the client that is not JSON (why).
+    ClientGarbage(String),
+    /// The client closed its side.
+    ClientClosed,
+    /// A message from the server, with its exact text.
+    FromUpstream(Value, String),
+    /// A line from the server that is not JSON (why).
+    UpstreamGarbage(String),
+    /// The server closed its side (why, when it said).
+    UpstreamClosed(Option<String>),
+    /// Nothing arrived in time: deadlines may have passed.
+    Timeout,
+    /// Every sender of events is gone.
+    Disconnected,
+}
+
+impl Input {
+    /// A line from the client.
+    pub(crate) fn from_client(line: Line) -> Input {
+        match line {
+            Line::Message(message, text) => Input::FromClient(message, text),
+            Line::Garbage(reason) => Input::ClientGarbage(reason),
+            Line::Closed(_) => Input::ClientClosed,
+        }
+    }
+
+    /// A line from the server.
+    pub(crate) fn from_upstream(line: Line) -> Input {
+        match line {
+            Line::Message(message, text) => Input::FromUpstream(message, text),
+            Line::Garbage(reason) => Input::UpstreamGarbage(reason),
+            Line::Closed(reason) => Input::UpstreamClosed(reason),
+        }
+    }
+}
+
+impl From<Event> for Input {
+    fn from(event: Event) -> Input {
+        match event {
+            Event::Client(line) => Input::from_client(line),
+            Event::Server(line) => Input::from_upstream(line),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_line_is_one_input() {
+        let message = Line::Message(json!({"id": 1}), "{\"id\":1}".into());
+        assert!(matches!(
+            Input::from(Event::Client(message)),
+            Input::FromClient(_, text) if text == "{\"id\":1}"
+        ));
+        assert!(matches!(
+            Input::from(Event::Client(Line::Garbage("bad".into()))),
+            Input::ClientGarbage(why) if why == "bad"
+        ));
+        assert!(matches!(
+            Input::from(Event::Client(Line::Closed(Some("eof".into())))),
+            Input::ClientClosed
+        ));
+        assert!(matches!(
+            Input::from(Event::Server(Line::Closed(Some("exited".into())))),
+            Input::UpstreamClosed(Some(why)) if why == "exited"
+        ));
+        assert!(matches!(
+            Input::from(Event::Server(Line::Closed(None))),
+            Input::UpstreamClosed(None)
+        ));
+        assert!(matches!(
+            Input::from(Event::Server(Line::Garbage("x".into()))),
+            Input::UpstreamGarbage(_)
+        ));
+    }
+}

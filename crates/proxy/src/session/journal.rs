@@ -1,0 +1,182 @@
+//! The journal stage: every record the session writes (synced before it goes on), the outcome
+//! of each call, and what a rollback will need of the completed ones.
+
+use std::io::Write;
+use std::sync::PoisonError;
+
+use mcp_recovery_journal::{JournalError, Kind};
+use mcp_recovery_model::json::with;
+use mcp_recovery_plan::TracedCall;
+use serde_json::{Map, Value, json};
+
+use crate::classify::{Class, Classification};
+use crate::note::note;
+use crate::wire::error_response;
+
+use super::state::{CallContext, Session, fields};
+
+/// The fields a call's approval and intent records share: the call, its class and the rule
+/// that decided it.
+pub(super) fn intent_base(
+    id: &Value,
+    name: &str,
+    arguments: &Map<String, Value>,
+    classification: Classification,
+    rule: &str,
+) -> Value {
+    with(
+        json!({"name": name, "class": classification.class.as_str(),
+            "classSource": classification.source.as_str(), "rule": rule}),
+        [
+            ("request", id.clone()),
+            ("arguments", Value::Object(arguments.clone())),
+        ],
+    )
+}
+
+/// The intent record of `call`: the shared fields, its number and its before-image.
+pub(super) fn intent_record(base: Value, call: &CallContext) -> Map<String, Value> {
+    let mut record = fields(base);
+    record.insert("call".into(), Value::from(call.number));
+    if let Some(before) = &call.before {
+        record.insert("before".into(), Value::Object(before.clone()));
+    }
+    record
+}
+
+impl<W: Write> Session<W> {
+    /// Journals the intent of `call` before the server sees it; a journal that fails stops the
+    /// call (answered with an error) and the session.
+    pub(super) fn journal_intent(
+        &mut self,
+        id: &Value,
+        call: &CallContext,
+        base: Value,
+    ) -> Result<(), JournalError> {
+        if let Err(e) = self.record(Kind::CallIntent, intent_record(base, call)) {
+            note(&format!(
+                "cannot journal the call, so it is not forwarded: {e}"
+            ));
+            self.reply(&error_response(
+                id,
+                -32603,
+                "mcp-recovery proxy cannot write its journal; the call was not forwarded",
+            ));
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    pub(super) fn record(
+        &mut self,
+        kind: Kind,
+        fields: Map<String, Value>,
+    ) -> Result<(), JournalError> {
+        if let Some(journal) = &self.journal {
+            let mut fields = Value::Object(fields);
+            self.settings.secrets.redact_value(&mut fields);
+            // Written under the lock, synced outside it: one sync covers the records every
+            // session writes meanwhile, and this one returns only once its record is on disk.
+            let pending = {
+                let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
+                journal.append_pending(&self.settings.session, kind, self::fields(fields))?
+            };
+            pending.1.wait()?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish_call(
+        &mut self,
+        call: &CallContext,
+        request: &Value,
+        result: Option<Map<String, Value>>,
+        reason: Option<&str>,
+    ) -> Result<(), JournalError> {
+        self.finish_call_with(call, request, result, reason, None)
+    }
+
+    pub(super) fn finish_call_with(
+        &mut self,
+        call: &CallContext,
+        request: &Value,
+        result: Option<Map<String, Value>>,
+        reason: Option<&str>,
+        error: Option<Value>,
+    ) -> Result<(), JournalError> {
+        let mut record = fields(with(
+            json!({"call": call.number, "name": call.name}),
+            [
+                ("request", request.clone()),
+                ("arguments", Value::Object(call.arguments.clone())),
+                ("result", result.clone().map_or(Value::Null, Value::Object)),
+            ],
+        ));
+        if let Some(reason) = reason {
+            record.insert("reason".into(), Value::from(reason));
+        }
+        if let Some(error) = error {
+            record.insert("error".into(), error);
+        }
+        // The outcome is on disk before the client sees the answer.
+        self.record(Kind::CallOutcome, record)?;
+        self.retain(call, result);
+        Ok(())
+    }
+
+    /// Keeps what a rollback will need of a completed call: nothing for a read-only tool or a
+    /// failed call (neither is ever compensated), else the name, the arguments and the parts of
+    /// the result the planner reads. The oldest retained call leaves past the window.
+    pub(super) fn retain(&mut self, call: &CallContext, result: Option<Map<String, Value>>) {
+        let read_only = self
+            .classes
+            .get(&call.name)
+            .is_some_and(|c| c.class == Class::ReadOnly);
+        let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result)
+            .with_before(call.before.clone());
+        if read_only || traced.is_error() {
+            return;
+        }
+        // A result an overlay reads from text keeps its text content.
+        let reads_text = self.tools.iter().flatten().any(|tool| {
+            tool.name == call.name
+                && tool
+                    .overlay_meta()
+                    .is_some_and(|m| m.contains_key(mcp_recovery_model::RESULT_SECTION))
+        });
+        self.completed
+            .push_back((Value::from(call.number), compact(traced, reads_text)));
+        while self.completed.len() > self.settings.rollback_window {
+            let Some((Value::Number(number), _)) = self.completed.pop_front() else {
+                continue;
+            };
+            let number = number.as_u64().unwrap_or_default();
+            if self.evicted.count == 0 {
+                self.evicted.first = number;
+            }
+            self.evicted.count += 1;
+            self.evicted.last = number;
+        }
+    }
+}
+
+/// A call with only what the planner reads of its result: `isError` and `structuredContent`,
+/// and `content` only when an overlay declares the tool's result is read from its text (text
+/// content is otherwise never parsed, so it is dropped).
+pub(super) fn compact(call: TracedCall, reads_text: bool) -> TracedCall {
+    let keys: &[&str] = if reads_text {
+        &["isError", "structuredContent", "content"]
+    } else {
+        &["isError", "structuredContent"]
+    };
+    let result = call.result.map(|mut full| {
+        let mut kept = Map::new();
+        for &key in keys {
+            if let Some(value) = full.remove(key) {
+                kept.insert(key.to_owned(), value);
+            }
+        }
+        kept
+    });
+    TracedCall::new(call.name, call.arguments, result).with_before(call.before)
+}

@@ -1,0 +1,150 @@
+//! The event loop: every input the session reacts to is one [`Input`], handled in turn until
+//! the client closes (and its requests are answered) or the server is gone.
+
+use std::io::Write;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use mcp_recovery_journal::{JournalError, Kind};
+use serde_json::{Value, json};
+
+use crate::note::note;
+use crate::settings::End;
+use crate::wire::error_response;
+
+use super::input::Input;
+use super::rollback::tell;
+use super::state::{Pending, Session, fields};
+
+impl<W: Write> Session<W> {
+    /// Runs until the client closes (and its requests are answered) or the server exits.
+    pub fn run(mut self) -> Result<End, JournalError> {
+        self.record(
+            Kind::SessionStart,
+            fields(json!({
+                "upstream": self.settings.upstream,
+                "onFailure": self.settings.policy.on_failure().as_str(),
+                "version": env!("CARGO_PKG_VERSION"),
+            })),
+        )?;
+        let end = loop {
+            if let Some(input) = self.deferred.pop_front() {
+                self.handle(input)?;
+                continue;
+            }
+            if let Some(end) = self.ended()? {
+                break end;
+            }
+            let input = self.wait_input(self.next_wait());
+            self.handle(input)?;
+            self.expire()?;
+        };
+        self.upstream.close(Duration::from_secs(2));
+        let reason = match &end {
+            End::ClientClosed => "client closed".to_owned(),
+            End::ServerClosed(reason) => format!("server exited: {reason}"),
+        };
+        self.record(Kind::SessionEnd, fields(json!({"reason": reason})))?;
+        Ok(end)
+    }
+
+    /// How the session ends, once it does: the server gone (every waiting request answered
+    /// first), or the client closed with nothing left to answer.
+    pub(super) fn ended(&mut self) -> Result<Option<End>, JournalError> {
+        if let Some(reason) = self.server_closed.clone() {
+            self.fail_pending(&format!("the server exited ({reason})"))?;
+            return Ok(Some(End::ServerClosed(reason)));
+        }
+        Ok((self.client_closed && self.pending.is_empty()).then_some(End::ClientClosed))
+    }
+
+    /// The next input, waiting at most `wait` for it.
+    pub(super) fn wait_input(&mut self, wait: Duration) -> Input {
+        match self.events.recv_timeout(wait) {
+            Ok(event) => Input::from(event),
+            Err(RecvTimeoutError::Timeout) => Input::Timeout,
+            Err(RecvTimeoutError::Disconnected) => Input::Disconnected,
+        }
+    }
+
+    /// Reacts to one input.
+    pub(super) fn handle(&mut self, input: Input) -> Result<(), JournalError> {
+        match input {
+            Input::FromClient(message, text) => return self.on_client(message, &text),
+            Input::ClientGarbage(reason) => {
+                note(&format!("client: {reason}"));
+                self.send_client_value(&error_response(&Value::Null, -32700, "parse error"));
+            }
+            Input::ClientClosed => self.client_closed = true,
+            Input::FromUpstream(message, text) => return self.on_server(message, text),
+            Input::UpstreamGarbage(reason) => note(&format!("server: {reason}")),
+            Input::UpstreamClosed(reason) => {
+                self.server_closed = Some(reason.unwrap_or_else(|| "its stdout closed".into()));
+            }
+            Input::Timeout => {}
+            Input::Disconnected => {
+                self.server_closed
+                    .get_or_insert_with(|| "disconnected".into());
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn next_wait(&self) -> Duration {
+        let now = Instant::now();
+        self.pending
+            .values()
+            .map(|p| p.deadline.saturating_duration_since(now))
+            .min()
+            .unwrap_or(Duration::from_secs(1))
+            .clamp(Duration::from_millis(1), Duration::from_secs(1))
+    }
+
+    /// Answers every request whose deadline passed; a timed-out call's outcome is unknown.
+    pub(super) fn expire(&mut self) -> Result<(), JournalError> {
+        let now = Instant::now();
+        let expired: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            let Some(pending) = self.pending.remove(&key) else {
+                continue;
+            };
+            let secs = self.settings.policy.call_timeout().as_secs();
+            let message = format!(
+                "mcp-recovery proxy: the server did not answer {} within {secs} s",
+                pending.method
+            );
+            let mut cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"reason": "timed out"}});
+            cancel["params"]["requestId"] = pending.id.clone();
+            self.send_server(&cancel.to_string());
+            let mut answer = error_response(&pending.id, -32001, &message);
+            if let Some(call) = &pending.call {
+                self.finish_call(call, &pending.id, None, Some("timed out"))?;
+                // The rollback runs first, so the answer can say what it did.
+                if let Some(report) = self.on_failure(&call.name)? {
+                    tell(&mut answer, &report.for_client(&call.name));
+                }
+            }
+            self.answer(pending.batch, answer.to_string());
+        }
+        Ok(())
+    }
+
+    /// The server is gone: every waiting request gets an error, calls an unknown outcome.
+    pub(super) fn fail_pending(&mut self, why: &str) -> Result<(), JournalError> {
+        let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+        for p in pending {
+            if let Some(call) = &p.call {
+                self.finish_call(call, &p.id, None, Some(why))?;
+            }
+            let message = format!("mcp-recovery proxy: {why} before answering {}", p.method);
+            self.answer(p.batch, error_response(&p.id, -32000, &message).to_string());
+        }
+        Ok(())
+    }
+}

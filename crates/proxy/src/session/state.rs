@@ -1,0 +1,146 @@
+//! What one session holds: the state every stage reads and updates, and the records of the
+//! requests it waits on.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::sync::mpsc::Receiver;
+use std::time::Instant;
+
+use mcp_recovery_model::Tool;
+use mcp_recovery_plan::TracedCall;
+use serde_json::{Map, Value};
+
+use crate::classify::Classification;
+use crate::event::Event;
+use crate::rollback::Reply;
+use crate::settings::{Settings, SharedJournal};
+use crate::upstream::Upstream;
+
+use super::input::Input;
+
+/// Effectful calls that left the in-memory window since the last rollback (call numbers).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Evicted {
+    pub(super) count: u64,
+    pub(super) first: u64,
+    pub(super) last: u64,
+}
+
+/// Where an answer to the client goes: a place in a batch's answer (batch number, index).
+pub(super) type Slot = (u64, usize);
+
+/// The answers to a batch's requests, sent as one array once every request is answered.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    /// One entry per request of the batch; `None` while unanswered (or cancelled).
+    pub(super) answers: Vec<Option<String>>,
+    /// Requests still waiting for their answer.
+    pub(super) open: usize,
+    /// Every element of the batch has been handled.
+    pub(super) sealed: bool,
+}
+
+/// A forwarded client request waiting for its answer.
+#[derive(Debug)]
+pub(super) struct Pending {
+    /// The id exactly as the client spelled it (answers get this spelling back).
+    pub(super) id: Value,
+    pub(super) method: String,
+    pub(super) deadline: Instant,
+    pub(super) call: Option<CallContext>,
+    /// A `tools/list` without a cursor: its answer may become the classification list.
+    pub(super) first_page: bool,
+    /// Set when the request came in a batch: where its answer goes.
+    pub(super) batch: Option<Slot>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct CallContext {
+    pub(super) number: u64,
+    pub(super) name: String,
+    pub(super) arguments: Map<String, Value>,
+    /// The before-image taken for it, when an overlay declares one for the tool.
+    pub(super) before: Option<Map<String, Value>>,
+}
+
+/// One session between a client and a server.
+pub struct Session<W: Write> {
+    pub(super) settings: Settings,
+    pub(super) journal: Option<SharedJournal>,
+    pub(super) events: Receiver<Event>,
+    pub(super) upstream: Upstream,
+    pub(super) downstream: W,
+    pub(super) pending: HashMap<String, Pending>,
+    pub(super) waiting: HashSet<String>,
+    pub(super) replies: HashMap<String, Reply>,
+    pub(super) deferred: VecDeque<Input>,
+    pub(super) tools: Option<Vec<Tool>>,
+    pub(super) classes: HashMap<String, Classification>,
+    pub(super) request_meta: Option<Map<String, Value>>,
+    /// The upstream's `serverInfo.name`, once it has said it.
+    pub(super) server_name: Option<String>,
+    /// What a rollback needs of the calls completed since the last one: effectful calls only,
+    /// each with only the parts of its result the planner reads, at most `rollback_window`.
+    pub(super) completed: VecDeque<(Value, TracedCall)>,
+    pub(super) evicted: Evicted,
+    pub(super) calls: u64,
+    pub(super) own_ids: u64,
+    pub(super) client_closed: bool,
+    pub(super) server_closed: Option<String>,
+    pub(super) rolling_back: bool,
+    /// The negotiated protocol revision: the server's `initialize` result, or a 2026-07-28
+    /// client's per-request `_meta`.
+    pub(super) revision: Option<String>,
+    pub(super) batches: HashMap<u64, Batch>,
+    pub(super) next_batch: u64,
+    /// While a batch's element is handled: where the proxy's own answer to it goes.
+    pub(super) current: Option<Slot>,
+}
+
+/// The prefix of the proxy's own request ids upstream.
+pub(super) const OWN_ID_PREFIX: &str = "mcp-recovery-proxy-";
+
+pub(super) fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+impl<W: Write> Session<W> {
+    /// A session over an upstream already started; `events` carries both sides' lines.
+    pub fn new(
+        settings: Settings,
+        journal: Option<SharedJournal>,
+        events: Receiver<Event>,
+        upstream: Upstream,
+        downstream: W,
+    ) -> Session<W> {
+        Session {
+            settings,
+            journal,
+            events,
+            upstream,
+            downstream,
+            pending: HashMap::new(),
+            waiting: HashSet::new(),
+            replies: HashMap::new(),
+            deferred: VecDeque::new(),
+            tools: None,
+            classes: HashMap::new(),
+            request_meta: None,
+            server_name: None,
+            completed: VecDeque::new(),
+            evicted: Evicted::default(),
+            calls: 0,
+            own_ids: 0,
+            client_closed: false,
+            server_closed: None,
+            rolling_back: false,
+            revision: None,
+            batches: HashMap::new(),
+            next_batch: 0,
+            current: None,
+        }
+    }
+}
