@@ -27,6 +27,11 @@ use crate::event::Event;
 use crate::note::note;
 use crate::wire::{Line, MAX_LINE_BYTES, error_response, is_request, is_response, method};
 
+use reopen::{MAX_FRUITLESS, Reopenings};
+
+mod get_stream;
+mod reopen;
+
 /// Messages POSTed at once; later ones wait in the queue.
 const WORKERS: usize = 8;
 /// Messages waiting for a worker before `send` refuses more.
@@ -36,17 +41,8 @@ const QUEUE: usize = 1024;
 const GRACE: Duration = Duration::from_secs(5);
 /// Longest time `close` spends on the DELETE.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long to wait before resuming a stream that named no `retry` time.
-const DEFAULT_RETRY_MS: u64 = 1000;
-/// The shortest wait before reopening the GET stream.
-const MIN_RETRY_MS: u64 = 500;
 /// Most times one request's stream is resumed in all.
 const MAX_RESUMES: usize = 100;
-/// Reopenings in a row that bring no new event before a stream is given up (the GET stream
-/// for the rest of the session, a request's stream with an error answer).
-const MAX_FRUITLESS: u32 = 5;
-/// The longest wait between reopenings (each fruitless one doubles the wait).
-const MAX_RETRY_MS: u64 = 30_000;
 /// The `_meta` key of a 2026-07-28 request's protocol version.
 const VERSION_META: &str = "/params/_meta/io.modelcontextprotocol~1protocolVersion";
 
@@ -92,30 +88,6 @@ enum Outcome {
     Done,
     /// The exchange failed: why (already redacted).
     Failed(String),
-}
-
-/// Reopenings of one stream that brought no new event (an event with data): each waits
-/// twice as long as the one before, and after [`MAX_FRUITLESS`] in a row the stream is given up.
-#[derive(Default)]
-struct Reopenings {
-    fruitless: u32,
-}
-
-impl Reopenings {
-    /// The wait before the next reopening of a stream that asked for `retry` ms and whose last
-    /// opening brought a new event when `fruitful`; `None` when it is time to give up.
-    fn next(&mut self, retry: Option<u64>, fruitful: bool) -> Option<Duration> {
-        if fruitful {
-            self.fruitless = 0;
-        }
-        if self.fruitless >= MAX_FRUITLESS {
-            return None;
-        }
-        let base = retry.unwrap_or(DEFAULT_RETRY_MS).max(MIN_RETRY_MS);
-        let wait = base.saturating_mul(1 << self.fruitless).min(MAX_RETRY_MS);
-        self.fruitless += 1;
-        Some(Duration::from_millis(wait))
-    }
 }
 
 impl HttpUpstream {
@@ -545,101 +517,6 @@ impl Shared {
             if *answered && id.is_some() {
                 return Some(Outcome::Done);
             }
-        }
-    }
-
-    /// Continues a stream after event `last` with a GET carrying `Last-Event-ID`.
-    fn resume(&self, last: &str, deadline: Instant) -> Result<ureq::BodyReader<'static>, String> {
-        let request = self
-            .agent
-            .get(&self.url)
-            .config()
-            .timeout_global(Some(deadline.saturating_duration_since(Instant::now())))
-            .build()
-            .header("Accept", "text/event-stream")
-            .header("Last-Event-ID", last);
-        let response = self
-            .prepare(request, None)
-            .call()
-            .map_err(|e| format!("resuming the event stream: {}", self.transport(&e)))?;
-        let status = response.status().as_u16();
-        if status != 200 || mcp_recovery_client::media_type(&response) != "text/event-stream" {
-            return Err(format!(
-                "resuming the event stream after event {}: HTTP status {status}",
-                quote(last)
-            ));
-        }
-        Ok(response.into_body().into_reader())
-    }
-
-    /// Opens the GET stream for server-initiated messages once, on a thread of its own. A
-    /// stream the server ends after an event id is reopened with `Last-Event-ID` after its
-    /// `retry` time (at least half a second, doubled after each reopening that brought no new
-    /// event, at most 30 s); after [`MAX_FRUITLESS`] such reopenings in a row it is given up
-    /// (noted on stderr), and the session goes on with what requests carry.
-    fn open_stream(&self) {
-        {
-            let mut state = self.lock();
-            if state.stream_opened || state.closed {
-                return;
-            }
-            state.stream_opened = true;
-        }
-        let mut last: Option<String> = None;
-        let mut reopenings = Reopenings::default();
-        loop {
-            let request = self
-                .agent
-                .get(&self.url)
-                .config()
-                .timeout_global(None)
-                .build()
-                .header("Accept", "text/event-stream");
-            let request = match &last {
-                Some(last) => request.header("Last-Event-ID", last),
-                None => request,
-            };
-            let Ok(response) = self.prepare(request, None).call() else {
-                return;
-            };
-            if response.status().as_u16() != 200
-                || mcp_recovery_client::media_type(&response) != "text/event-stream"
-            {
-                // No stream offered (405 is the usual answer): requests carry everything.
-                return;
-            }
-            let mut events = EventReader::new(
-                BufReader::new(response.into_body().into_reader()),
-                MAX_LINE_BYTES,
-            );
-            let mut fresh = false;
-            while let Ok(StreamEvent::Message(data)) = events.next_event() {
-                if self.lock().closed {
-                    return;
-                }
-                fresh |= !data.trim().is_empty();
-                match mcp_recovery_model::json::from_str(&data) {
-                    Ok(message) if message.is_object() => {
-                        if !self.deliver(message, data) {
-                            return;
-                        }
-                    }
-                    _ if data.trim().is_empty() => {}
-                    _ => self.note("the GET stream carried an event that is not JSON-RPC"),
-                }
-            }
-            last = events.last_event_id().map(str::to_owned);
-            if last.is_none() || self.lock().closed {
-                return;
-            }
-            let Some(wait) = reopenings.next(events.retry(), fresh) else {
-                self.note(&format!(
-                    "the GET stream was reopened {MAX_FRUITLESS} times in a row without a new \
-                     event: not reopened again (requests still get their answers)"
-                ));
-                return;
-            };
-            std::thread::sleep(wait);
         }
     }
 }

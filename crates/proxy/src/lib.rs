@@ -13,11 +13,13 @@
 //! rollback against a live server without compensating anything twice.
 
 mod approval;
+mod approvals_endpoint;
 mod classify;
 mod error;
 mod event;
 mod http_upstream;
 mod listen;
+mod names;
 mod note;
 mod overlays;
 mod policy;
@@ -30,21 +32,24 @@ mod slack;
 mod spec;
 mod stdio;
 mod upstream;
+mod webhooks;
 mod wire;
 
 pub use approval::{Approver, Verdict, describe, escape};
+pub use approvals_endpoint::serve_approvals;
 pub use classify::{Class, Classification, Source, classify};
 pub use error::{ProxyError, new_session_id};
 pub use event::Event;
 pub use listen::{Limits, Listener, serve};
+pub use names::{fold_name, glob_match};
 pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
     Action, ApprovalRule, ApproverEntry, ClassActions, Decision, Fetch, Notify, NotifyFormat,
-    OnFailure, Policy, PolicyError, PolicyFile, ToolRule, fold_name, glob_match,
+    OnFailure, Policy, PolicyError, PolicyFile, ToolRule,
 };
 pub use quorum::{
     Board, DECISION_TYPE, Outcome, Pending, Refusal, call_digest, canonical, parse_rfc3339,
-    rfc3339, serve_approvals, unix_now,
+    rfc3339, unix_now,
 };
 pub use rollback::{
     Effects, Prior, ROLLBACK_META_KEY, Reply, Report, prior_compensations, rollback,

@@ -6,7 +6,6 @@
 //! signing secret (`POST /approvals/slack`).
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -17,18 +16,12 @@ use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::policy::{ApprovalRule, Fetch, NotifyFormat, PolicyFile};
+use crate::policy::{ApprovalRule, Fetch, PolicyFile};
 use crate::slack::{self, SlackHeaders};
+use crate::webhooks;
 
 /// The `type` of a decision statement.
 pub const DECISION_TYPE: &str = "mcp-recovery/decision";
-
-/// The largest decision body read.
-const MAX_DECISION_BYTES: usize = 16 * 1024;
-
-/// The most decisions read from one fetch of a decisions URL, and the largest answer.
-const MAX_FETCHED_DECISIONS: usize = 64;
-const MAX_FETCHED_BYTES: usize = MAX_FETCHED_DECISIONS * MAX_DECISION_BYTES;
 
 /// The pending requests of one proxy and the approvers who may decide them.
 #[derive(Debug)]
@@ -419,7 +412,7 @@ impl Board {
             }
         };
         while Instant::now() < deadline && self.is_open(id) {
-            match fetch_decisions(&agent, &url) {
+            match webhooks::fetch_decisions(&agent, &url) {
                 Ok(decisions) => {
                     for decision in &decisions {
                         match self.submit_value(id, decision, "url") {
@@ -443,164 +436,6 @@ impl Board {
 
     fn is_open(&self, id: &str) -> bool {
         lock(&self.open).contains_key(id)
-    }
-
-    /// Answers the approvals endpoint: `GET /approvals`, `POST /approvals/{request}`, `POST
-    /// /approvals/slack` (with the request's Slack signature `headers`). `None` when `url` is
-    /// not under `/approvals`.
-    pub fn route(
-        &self,
-        method: &str,
-        url: &str,
-        body: &[u8],
-        headers: &SlackHeaders,
-    ) -> Option<(u16, Value)> {
-        let path = url.split('?').next().unwrap_or_default();
-        let rest = path.strip_prefix("/approvals")?;
-        let submitted = match (method, rest.strip_prefix('/')) {
-            ("GET", None | Some("")) => return Some((200, json!({"pending": self.list()}))),
-            ("POST", Some("slack")) => self.submit_slack(headers, body),
-            ("POST", Some(id)) if !id.is_empty() && !id.contains('/') => {
-                self.submit(id, body, "cli")
-            }
-            _ => {
-                return Some((
-                    405,
-                    json!({"error": "GET /approvals lists, POST /approvals/{request} decides, \
-                        POST /approvals/slack takes Slack interactions"}),
-                ));
-            }
-        };
-        Some(match submitted {
-            Ok(said) => (200, json!({"counted": true, "message": said})),
-            Err(r) => (r.status, json!({"counted": false, "error": r.reason})),
-        })
-    }
-}
-
-/// Serves the approvals endpoint of `board` on `address`, a loopback address, in a thread of
-/// its own; returns the address bound.
-pub fn serve_approvals(board: Arc<Board>, address: SocketAddr) -> Result<SocketAddr, String> {
-    if !address.ip().is_loopback() {
-        return Err(format!(
-            "{address} is not a loopback address: approvals are taken on loopback only"
-        ));
-    }
-    let server = tiny_http::Server::http(address).map_err(|e| e.to_string())?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| "the approvals endpoint has no IP address".to_owned())?;
-    std::thread::spawn(move || {
-        for mut request in server.incoming_requests() {
-            let url = request.url().to_owned();
-            let method = request.method().as_str().to_ascii_uppercase();
-            let headers = SlackHeaders::of(&request);
-            let body = read_capped(&mut request);
-            let (status, value) = match body {
-                Some(body) => board.route(&method, &url, &body, &headers).unwrap_or((
-                    404,
-                    json!({"error": "not found; the endpoint is /approvals"}),
-                )),
-                None => (
-                    413,
-                    json!({"error": format!("a decision is at most {MAX_DECISION_BYTES} bytes")}),
-                ),
-            };
-            let _ = request.respond(json_body(status, &value));
-        }
-    });
-    Ok(bound)
-}
-
-/// A JSON answer.
-pub fn json_body(status: u16, value: &Value) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let mut response =
-        tiny_http::Response::from_data(format!("{value}\n").into_bytes()).with_status_code(status);
-    if let Ok(header) = tiny_http::Header::from_bytes("Content-Type", "application/json") {
-        response.add_header(header);
-    }
-    response
-}
-
-/// The request body, `None` when it is larger than a decision may be.
-pub fn read_capped(request: &mut tiny_http::Request) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(MAX_DECISION_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .ok()?;
-    (body.len() <= MAX_DECISION_BYTES).then_some(body)
-}
-
-/// POSTs `request` (as `GET /approvals` lists it) to the webhook; a failure is said on stderr.
-pub fn notify(notify: &crate::policy::Notify, request: &Map<String, Value>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(notify.timeout_secs.unwrap_or(5))))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into();
-    let body = match notify.format {
-        Some(NotifyFormat::Slack) => slack::message(request),
-        Some(NotifyFormat::Json) | None => Value::Object(request.clone()),
-    }
-    .to_string();
-    let failed = match agent
-        .post(&notify.url)
-        .header("Content-Type", "application/json")
-        .send(body.as_bytes())
-    {
-        Ok(response) if response.status().is_success() => None,
-        Ok(response) => Some(format!("HTTP {}", response.status().as_u16())),
-        // The error would name the URL, which may carry a token: only its kind is said.
-        Err(ureq::Error::Timeout(_)) => Some("timed out".into()),
-        Err(_) => Some("the webhook could not be reached".into()),
-    };
-    if let Some(why) = failed {
-        eprintln!(
-            "mcp-recovery proxy: notifying the approvers of request {} failed: {}",
-            request["request"].as_str().unwrap_or_default(),
-            crate::approval::escape(&why)
-        );
-    }
-}
-
-/// The decisions `url` offers: its answer is one decision or an array of them, and 404 is none.
-/// The URL is never said (it may carry a token).
-fn fetch_decisions(agent: &ureq::Agent, url: &str) -> Result<Vec<Value>, String> {
-    use std::io::Read;
-    let mut response = match agent.get(url).call() {
-        Ok(response) => response,
-        Err(ureq::Error::Timeout(_)) => return Err("fetching decisions timed out".into()),
-        Err(_) => return Err("the decisions URL could not be reached".into()),
-    };
-    match response.status().as_u16() {
-        200 => {}
-        404 => return Ok(Vec::new()),
-        status => return Err(format!("the decisions URL answered HTTP {status}")),
-    }
-    let mut body = Vec::new();
-    response
-        .body_mut()
-        .as_reader()
-        .take(MAX_FETCHED_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|_| "reading the fetched decisions failed".to_owned())?;
-    if body.len() > MAX_FETCHED_BYTES {
-        return Err(format!(
-            "the fetched decisions are more than {MAX_FETCHED_BYTES} bytes"
-        ));
-    }
-    match serde_json::from_slice(&body) {
-        Ok(Value::Array(decisions)) if decisions.len() <= MAX_FETCHED_DECISIONS => Ok(decisions),
-        Ok(Value::Array(_)) => Err(format!(
-            "more than {MAX_FETCHED_DECISIONS} decisions were fetched at once"
-        )),
-        Ok(decision @ Value::Object(_)) => Ok(vec![decision]),
-        _ => Err("the fetched answer is neither a decision nor an array of them".into()),
     }
 }
 

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tiny_http::{Request, Response, StatusCode};
 
+use crate::approvals_endpoint::{json_body, read_capped};
 use crate::event::Event;
 use crate::note::note;
-use crate::quorum::{json_body, read_capped};
 use crate::slack::SlackHeaders;
 use crate::wire::{Line, id_key, is_request, method};
 

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use crate::approval::escape;
 use crate::classify::{Class, Classification, Source, classify};
+use crate::names::fold_name;
 use crate::note::note;
-use crate::policy::fold_name;
 use crate::rollback::Reply;
 
 use super::state::Session;

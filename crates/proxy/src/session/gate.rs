@@ -11,7 +11,8 @@ use crate::approval::{Verdict, escape};
 use crate::classify::{Class, Classification};
 use crate::note::note;
 use crate::policy::{Action, ApprovalRule, Decision, Policy};
-use crate::quorum::{Pending as Offered, notify as notify_quorum};
+use crate::quorum::Pending as Offered;
+use crate::webhooks::notify as notify_quorum;
 use crate::wire::{success, tool_error};
 
 use super::state::{Session, fields};

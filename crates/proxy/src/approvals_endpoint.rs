@@ -1,0 +1,103 @@
+//! The approvals endpoint: `GET /approvals` lists the pending requests of a [`Board`],
+//! `POST /approvals/{request}` and `POST /approvals/slack` decide them; served beside the MCP
+//! endpoint or on an address of its own.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::quorum::Board;
+use crate::slack::SlackHeaders;
+use crate::webhooks::MAX_DECISION_BYTES;
+
+impl Board {
+    /// Answers the approvals endpoint: `GET /approvals`, `POST /approvals/{request}`, `POST
+    /// /approvals/slack` (with the request's Slack signature `headers`). `None` when `url` is
+    /// not under `/approvals`.
+    pub fn route(
+        &self,
+        method: &str,
+        url: &str,
+        body: &[u8],
+        headers: &SlackHeaders,
+    ) -> Option<(u16, Value)> {
+        let path = url.split('?').next().unwrap_or_default();
+        let rest = path.strip_prefix("/approvals")?;
+        let submitted = match (method, rest.strip_prefix('/')) {
+            ("GET", None | Some("")) => return Some((200, json!({"pending": self.list()}))),
+            ("POST", Some("slack")) => self.submit_slack(headers, body),
+            ("POST", Some(id)) if !id.is_empty() && !id.contains('/') => {
+                self.submit(id, body, "cli")
+            }
+            _ => {
+                return Some((
+                    405,
+                    json!({"error": "GET /approvals lists, POST /approvals/{request} decides, \
+                        POST /approvals/slack takes Slack interactions"}),
+                ));
+            }
+        };
+        Some(match submitted {
+            Ok(said) => (200, json!({"counted": true, "message": said})),
+            Err(r) => (r.status, json!({"counted": false, "error": r.reason})),
+        })
+    }
+}
+
+/// Serves the approvals endpoint of `board` on `address`, a loopback address, in a thread of
+/// its own; returns the address bound.
+pub fn serve_approvals(board: Arc<Board>, address: SocketAddr) -> Result<SocketAddr, String> {
+    if !address.ip().is_loopback() {
+        return Err(format!(
+            "{address} is not a loopback address: approvals are taken on loopback only"
+        ));
+    }
+    let server = tiny_http::Server::http(address).map_err(|e| e.to_string())?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| "the approvals endpoint has no IP address".to_owned())?;
+    std::thread::spawn(move || {
+        for mut request in server.incoming_requests() {
+            let url = request.url().to_owned();
+            let method = request.method().as_str().to_ascii_uppercase();
+            let headers = SlackHeaders::of(&request);
+            let body = read_capped(&mut request);
+            let (status, value) = match body {
+                Some(body) => board.route(&method, &url, &body, &headers).unwrap_or((
+                    404,
+                    json!({"error": "not found; the endpoint is /approvals"}),
+                )),
+                None => (
+                    413,
+                    json!({"error": format!("a decision is at most {MAX_DECISION_BYTES} bytes")}),
+                ),
+            };
+            let _ = request.respond(json_body(status, &value));
+        }
+    });
+    Ok(bound)
+}
+
+/// A JSON answer.
+pub fn json_body(status: u16, value: &Value) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let mut response =
+        tiny_http::Response::from_data(format!("{value}\n").into_bytes()).with_status_code(status);
+    if let Ok(header) = tiny_http::Header::from_bytes("Content-Type", "application/json") {
+        response.add_header(header);
+    }
+    response
+}
+
+/// The request body, `None` when it is larger than a decision may be.
+pub fn read_capped(request: &mut tiny_http::Request) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut body = Vec::new();
+    request
+        .as_reader()
+        .take(MAX_DECISION_BYTES as u64 + 1)
+        .read_to_end(&mut body)
+        .ok()?;
+    (body.len() <= MAX_DECISION_BYTES).then_some(body)
+}
