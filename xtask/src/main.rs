@@ -10,6 +10,7 @@ mod codegen;
 mod conformance_check;
 mod corpus;
 mod examples_check;
+mod house;
 mod live;
 mod packages;
 mod proxy_bench;
@@ -27,6 +28,8 @@ usage: cargo xtask <task>
 
 tasks:
   codegen [--check]   write every generated file (--check: fail when one is stale)
+  check-house         no production file over 600 lines and no import circle between the
+                      files of a crate
   check-shared        cross-check schemas and model against ../shared/data (real captures,
                       official MCP schema and examples)
   gen-corpus [--servers N] [--seed S] [--verify] OUT
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         ["codegen"] => codegen::generate(&root, false),
         ["codegen", "--check"] => codegen::generate(&root, true),
         ["check-shared"] => shared::check(&root),
+        ["check-house"] => house::check(&root),
         ["gen-corpus", rest @ ..] => corpus::gen_corpus_command(rest),
         ["bench", rest @ ..] => bench::run(&root, rest),
         ["bench-measure", rest @ ..] => bench::measure_command(rest),
