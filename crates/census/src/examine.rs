@@ -2,10 +2,13 @@
 //! per-server summary for the medians.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
+use mcp_recovery_adoption::profile::{Profile, profile_tools};
 use mcp_recovery_model::{
     COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint, LocateError, locate_tools,
 };
+use mcp_recovery_validator::read::{ReadError, ReadPolicy, read_file};
 use mcp_recovery_validator::{Linter, Report, Severity};
 use serde::Serialize;
 use serde_json::Value;
@@ -277,10 +280,9 @@ pub(crate) fn examine_document(document: &Value) -> Result<(Tally, ServerSummary
             None => tally.non_object_entries += 1,
         }
     }
-    let profile = crate::profile::profile_tools(tools);
+    let profile = profile_tools(tools);
     let summary = ServerSummary {
-        profiles: crate::profile::Profile::ALL
-            .map(|p| (profile.reaches(p), profile.tools_reaching(p) as u64)),
+        profiles: Profile::ALL.map(|p| (profile.reaches(p), profile.tools_reaching(p) as u64)),
         tools: tally.tools,
         distinct_signatures: u32::try_from(tally.signatures.iter().filter(|&&n| n > 0).count())
             .unwrap_or(u32::MAX),
@@ -319,5 +321,27 @@ pub(crate) fn unreadable(path: String, reason: NotToolsReason) -> FileCensus {
         bytes: 0,
         outcome: Err(reason),
         lint: None,
+    }
+}
+
+/// Reads one file under `policy` and examines it; a file that cannot be read is listed with why.
+pub(crate) fn read_and_examine(
+    path: &Path,
+    linter: Option<&Linter>,
+    policy: ReadPolicy,
+) -> FileCensus {
+    let label = path.display().to_string();
+    match read_file(path, Path::new("."), policy) {
+        Ok(bytes) => examine_bytes(label, &bytes, linter),
+        Err(ReadError::TooLarge { limit }) => {
+            let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+            unreadable(label, NotToolsReason::TooLarge { bytes, limit })
+        }
+        Err(error) => unreadable(
+            label,
+            NotToolsReason::Unreadable {
+                message: error.to_string(),
+            },
+        ),
     }
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use mcp_recovery_model::Hint;
 use serde_json::{Value, json};
 
 use super::*;

@@ -14,7 +14,7 @@ use crate::cli::{Deny, Format, LintArgs, OutputFile};
 use crate::config::{self, Config};
 use crate::inputs::{self, ReadError, ReadPolicy};
 use crate::live;
-use crate::overlay_cmd::LoadedOverlay;
+use crate::overlay_cmd::{LoadedOverlay, OverlayArg};
 use crate::overrides::Scopes;
 use crate::progress::{self, Progress};
 use crate::render::{self, Finding, Region, Source, Style, Summary};

@@ -38,7 +38,6 @@ mod schema_cmd;
 mod server_json;
 mod sources;
 mod spec_repo_cmd;
-mod suggest;
 mod suggest_cmd;
 
 use std::process::ExitCode;

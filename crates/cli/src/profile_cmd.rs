@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use mcp_recovery_census::profile::{Profile, ServerProfile, profile_tools};
+use mcp_recovery_adoption::profile::{Profile, ServerProfile, profile_tools};
 use mcp_recovery_model::locate_tools;
 
 use crate::cli::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
-use crate::overlay_cmd::{LoadedOverlay, escape};
+use crate::overlay_cmd::{LoadedOverlay, OverlayArg, escape};
 use crate::sources::{SourceReport, Status};
 use crate::{Failure, pretty};
 

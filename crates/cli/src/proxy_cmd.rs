@@ -15,7 +15,7 @@ use mcp_recovery_proxy::{
 use crate::Failure;
 use crate::inputs::{self, Input};
 use crate::live::{self, Server};
-use crate::overlay_cmd::LoadedOverlay;
+use crate::overlay_cmd::{LoadedOverlay, OverlayArg};
 
 /// Arguments of `proxy`.
 #[derive(Debug, Args)]

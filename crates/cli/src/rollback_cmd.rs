@@ -25,6 +25,7 @@ use crate::Failure;
 use crate::cli::ServerArgs;
 use crate::inputs::Input;
 use crate::live;
+use crate::overlay_cmd::OverlayArg;
 use crate::proxy_cmd::{LockArgs, PolicyArgs, one_server, open_journal, read_overlays};
 
 /// Arguments of `rollback`.

@@ -16,8 +16,10 @@ use crate::inputs::read_json;
 use crate::live;
 use crate::overlay_cmd::escape;
 use crate::progress::{self, Progress};
-use crate::suggest::{Confidence, Recorded, Skipped, Suggestions, suggest_with};
 use crate::{Failure, pretty};
+use mcp_recovery_adoption::suggest::{
+    Confidence, Proposal, Recorded, Skipped, Suggestions, suggest_with,
+};
 
 /// Arguments of `suggest`.
 #[derive(Debug, Args)]
@@ -125,17 +127,17 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
     let mut stderr = std::io::stderr().lock();
     for s in &found.suggestions {
         let what = match &s.proposal {
-            crate::suggest::Proposal::Compensable { compensator, .. } => {
+            Proposal::Compensable { compensator, .. } => {
                 format!("compensated by {}", escape(compensator))
             }
-            crate::suggest::Proposal::Before { read, write, .. } => {
+            Proposal::Before { read, write, .. } => {
                 format!(
                     "undone from a before-image ({} then {})",
                     escape(read),
                     escape(write)
                 )
             }
-            crate::suggest::Proposal::Irreversible => "irreversible".to_owned(),
+            Proposal::Irreversible => "irreversible".to_owned(),
         };
         writeln!(
             stderr,

@@ -1,0 +1,26 @@
+//! Drafting an overlay from a tools/list: pairs of tools that undo each other, found from a verb
+//! lexicon, with bindings from the forward tool's result or arguments (by name, by what a field
+//! names, or per element of an array the result holds); moves and renames that undo themselves;
+//! before-images for writes without an inverse; tools whose verb cannot be undone declared
+//! irreversible. Recorded calls of a proxy journal confirm, contradict or teach bindings.
+//! Anything uncertain is left out.
+
+mod bind;
+mod candidate;
+mod draft;
+mod entry;
+mod fields;
+mod identity;
+mod lexicon;
+mod reader;
+mod recorded;
+mod types;
+mod unpaired;
+
+pub use draft::suggest_with;
+pub use lexicon::words;
+pub use recorded::Recorded;
+pub use types::{Binding, Confidence, Proposal, Reader, Skipped, Suggestion, Suggestions};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,238 @@
+//! Drafts for a tool no listed inverse undoes: a move or rename undoing itself, a before-image
+//! for a write, or irreversible for a verb whose effect cannot be taken back.
+
+use std::collections::BTreeMap;
+
+use mcp_recovery_model::Hint;
+use serde_json::{Map, Value};
+
+use super::candidate::Candidate;
+use super::fields::{fits, object_fields, simple, types};
+use super::identity::{identity, same_identity};
+use super::lexicon::{IRREVERSIBLE, READ_VERBS, verb_of, words};
+use super::types::{Binding, Confidence, Proposal, Suggestion};
+
+/// Argument pairs a move or rename swaps to undo itself.
+pub(crate) const SWAPS: &[(&str, &str)] = &[
+    ("source", "destination"),
+    ("from", "to"),
+    ("oldPath", "newPath"),
+    ("old_path", "new_path"),
+    ("oldName", "newName"),
+    ("old_name", "new_name"),
+    ("src", "dst"),
+];
+
+/// A move or rename undoes itself with its two places swapped.
+pub(crate) fn self_inverse(candidate: &Candidate<'_>) -> Option<Suggestion> {
+    if !candidate.words.iter().any(|w| w == "move" || w == "rename") {
+        return None;
+    }
+    let (required, properties) = object_fields(Some(&candidate.tool.input_schema));
+    let input = |field: &str| Binding::Input {
+        field: field.to_owned(),
+    };
+    let swapped = SWAPS
+        .iter()
+        .find(|(a, b)| required.iter().any(|r| r == a) && required.iter().any(|r| r == b));
+    let Some((a, b)) = swapped else {
+        return renamed_back(candidate, &required, &properties);
+    };
+    let fits_both = match (properties.get(*a), properties.get(*b)) {
+        (Some(x), Some(y)) => fits(x, y) && fits(y, x),
+        _ => false,
+    };
+    if !fits_both || required.len() != 2 {
+        return None;
+    }
+    let mapping = BTreeMap::from([((*a).to_owned(), input(b)), ((*b).to_owned(), input(a))]);
+    Some(undone_by_itself(
+        candidate,
+        mapping,
+        Confidence::High,
+        format!("a move undoes itself with '{a}' and '{b}' swapped"),
+    ))
+}
+
+/// A rename of a thing (`rename_sheet(path, sheet, new_name)`) undoes itself with the new name
+/// and the one other required parameter naming the same thing swapped, and every other
+/// required parameter passed again as it was.
+pub(crate) fn renamed_back(
+    candidate: &Candidate<'_>,
+    required: &[String],
+    properties: &Map<String, Value>,
+) -> Option<Suggestion> {
+    let at = candidate.words.iter().position(|w| w == "rename")?;
+    let noun = candidate.noun(at);
+    let [new] = required
+        .iter()
+        .filter(|r| words(r).first().map(String::as_str) == Some("new"))
+        .collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    let named = identity(new, &noun);
+    let [old] = required
+        .iter()
+        .filter(|r| *r != new && same_identity(&identity(r, &noun), &named))
+        .collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    let both = properties.get(new).zip(properties.get(old));
+    if !both.is_some_and(|(n, o)| fits(n, o) && fits(o, n)) || !required.iter().all(|r| simple(r)) {
+        return None;
+    }
+    let mapping = required
+        .iter()
+        .map(|r| {
+            let from = if r == new {
+                old
+            } else if r == old {
+                new
+            } else {
+                r
+            };
+            (
+                r.clone(),
+                Binding::Input {
+                    field: from.clone(),
+                },
+            )
+        })
+        .collect();
+    Some(undone_by_itself(
+        candidate,
+        mapping,
+        Confidence::Medium,
+        format!(
+            "a rename undoes itself with '{old}' and '{new}' swapped (they name the same {noun})"
+        ),
+    ))
+}
+
+/// A suggestion compensating the tool with a call of itself.
+fn undone_by_itself(
+    candidate: &Candidate<'_>,
+    mapping: BTreeMap<String, Binding>,
+    confidence: Confidence,
+    reason: String,
+) -> Suggestion {
+    Suggestion {
+        tool: candidate.tool.name.clone(),
+        proposal: Proposal::Compensable {
+            compensator: candidate.tool.name.clone(),
+            mapping,
+            reader: None,
+        },
+        confidence,
+        reason,
+    }
+}
+
+/// Verbs of tools that replace or change what is stored at a place: undone from a
+/// before-image when no inverse is listed.
+pub(crate) const OVERWRITES: &[&str] =
+    &["write", "edit", "append", "overwrite", "replace", "patch"];
+
+/// Parameter names that take the whole text written.
+pub(crate) const CONTENTS: &[&str] = &["content", "contents", "text", "data", "body"];
+
+/// An undo from a before-image: the forward tool changes what is stored at a place, a
+/// `read_X` annotated read-only takes exactly the place, and `write_X` takes the place and its whole text
+/// (`write_file` with `read_file`). The read runs before the call and the write puts back what
+/// it found. Exactly one such read and one such write, or nothing.
+pub(crate) fn before_image(
+    forward: &Candidate<'_>,
+    candidates: &[Candidate<'_>],
+) -> Option<Suggestion> {
+    let at = forward
+        .words
+        .iter()
+        .position(|w| OVERWRITES.contains(&w.as_str()))?;
+    let with_verb = |verb: &str| {
+        let mut words = forward.words.clone();
+        words[at] = verb.to_owned();
+        words
+    };
+    let (read_words, write_words) = (with_verb("read"), with_verb("write"));
+    let reads: Vec<&Candidate<'_>> = candidates
+        .iter()
+        // A proxy runs only a read its server annotates read-only.
+        .filter(|c| c.words == read_words && c.tool.hint(Hint::ReadOnly) == Some(true))
+        .collect();
+    let writes: Vec<&Candidate<'_>> = candidates
+        .iter()
+        .filter(|c| c.words == write_words && !c.read_only())
+        .collect();
+    let ([read], [write]) = (reads.as_slice(), writes.as_slice()) else {
+        return None;
+    };
+    let (place, read_properties) = object_fields(Some(&read.tool.input_schema));
+    let (write_required, write_properties) = object_fields(Some(&write.tool.input_schema));
+    let (forward_required, forward_properties) = object_fields(Some(&forward.tool.input_schema));
+    let fitting = |name: &String, properties: &Map<String, Value>| {
+        simple(name)
+            && read_properties
+                .get(name)
+                .zip(properties.get(name))
+                .is_some_and(|(r, p)| fits(p, r))
+    };
+    if place.is_empty()
+        || !place.iter().all(|p| {
+            write_required.contains(p)
+                && forward_required.contains(p)
+                && fitting(p, &write_properties)
+                && fitting(p, &forward_properties)
+        })
+    {
+        return None;
+    }
+    let [content] = write_required
+        .iter()
+        .filter(|p| !place.contains(p))
+        .collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    let text = write_properties
+        .get(content)
+        .is_some_and(|s| types(s) == ["string"]);
+    if !text || !CONTENTS.contains(&content.to_ascii_lowercase().as_str()) || !simple(content) {
+        return None;
+    }
+    Some(Suggestion {
+        tool: forward.tool.name.clone(),
+        proposal: Proposal::Before {
+            read: read.tool.name.clone(),
+            arguments: place.clone(),
+            write: write.tool.name.clone(),
+            content: content.clone(),
+        },
+        confidence: Confidence::Medium,
+        reason: format!(
+            "no inverse is listed: '{}' reads the text before the call and '{}' writes it back as '{content}' (before-image); what did not exist before is not undone",
+            read.tool.name, write.tool.name
+        ),
+    })
+}
+
+/// `irreversible` for a tool named with a verb whose effect cannot be taken back.
+pub(crate) fn irreversible(forward: &Candidate<'_>) -> Option<Suggestion> {
+    let (at, verb) = verb_of(&forward.words)?;
+    // `post_search` names an HTTP method, not a message.
+    let reads = forward
+        .words
+        .get(at + 1)
+        .is_some_and(|next| READ_VERBS.contains(&next.as_str()));
+    (IRREVERSIBLE.contains(&verb) && !reads).then(|| Suggestion {
+        tool: forward.tool.name.clone(),
+        proposal: Proposal::Irreversible,
+        confidence: if forward.words.first().map(String::as_str) == Some(verb) {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
+        reason: format!("'{verb}' cannot be taken back once done, and no inverse tool is listed"),
+    })
+}

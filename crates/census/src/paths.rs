@@ -1,0 +1,88 @@
+//! A census over files and directories: the files found, then read, parsed and linted by a
+//! bounded number of workers, each holding one file at a time.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use crate::builder::CensusBuilder;
+use crate::examine::{FileCensus, read_and_examine};
+use crate::metrics::Census;
+use crate::options::{CensusError, CensusOptions};
+
+/// Expands the given paths: files as given, directories walked for documents by the rule of
+/// [`mcp_recovery_validator::walk`], the one `lint DIR` uses too.
+///
+/// A given path that does not exist is an error; unreadable entries inside a directory are
+/// returned so the census lists them.
+pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|source| CensusError::Input {
+            path: path.clone(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let walk = mcp_recovery_validator::walk::json_documents(path);
+        files.extend(walk.documents);
+        // An entry the walker could not name is reported as the directory itself.
+        files.extend(
+            walk.errors
+                .into_iter()
+                .map(|e| e.path.unwrap_or_else(|| path.clone())),
+        );
+    }
+    files.dedup();
+    Ok(files)
+}
+
+/// Runs a census over files and directories (walked for `*.json`, one file per server).
+///
+/// Up to [`CensusOptions::threads`] workers each read, parse and lint one file at a time and send
+/// back only counters, so memory stays bounded by the largest files.
+pub fn census_paths(paths: &[PathBuf], options: &CensusOptions) -> Result<Census, CensusError> {
+    census_paths_observed(paths, options, |_, _| {})
+}
+
+/// [`census_paths`], calling `observe(done, total)` once the files are found (`done` 0) and
+/// after each file is counted: for a progress display.
+pub fn census_paths_observed(
+    paths: &[PathBuf],
+    options: &CensusOptions,
+    mut observe: impl FnMut(usize, usize),
+) -> Result<Census, CensusError> {
+    let files = collect_files(paths)?;
+    observe(0, files.len());
+    let mut builder = CensusBuilder::new(options)?;
+    let threads = options.threads.clamp(1, files.len().max(1));
+    let next = AtomicUsize::new(0);
+    // The workers borrow the linter while this thread merges into the builder.
+    let linter = builder.linter.take();
+    let policy = options.read;
+    let (sender, receiver) = mpsc::sync_channel::<FileCensus>(2 * threads);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let sender = sender.clone();
+            let (files, next, linter) = (&files, &next, linter.as_ref());
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(i) else { break };
+                    if sender.send(read_and_examine(path, linter, policy)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for (done, file) in receiver.into_iter().enumerate() {
+            builder.add_file(file);
+            observe(done + 1, files.len());
+        }
+    });
+    builder.linter = linter;
+    Ok(builder.finish())
+}
