@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use mcp_recovery_validator::{Diagnostic, Severity, Span};
 
-use crate::cli::Format;
+use crate::args::lint::Format;
 pub use crate::sources::SourceReport;
 use mcp_recovery_validator::LineIndex;
 

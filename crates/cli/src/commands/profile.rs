@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use mcp_recovery_census::profile::{Profile, ServerProfile, profile_tools};
 use mcp_recovery_model::locate_tools;
 
-use crate::cli::ServerArgs;
+use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
 use crate::overlay_cmd::{LoadedOverlay, escape};
