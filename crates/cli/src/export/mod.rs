@@ -4,6 +4,7 @@
 mod csv;
 mod model;
 mod otlp;
+mod reader;
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -56,8 +57,8 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
             "warning: {shown}: broken at {line}: exported unverified"
         )?;
     }
-    let (sessions, skipped, first) =
-        model::read(&text, args.unverified).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    let (sessions, skipped, first) = reader::read(&text, args.unverified)
+        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     if let Some(first) = first {
         writeln!(
             std::io::stderr().lock(),
