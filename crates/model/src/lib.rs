@@ -42,7 +42,7 @@ mod overlay;
 mod pointer;
 mod reader;
 mod recovery;
-pub mod text;
+pub use mcp_recovery_base::text;
 mod tool;
 
 pub use before::{BEFORE_SECTION, BeforeImage, Undo};

@@ -17,13 +17,12 @@ mod config_schema;
 mod diagnostic;
 mod finding;
 mod load;
-mod ordered;
 mod overlaid;
-pub mod read;
+pub use mcp_recovery_base::read;
 mod rules;
 mod schema_stage;
 mod span;
-pub mod walk;
+pub use mcp_recovery_base::walk;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
@@ -36,7 +35,7 @@ pub use config_schema::{CONFIG_SCHEMA, config_schema};
 pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, escape_xml, is_unsafe_char, push_escape,
 };
-pub use ordered::map_in_order;
+pub use mcp_recovery_base::ordered::map_in_order;
 pub use overlaid::{OverlaidReport, overlay_positions};
 use serde_json::Value;
 
