@@ -10,7 +10,7 @@ use mcp_recovery_validator::escape_controls;
 use serde_json::{Value, json};
 
 use crate::Failure;
-use crate::render::Finding;
+use crate::render::types::Finding;
 
 /// Version of the baseline file format.
 const VERSION: u64 = 1;

@@ -9,17 +9,7 @@ use std::sync::OnceLock;
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
 
-/// `--color`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum ColorWhen {
-    /// Colour on a terminal, unless the environment says otherwise.
-    #[default]
-    Auto,
-    /// Always colour, whatever the environment says.
-    Always,
-    /// Never colour.
-    Never,
-}
+use crate::args::values::ColorWhen;
 
 /// Bold, for headings.
 #[cfg(feature = "demo")]

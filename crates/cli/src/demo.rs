@@ -8,23 +8,15 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
 use mcp_recovery_client::{Connection, Options, Target};
 use mcp_recovery_plan::{Planner, Status, TracedCall, load_tools};
 use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
+use crate::args::demo::{DemoArgs, DemoServerArgs};
 use crate::color::{BAD, BOLD, DIM, GOOD, paint, stdout_color};
-use crate::plan_cmd::render_plan;
-
-/// Arguments of `demo`.
-#[derive(Debug, Args)]
-pub struct DemoArgs {
-    /// Give up on the demo server after this many seconds per request.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub timeout: u64,
-}
+use crate::commands::plan::render_plan;
 
 /// The checkout workflow: reserve, charge, ship (the carrier rejects the shipment).
 fn workflow() -> [(&'static str, Value); 3] {
@@ -386,7 +378,7 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
 }
 
 /// Runs the demo server on stdio or Streamable HTTP (the hidden `demo-server` subcommand).
-pub fn serve(args: &crate::cli::DemoServerArgs) -> Result<ExitCode, Failure> {
+pub fn serve(args: &DemoServerArgs) -> Result<ExitCode, Failure> {
     let mut config = mcp_recovery_demo_server::Config {
         call_log: args.call_log.clone(),
         slow: args.slow.clone(),

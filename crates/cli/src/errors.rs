@@ -5,7 +5,17 @@ use std::io::Write;
 
 use mcp_recovery_validator::escape_controls;
 
-use crate::{client_config, config, inputs};
+use crate::{client_config, config};
+
+/// A directory that cannot be walked.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot walk {path}: {source}")]
+pub struct WalkError {
+    /// The directory as given.
+    pub path: String,
+    /// Why.
+    pub source: mcp_recovery_validator::walk::WalkError,
+}
 
 /// Why a command could not run (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -16,7 +26,7 @@ pub enum Failure {
         /// The input as given.
         path: String,
         /// Why.
-        source: inputs::ReadError,
+        source: mcp_recovery_validator::read::ReadError,
     },
     /// A file or directory could not be written.
     #[error("cannot write {path}: {source}")]
@@ -28,7 +38,7 @@ pub enum Failure {
     },
     /// A directory could not be walked.
     #[error(transparent)]
-    Walk(#[from] inputs::WalkError),
+    Walk(#[from] WalkError),
     /// The config file is unreadable or wrong.
     #[error(transparent)]
     Config(#[from] config::ConfigError),

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::Failure;
+use crate::errors::{Failure, WalkError};
 
 pub use mcp_recovery_validator::read::{
     ReadError, ReadPolicy, check_links, open_file, read_capped, read_file,
@@ -92,16 +92,6 @@ impl Input {
             }
         }
     }
-}
-
-/// A directory that cannot be walked.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot walk {path}: {source}")]
-pub struct WalkError {
-    /// The directory as given.
-    pub path: String,
-    /// Why.
-    pub source: mcp_recovery_validator::walk::WalkError,
 }
 
 /// Reads and parses the JSON document at `path` (`-` for stdin), naming the file and position

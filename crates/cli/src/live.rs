@@ -11,7 +11,7 @@ use mcp_recovery_validator::escape_controls;
 use serde_json::Value;
 
 use crate::Failure;
-use crate::cli::ServerArgs;
+use crate::args::server::ServerArgs;
 use crate::client_config::{self, ClientConfig};
 use crate::sources::{Kind, SourceReport, Status};
 

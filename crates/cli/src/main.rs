@@ -1,50 +1,62 @@
-//! The mcp-recovery command line: lint tools/list documents and live servers, list and explain
-//! rules, print the generated schemas. Each command lives in its own module; this file parses
-//! the arguments and dispatches.
+//! The mcp-recovery command line. `args` parses it; `commands` holds one module per command and
+//! the `match` in `main` below dispatches to it; the other modules are what several commands
+//! share (inputs, live servers, rendering, journals, client configs, server.json).
+//!
+//! The commands:
+//! - `lint`: check tools/list documents (files, directories, stdin), live servers (`--stdio`,
+//!   `--url`, the servers of a client config or of a registry `server.json`) against the rule
+//!   catalog, with config files, baselines, overlays and seven output formats.
+//! - `rules`: the rule catalog, one line per rule.
+//! - `explain`: the documentation of one rule.
+//! - `schema`: the generated JSON Schemas (list, print one, write all), or the SEP-3172 additions
+//!   written into a checkout of the MCP specification repository (`--spec-repo`).
+//! - `fetch`: the complete tools/list of a live server, as JSON.
+//! - `plan`: the compensation plan for a recorded trace of tool calls or a proxy journal.
+//! - `convert`: recovery metadata moved between the SEP-3172 and mcp-compensate carriers.
+//! - `suggest`: a draft overlay declaring recovery for a server that declares none.
+//! - `profile`: the guarantee profiles each tool and the server reach from their declarations.
+//! - `census`: what a corpus of tools/list documents (or of live servers) declares.
+//! - `demo`: the checkout demo, with its MCP server started as the hidden `demo-server` (both
+//!   only with the `demo` feature).
+//! - `proxy`: an MCP server run behind the recovery proxy, which classifies, gates, journals and
+//!   rolls back its tool calls.
+//! - `audit`: a proxy journal verified (`verify`), exported as OpenTelemetry spans or CSV
+//!   (`export`), or a key pair for its checkpoints written (`keygen`).
+//! - `approve`: the calls a proxy holds for its approvers listed, or one approver's signed
+//!   decision sent or printed.
+//! - `rollback`: the compensations of a recorded session run against a live server (resumable).
 //!
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
-mod approve_cmd;
-mod audit_cmd;
+mod args;
 mod audit_quorum;
 mod baseline;
-mod census_cmd;
 mod checkpoints;
-mod cli;
 mod client_config;
 mod color;
+mod commands;
 mod config;
-mod convert_cmd;
 #[cfg(feature = "demo")]
 mod demo;
 mod errors;
 mod export;
-mod fetch_cmd;
 mod inputs;
-mod lint;
 mod live;
-mod overlay_cmd;
+mod overlay;
 mod overrides;
-mod plan_cmd;
-mod profile_cmd;
 mod progress;
-mod proxy_cmd;
 mod proxy_http;
 mod render;
-mod rollback_cmd;
-mod rules_cmd;
-mod schema_cmd;
 mod server_json;
 mod sources;
-mod spec_repo_cmd;
-mod suggest_cmd;
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::cli::{Cli, Command};
+use crate::args::{Cli, Command};
+
 use crate::errors::Failure;
 use crate::render::pretty;
 
@@ -57,8 +69,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// errors found after parsing (`Cli::check_server_args`) are coloured the same way.
 fn parse() -> Cli {
     let choice = match color::requested(std::env::args_os()) {
-        Some(color::ColorWhen::Always) => clap::ColorChoice::Always,
-        Some(color::ColorWhen::Never) => clap::ColorChoice::Never,
+        Some(args::values::ColorWhen::Always) => clap::ColorChoice::Always,
+        Some(args::values::ColorWhen::Never) => clap::ColorChoice::Never,
         _ => clap::ColorChoice::Auto,
     };
     let mut command = Cli::command().color(choice);
@@ -81,22 +93,22 @@ fn main() -> ExitCode {
     });
     let done = |result: Result<(), Failure>| result.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
-        Command::Lint(args) => lint::run(&args),
-        Command::Rules => done(rules_cmd::list()),
-        Command::Explain(args) => done(rules_cmd::explain(&args)),
-        Command::Schema(args) => done(schema_cmd::run(&args)),
-        Command::Fetch(args) => done(fetch_cmd::run(&args)),
-        Command::Plan(args) => plan_cmd::run(&args),
-        Command::Convert(args) => convert_cmd::run(&args),
-        Command::Suggest(args) => suggest_cmd::run(&args),
-        Command::Profile(args) => profile_cmd::run(&args),
-        Command::Census(args) => census_cmd::run(&args),
+        Command::Lint(args) => commands::lint::run(&args),
+        Command::Rules => done(commands::rules::run()),
+        Command::Explain(args) => done(commands::explain::run(&args)),
+        Command::Schema(args) => done(commands::schema::run(&args)),
+        Command::Fetch(args) => done(commands::fetch::run(&args)),
+        Command::Plan(args) => commands::plan::run(&args),
+        Command::Convert(args) => commands::convert::run(&args),
+        Command::Suggest(args) => commands::suggest::run(&args),
+        Command::Profile(args) => commands::profile::run(&args),
+        Command::Census(args) => commands::census::run(&args),
         #[cfg(feature = "demo")]
         Command::Demo(args) => demo::run(&args),
-        Command::Proxy(args) => proxy_cmd::run(&args),
-        Command::Audit(args) => audit_cmd::run(&args),
-        Command::Approve(args) => approve_cmd::run(&args),
-        Command::Rollback(args) => rollback_cmd::run(&args),
+        Command::Proxy(args) => commands::proxy::run(&args),
+        Command::Audit(args) => commands::audit::run(&args),
+        Command::Approve(args) => commands::approve::run(&args),
+        Command::Rollback(args) => commands::rollback::run(&args),
         #[cfg(feature = "demo")]
         Command::DemoServer(args) => demo::serve(&args),
     };

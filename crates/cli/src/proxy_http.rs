@@ -3,49 +3,12 @@
 
 use std::net::SocketAddr;
 
-use clap::Args;
 use mcp_recovery_client::{Header, Target};
 use mcp_recovery_journal::Journal;
 use mcp_recovery_proxy::{Limits, Listener, Settings, UpstreamSpec, escape, serve};
 
 use crate::Failure;
-
-/// Transport flags of `proxy`.
-#[derive(Debug, Args)]
-pub struct TransportArgs {
-    /// Forward to a Streamable HTTP server at this URL instead of starting a command.
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Extra HTTP header for `--url`, as 'Name: value' (repeatable; `${VAR}` reads the
-    /// environment; values are never shown).
-    #[arg(long = "header", value_name = "'K: V'", requires = "url")]
-    pub headers: Vec<String>,
-    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (loopback only unless
-    /// --allow-remote; port 0 picks a free one).
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Option<SocketAddr>,
-    /// Let --listen bind an address other than loopback (anyone who can reach it can call the
-    /// server's tools).
-    #[arg(long, requires = "listen")]
-    pub allow_remote: bool,
-    /// An Origin accepted besides loopback ones, as scheme://host[:port] (repeatable).
-    #[arg(long, value_name = "ORIGIN", requires = "listen")]
-    pub allow_origin: Vec<String>,
-    /// Most sessions (Mcp-Session-Id) open at once with --listen.
-    #[arg(long, value_name = "N", default_value_t = 16,
-          value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub max_sessions: u16,
-    /// Most connections open at once with --listen; one more is answered 503 with
-    /// Retry-After.
-    #[arg(long, value_name = "N", default_value_t = 64,
-          value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pub max_connections: u16,
-    /// Seconds a request to --listen has to arrive whole (head and body, however it trickles)
-    /// and a connection may stay idle between requests.
-    #[arg(long, value_name = "SECS", default_value_t = 30,
-          value_parser = clap::value_parser!(u16).range(1..=3600))]
-    pub request_timeout: u16,
-}
+use crate::args::proxy::TransportArgs;
 
 impl TransportArgs {
     /// The upstream `--url` names, with its headers, if any.

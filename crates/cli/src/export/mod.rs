@@ -4,63 +4,22 @@
 mod csv;
 mod model;
 mod otlp;
+mod reader;
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
 use mcp_recovery_validator::escape_controls;
 
 use crate::Failure;
-use crate::cli::written_path;
+use crate::args::audit::{ExportArgs, ExportFormat};
 use crate::inputs::Input;
 
 /// Spans per request: the OpenTelemetry SDKs' default export batch.
 const MAX_SPANS_PER_REQUEST: usize = 512;
 /// Bytes of a collector's answer read (for `partialSuccess` or an error's reason).
 const MAX_ANSWER_BYTES: u64 = 64 * 1024;
-
-/// What `audit export` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    /// OpenTelemetry spans POSTed to an OTLP/HTTP collector (JSON encoding).
-    Otlp,
-    /// CSV, one row per call and per compensation.
-    Csv,
-}
-
-/// Arguments of `audit export`.
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// The journal (`-` for stdin).
-    #[arg(value_name = "JOURNAL")]
-    pub journal: PathBuf,
-    /// What to write.
-    #[arg(long, value_enum, default_value_t = ExportFormat::Otlp)]
-    pub format: ExportFormat,
-    /// The collector's OTLP/HTTP base endpoint: spans are POSTed to URL/v1/traces. Without it,
-    /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL) or OTEL_EXPORTER_OTLP_ENDPOINT (a
-    /// base, as with this flag) is used.
-    #[arg(long, value_name = "URL")]
-    pub otlp: Option<String>,
-    /// An HTTP header for the collector, as K=V (repeatable; for example authorization).
-    /// OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TRACES_HEADERS are read too. Values
-    /// are never shown.
-    #[arg(long = "header", value_name = "K=V")]
-    pub headers: Vec<String>,
-    /// Give up on a request to the collector after this many seconds (1 to 600).
-    #[arg(long, value_name = "SECONDS", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(1..=600))]
-    pub timeout: u64,
-    /// With --format csv: write to PATH instead of standard output.
-    #[arg(long, value_name = "PATH", value_parser = written_path)]
-    pub output: Option<PathBuf>,
-    /// Export a journal that fails verification (a warning says where it broke).
-    #[arg(long)]
-    pub unverified: bool,
-}
 
 /// Runs `audit export`.
 pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
@@ -98,8 +57,8 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
             "warning: {shown}: broken at {line}: exported unverified"
         )?;
     }
-    let (sessions, skipped, first) =
-        model::read(&text, args.unverified).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    let (sessions, skipped, first) = reader::read(&text, args.unverified)
+        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     if let Some(first) = first {
         writeln!(
             std::io::stderr().lock(),

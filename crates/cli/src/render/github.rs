@@ -9,8 +9,8 @@ use std::io::{self, Write};
 
 use mcp_recovery_validator::Severity;
 
-use super::{Finding, Renderer, SourceReport, Summary};
-use crate::sources::Status;
+use crate::render::types::{Finding, Renderer, Source, Summary};
+use crate::sources::{SourceReport, Status};
 
 /// Streams one line per diagnostic; prints nothing else on stdout.
 #[derive(Debug, Default)]
@@ -82,7 +82,7 @@ impl Renderer for Github {
     fn finding(
         &mut self,
         out: &mut dyn Write,
-        _source: Option<&super::Source<'_>>,
+        _source: Option<&Source<'_>>,
         finding: &Finding,
     ) -> io::Result<()> {
         writeln!(out, "{}", command(finding))

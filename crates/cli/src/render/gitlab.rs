@@ -8,9 +8,9 @@ use mcp_recovery_validator::Severity;
 use serde_json::{Value, json};
 
 use super::json::{pretty, write_array};
-use super::{Finding, Renderer, Source, SourceReport, Summary};
 use crate::baseline::{Key, Occurrences, normalize_file};
-use crate::sources::Status;
+use crate::render::types::{Finding, Renderer, Source, Summary};
+use crate::sources::{SourceReport, Status};
 
 /// Keeps the issues, already rendered, and prints the array at the end.
 #[derive(Debug, Default)]

@@ -10,7 +10,7 @@ use miette::{
     SourceCode, SourceSpan, SpanContents,
 };
 
-use super::{Finding, Renderer, Source, Summary};
+use crate::render::types::{Finding, Renderer, Source, Summary};
 
 /// Lines longer than this (in bytes) are cut to a window around the span: minified documents
 /// are one long line, and printing it whole would drown the finding.

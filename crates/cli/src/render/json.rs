@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::{Finding, Renderer, SourceReport, Summary};
+use crate::render::types::{Finding, Renderer, Source, Summary};
+use crate::sources::SourceReport;
 
 /// Keeps every diagnostic, already rendered (a `Value` per record costs several times the
 /// text), and prints the object at the end.
@@ -70,7 +71,7 @@ impl Renderer for Json {
     fn finding(
         &mut self,
         _out: &mut dyn Write,
-        _source: Option<&super::Source<'_>>,
+        _source: Option<&Source<'_>>,
         finding: &Finding,
     ) -> io::Result<()> {
         self.diagnostics

@@ -9,8 +9,8 @@ use std::io::{self, Write};
 
 use mcp_recovery_validator::{Severity, escape_xml};
 
-use super::{Finding, Renderer, Source, SourceReport, Summary};
-use crate::sources::Status;
+use crate::render::types::{Finding, Renderer, Source, Summary};
+use crate::sources::{SourceReport, Status};
 
 /// Keeps each suite, already rendered, and prints the document at the end.
 #[derive(Debug, Default)]

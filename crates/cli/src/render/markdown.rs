@@ -8,8 +8,8 @@ use std::io::{self, Write};
 
 use mcp_recovery_validator::escape_controls;
 
-use super::{Finding, Renderer, Source, SourceReport, Summary};
-use crate::sources::Status;
+use crate::render::types::{Finding, Renderer, Source, Summary};
+use crate::sources::{SourceReport, Status};
 
 /// Rows kept in the table: a job summary is capped (1 MiB on GitHub), and past a few hundred
 /// rows nobody reads on; the rest is counted.

@@ -10,8 +10,8 @@ use mcp_recovery_validator::{DefaultLevel, Severity, find_rule};
 use serde_json::{Map, Value, json};
 
 use super::json::{pretty, write_array};
-use super::{Finding, Renderer, SourceReport, Summary};
-use crate::sources::Status;
+use crate::render::types::{Finding, Renderer, Source, Summary};
+use crate::sources::{SourceReport, Status};
 
 /// Schema of the OASIS standard (errata 01), the document we validate against.
 const SARIF_SCHEMA: &str =
@@ -248,7 +248,7 @@ impl Renderer for Sarif {
     fn finding(
         &mut self,
         _out: &mut dyn Write,
-        _source: Option<&super::Source<'_>>,
+        _source: Option<&Source<'_>>,
         finding: &Finding,
     ) -> io::Result<()> {
         let code = finding.diagnostic.code;

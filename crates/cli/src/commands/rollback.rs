@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use clap::Args;
 use mcp_recovery_client::{ClientError, Connection};
 use mcp_recovery_journal::{
     Journal, JournalError, Kind, READ_BACK_MAX_BYTES, Verifier, inline_out_of_line, read_records,
@@ -22,54 +21,11 @@ use mcp_recovery_proxy::{
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
-use crate::cli::ServerArgs;
+use crate::args::proxy::RollbackArgs;
+use crate::commands::proxy::{one_server, open_journal, read_overlays};
 use crate::inputs::Input;
 use crate::live;
-use crate::overlay_cmd::OverlayArg;
-use crate::proxy_cmd::{LockArgs, PolicyArgs, one_server, open_journal, read_overlays};
-
-/// Arguments of `rollback`.
-#[derive(Debug, Args)]
-pub struct RollbackArgs {
-    /// The journal of the session to roll back (compensations are appended to it).
-    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
-    pub journal: PathBuf,
-    /// The session to roll back (default: the only session with effects left: compensations
-    /// not yet done, or effects needing attention never reported; when several have some,
-    /// they are listed and nothing is done unless --all is given).
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
-    /// Print what would be done; call nothing and write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// The policy that gates the compensating calls.
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    /// Apply this overlay (JSON or TOML) to the server's tools before planning (repeatable; the
-    /// server's own declarations win).
-    #[arg(long = "overlay", value_name = "FILE")]
-    pub overlays: Vec<PathBuf>,
-    /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server to reach.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The live server.
-    #[command(flatten)]
-    pub server: ServerArgs,
-    /// Roll back every session with effects left, newest first.
-    #[arg(long, conflicts_with = "session")]
-    pub all: bool,
-    /// Waiting for another writer of the journal.
-    #[command(flatten)]
-    pub lock: LockArgs,
-    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
-    /// written: a `checkpoint` record after every record, in the same write and sync.
-    #[arg(long, value_name = "FILE")]
-    pub journal_key: Option<PathBuf>,
-    /// Before acting, check every checkpoint's signature with this public key (repeatable: any
-    /// of them), and that every record is covered by one; a journal that fails is refused.
-    #[arg(long = "key", value_name = "PUB")]
-    pub keys: Vec<PathBuf>,
-}
+use crate::overlay::OverlayArg;
 
 /// Runs `rollback`: exit 0 when every compensation succeeded or was done before, 1 when some
 /// step needs attention, 2 when it could not run.

@@ -1,64 +1,16 @@
 //! `mcp-recovery census`: what a corpus of servers declares.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
 use mcp_recovery_census::{CensusBuilder, CensusOptions, census_paths_observed};
 use mcp_recovery_model::locate_tools;
 
+use crate::args::documents::{CensusArgs, CensusFormat};
 use crate::progress::{self, Progress};
 use crate::sources::SourceReport;
 
 use crate::{Failure, pretty};
-
-/// Arguments of `census`.
-#[derive(Debug, Args)]
-#[command(group = clap::ArgGroup::new("fetching").args(["live", "server_json"]))]
-pub struct CensusArgs {
-    /// Files or directories (walked for `*.json`), one tools/list document per server.
-    #[arg(value_name = "PATH", required_unless_present_any = ["live", "server_json"])]
-    pub paths: Vec<PathBuf>,
-    /// Fetch every enabled server of this MCP client config (Claude Desktop, Cursor, VS Code)
-    /// and count them instead of files.
-    #[arg(long, value_name = "CONFIG", conflicts_with = "paths")]
-    pub live: Option<PathBuf>,
-    /// Fetch the servers an MCP Registry `server.json` declares (or every one in a directory)
-    /// and count them instead of files: packages started with npx, uvx or docker, remotes over
-    /// Streamable HTTP.
-    #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["paths", "live"])]
-    pub server_json: Option<PathBuf>,
-    /// Live servers: `${input:ID}` values, timeouts, `--save DIR`, `--verbose`.
-    #[command(flatten)]
-    pub server: crate::cli::ConfigServerArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = CensusFormat::Table)]
-    pub format: CensusFormat,
-    /// Also draw the hint-signature distribution as an SVG bar chart into this file.
-    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
-    pub svg: Option<PathBuf>,
-    /// How many hint signatures to list by name.
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub top: usize,
-    /// Skip linting (no findings per rule; faster).
-    #[arg(long)]
-    pub no_lint: bool,
-    /// Show no progress on stderr (it is only ever drawn on a terminal).
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-/// Output formats of `census`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CensusFormat {
-    /// An aligned table.
-    Table,
-    /// One JSON object.
-    Json,
-    /// A Markdown report.
-    Markdown,
-}
 
 /// Runs `census`.
 pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {

@@ -1,18 +1,20 @@
 //! `schema`: list the generated JSON Schemas, print one, or write all of them; with
 //! `--spec-repo`, write the SEP-3172 additions into the MCP specification repository.
 
+mod spec_repo;
+
 use std::io::Write;
 use std::path::Path;
 
 use mcp_recovery_validator::escape_controls;
 
-use crate::cli::SchemaArgs;
-use crate::{Failure, pretty, spec_repo_cmd};
+use crate::args::documents::SchemaArgs;
+use crate::{Failure, pretty};
 
 /// `schema`: list, print one, or write all.
 pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
     if let Some(repo) = &args.spec_repo {
-        return spec_repo_cmd::run(repo, &args.protocol_version);
+        return spec_repo::run(repo, &args.protocol_version);
     }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {

@@ -4,158 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Args;
 use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::{Holder, Journal, JournalError};
 use mcp_recovery_proxy::{
-    Action, Approver, DEFAULT_ROLLBACK_WINDOW, End, Launch, NamedOverlay, OnFailure, Overlays,
-    Policy, PolicyFile, ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
+    Action, Approver, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile,
+    ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
 };
 
 use crate::Failure;
+use crate::args::proxy::{ActionArg, OnFailureArg, PolicyArgs, ProxyArgs};
 use crate::inputs::{self, Input};
 use crate::live::{self, Server};
-use crate::overlay_cmd::{LoadedOverlay, OverlayArg};
-
-/// Arguments of `proxy`.
-#[derive(Debug, Args)]
-pub struct ProxyArgs {
-    /// Append every call, approval and compensation to this hash-chained journal.
-    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
-    pub journal: Option<PathBuf>,
-    /// Sign the chain head with this secret key (from `audit keygen`) each time records are
-    /// written: a `checkpoint` record after every record, in the same write and sync.
-    #[arg(long, value_name = "FILE")]
-    pub journal_key: Option<PathBuf>,
-    /// Hand each checkpoint, as one JSON line on stdin, to this shell command (to keep it where
-    /// the journal's writer cannot rewrite it); at most 10 s each, a failure is noted on stderr
-    /// and the proxy goes on.
-    #[arg(long, value_name = "CMD", requires = "journal_key")]
-    pub checkpoint_to: Option<String>,
-    /// The policy file (TOML; schema in spec/schema/policy.schema.json).
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    /// What a call to a tool the server did not list does (over the policy's `unlisted-tools`;
-    /// default deny).
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub unlisted_tools: Option<ActionArg>,
-    /// Do not wait for each journal record to reach the disk (faster; a crash may lose the
-    /// last records).
-    #[arg(long)]
-    pub no_fsync: bool,
-    /// Apply this overlay (JSON or TOML) to the server's tools before they are classified and
-    /// planned from (repeatable; the server's own declarations win). The client's tools/list
-    /// is passed on unchanged.
-    #[arg(long = "overlay", value_name = "FILE")]
-    pub overlays: Vec<PathBuf>,
-    /// Keep this many of a session's latest effectful calls in memory for a rollback; older
-    /// ones are read back from --journal, and without one a rollback reports them as not
-    /// compensated.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_ROLLBACK_WINDOW)]
-    pub rollback_window: usize,
-    /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server to start.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "server",
-        conflicts_with_all = ["command", "url"]
-    )]
-    pub config: Option<PathBuf>,
-    /// Start this server of the --config file, as the config describes it.
-    #[arg(long, value_name = "NAME", requires = "config")]
-    pub server: Option<String>,
-    /// The value of `${input:ID}` in a VS Code client config, as ID=VALUE (repeatable; never
-    /// shown).
-    #[arg(long = "input", value_name = "ID=VALUE", requires = "config")]
-    pub inputs: Vec<String>,
-    /// Add a variable to the server's environment, as K=V (repeatable; never shown).
-    #[arg(long = "env", value_name = "K=V")]
-    pub env: Vec<String>,
-    /// Where the server is and how the client connects.
-    #[command(flatten)]
-    pub transport: crate::proxy_http::TransportArgs,
-    /// Waiting for another writer of the journal.
-    #[command(flatten)]
-    pub lock: LockArgs,
-    /// Take the signed decisions for calls the policy's `[[approvals]]` gate at this loopback
-    /// address (`GET /approvals`, `POST /approvals/{request}`); with --listen they are taken
-    /// under its address instead.
-    #[arg(long, value_name = "ADDR", conflicts_with = "listen")]
-    pub approvals_listen: Option<std::net::SocketAddr>,
-    /// The server command and its arguments (after `--`), unless --config or --url names it.
-    #[arg(
-        last = true,
-        value_name = "CMD",
-        required_unless_present_any = ["config", "url"],
-        conflicts_with = "url"
-    )]
-    pub command: Vec<String>,
-}
-
-/// The journal-lock flag shared by `proxy` and `rollback`.
-#[derive(Debug, Args)]
-pub struct LockArgs {
-    /// When another proxy or rollback is writing the journal, wait up to SECONDS for it to
-    /// finish instead of failing at once.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
-    pub wait_lock: u64,
-}
-
-impl LockArgs {
-    /// The lock holder `mcp-recovery COMMAND` (no arguments: they may carry secrets).
-    pub fn holder(&self, command: &str) -> Holder {
-        Holder {
-            command: format!("mcp-recovery {command}"),
-            wait: std::time::Duration::from_secs(self.wait_lock),
-        }
-    }
-}
-
-/// The policy flags shared by `proxy` and `rollback`.
-#[derive(Debug, Args)]
-pub struct PolicyArgs {
-    /// The policy file (TOML).
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-    /// What a failed call does (over the file's `on-failure`; default record).
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub on_failure: Option<OnFailureArg>,
-    /// Allow calls to tools matching this glob (repeatable; over the file).
-    #[arg(long, value_name = "GLOB")]
-    pub allow: Vec<String>,
-    /// Ask before calls to tools matching this glob (repeatable; over the file).
-    #[arg(long, value_name = "GLOB")]
-    pub ask: Vec<String>,
-    /// Refuse calls to tools matching this glob (repeatable; over the file and the other flags).
-    #[arg(long, value_name = "GLOB")]
-    pub deny: Vec<String>,
-    /// Decide `ask` with this shell command instead of the terminal: it reads the impact as
-    /// JSON on stdin, exit status 0 approves.
-    #[arg(long, value_name = "CMD")]
-    pub approve_with: Option<String>,
-}
-
-/// `--unlisted-tools` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ActionArg {
-    /// Forward the call.
-    Allow,
-    /// Ask before forwarding it.
-    Ask,
-    /// Refuse it.
-    Deny,
-}
-
-/// `--on-failure` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OnFailureArg {
-    /// Compensate the session's completed calls, newest first.
-    Rollback,
-    /// Show the rollback plan and roll back only when approved.
-    Ask,
-    /// Journal the failure only.
-    Record,
-}
+use crate::overlay::{LoadedOverlay, OverlayArg};
 
 impl PolicyArgs {
     /// The policy in force and its approver.

@@ -1,45 +1,14 @@
 //! `mcp-recovery plan`: the compensation plan for a recorded trace.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
 use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_session_trace, parse_trace};
 
+use crate::args::documents::{PlanArgs, PlanFormat};
 use crate::color::{BAD, DIM, GOOD, WARN, paint, stdout_color};
 use crate::inputs::{Input, not_a_tools_list, read_json};
 use crate::{Failure, pretty};
-
-/// Arguments of `plan`.
-#[derive(Debug, Args)]
-pub struct PlanArgs {
-    /// The tools/list document (JSON-RPC response, `{"tools": [...]}` or an array; `-` for stdin).
-    #[arg(long, value_name = "FILE")]
-    pub tools: PathBuf,
-    /// The trace: JSON Lines, one completed call per line in completion order,
-    /// `{"name": …, "arguments": {…}, "result": <CallToolResult> | null}` (`-` for stdin).
-    #[arg(long, value_name = "FILE")]
-    pub trace: PathBuf,
-    /// With a proxy journal as the trace: plan only this session's calls.
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = PlanFormat::Human)]
-    pub format: PlanFormat,
-    /// Apply this overlay (JSON or TOML) to the tools before planning.
-    #[arg(long, value_name = "FILE")]
-    pub overlay: Option<PathBuf>,
-}
-
-/// Output formats of `plan`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlanFormat {
-    /// An aligned table.
-    Human,
-    /// `{"steps": [...]}`.
-    Json,
-}
 
 /// The style of a plan status.
 pub fn status_color(status: Status) -> anstyle::Style {
@@ -64,7 +33,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let mut document = read_json(&args.tools)?;
-    crate::overlay_cmd::apply_optional(args.overlay.as_deref(), &mut document)?;
+    crate::overlay::apply_optional(args.overlay.as_deref(), &mut document)?;
     let tools = load_tools(&document).map_err(|e| not_a_tools_list(&args.tools, &e))?;
     // A tool the model cannot read only makes the steps that need it unavailable; say which.
     let mut stderr = std::io::stderr().lock();

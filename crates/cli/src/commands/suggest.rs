@@ -11,10 +11,10 @@ use mcp_recovery_plan::load_tools;
 use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::Value;
 
-use crate::cli::ServerArgs;
+use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
-use crate::overlay_cmd::escape;
+use crate::overlay::escape;
 use crate::progress::{self, Progress};
 use crate::{Failure, pretty};
 use mcp_recovery_adoption::suggest::{
@@ -28,7 +28,7 @@ pub struct SuggestArgs {
     #[arg(value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
     pub input: Option<PathBuf>,
     /// Write the overlay here instead of stdout (TOML for `*.toml`, JSON otherwise).
-    #[arg(long, value_name = "FILE", value_parser = crate::cli::written_path)]
+    #[arg(long, value_name = "FILE", value_parser = crate::args::values::written_path)]
     pub out: Option<PathBuf>,
     /// Overlay format on stdout.
     #[arg(long, value_enum, value_name = "FORMAT")]

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::cli::FetchArgs;
+use crate::args::documents::FetchArgs;
 use crate::{Failure, live};
 
 /// `fetch`: the merged raw tools/list of a live server, or with `--save` of several.

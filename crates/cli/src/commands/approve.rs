@@ -2,56 +2,18 @@
 //! send one approver's decision on one of them.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
 use mcp_recovery_journal::keys::SecretKey;
 use mcp_recovery_proxy::{DECISION_TYPE, canonical, escape};
 use serde_json::{Value, json};
 
 use crate::Failure;
+use crate::args::proxy::ApproveArgs;
 
 /// The largest answer read from the proxy.
 const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Arguments of `approve`.
-#[derive(Debug, Args)]
-#[command(group = clap::ArgGroup::new("verdict").args(["approve", "deny"]).requires("request"))]
-#[command(group = clap::ArgGroup::new("from").args(["url", "pending"]).required(true))]
-pub struct ApproveArgs {
-    /// The proxy's approvals endpoint: `http://HOST:PORT` of its --approvals-listen or
-    /// --listen address (`/approvals` is added when missing).
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Read the pending request from FILE (`-`: stdin), as the approvals webhook posted it or
-    /// `GET /approvals` listed it, instead of asking a proxy; the decision is printed, for a
-    /// decisions URL the policy names (`[approvals.fetch]`).
-    #[arg(long, value_name = "FILE")]
-    pub pending: Option<PathBuf>,
-    /// Print the signed decision on stdout instead of sending it to the proxy.
-    #[arg(long)]
-    pub print: bool,
-    /// The approver's secret key (written by `mcp-recovery audit keygen`).
-    #[arg(long, value_name = "FILE", requires = "name")]
-    pub key: Option<PathBuf>,
-    /// The approver's name in the policy.
-    #[arg(long = "as", value_name = "NAME", requires = "key")]
-    pub name: Option<String>,
-    /// The request to decide (its id, as listed); without it the pending requests are listed.
-    #[arg(value_name = "REQUEST", requires_all = ["key", "verdict"])]
-    pub request: Option<String>,
-    /// Approve the request.
-    #[arg(long)]
-    pub approve: bool,
-    /// Deny the request.
-    #[arg(long)]
-    pub deny: bool,
-    /// Give up on the proxy after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
-    pub timeout: u64,
-}
 
 /// Runs `approve`: exit 0 listed or counted, 1 the proxy refused the decision (why is printed),
 /// 2 the proxy could not be reached or the key read.

@@ -9,10 +9,10 @@ use clap::{Args, ValueEnum};
 use mcp_recovery_adoption::profile::{Profile, ServerProfile, profile_tools};
 use mcp_recovery_model::locate_tools;
 
-use crate::cli::ServerArgs;
+use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
-use crate::overlay_cmd::{LoadedOverlay, OverlayArg, escape};
+use crate::overlay::{LoadedOverlay, OverlayArg, escape};
 use crate::sources::{SourceReport, Status};
 use crate::{Failure, pretty};
 

@@ -1,78 +1,14 @@
 //! `mcp-recovery audit verify`: check a journal's hash chain.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand};
 use mcp_recovery_journal::keys::{self, KeyError};
 use mcp_recovery_journal::{Verifier, verify_reader};
 
 use crate::Failure;
+use crate::args::audit::{AuditArgs, AuditCommand, KeygenArgs, VerifyArgs};
 use crate::inputs::{self, Input, policy};
-
-/// Arguments of `audit`.
-#[derive(Debug, Args)]
-pub struct AuditArgs {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: AuditCommand,
-}
-
-/// The `audit` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum AuditCommand {
-    /// Verify a journal: exit 0 when the chain holds (the head hash is printed), 1 naming the
-    /// first broken line and why.
-    Verify(VerifyArgs),
-    /// Export a journal as OpenTelemetry spans over OTLP/HTTP (JSON), one trace per session,
-    /// or as CSV (`--format csv`), one row per call and per compensation.
-    ///
-    /// The journal is verified first: one that fails is refused, naming where it broke, unless
-    /// --unverified is given. No argument or result is exported, only its size and sha256
-    /// digest: what a call carried stays in the journal, so there is nothing to redact. Exit
-    /// status: 0 exported, 1 the journal failed verification, 2 it could not be read or the
-    /// collector refused it (the endpoint and HTTP status are named, header values never).
-    Export(crate::export::ExportArgs),
-    /// Write a new ed25519 key pair: PATH holds the secret (readable by its owner only),
-    /// PATH.pub the public key; the public key and its id are printed. Neither file may exist.
-    Keygen(KeygenArgs),
-}
-
-/// Arguments of `audit keygen`.
-#[derive(Debug, Args)]
-pub struct KeygenArgs {
-    /// Where the secret key goes; the public key goes to the same path with `.pub` appended.
-    #[arg(value_name = "PATH", value_parser = crate::cli::written_path)]
-    pub path: PathBuf,
-}
-
-/// Arguments of `audit verify`.
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
-    /// The journal (`-` for stdin).
-    #[arg(value_name = "JOURNAL")]
-    pub journal: PathBuf,
-    /// A head hash saved earlier: the journal must still contain the record that had it (it
-    /// may have grown since, never shrunk or been rewritten).
-    #[arg(long, value_name = "HASH")]
-    pub head: Option<String>,
-    /// Check every checkpoint's signature with this public key (repeatable: any of them), and
-    /// that every record is covered by a valid checkpoint after it; records after the last
-    /// checkpoint are reported as unsigned.
-    #[arg(long = "key", value_name = "PUB")]
-    pub keys: Vec<PathBuf>,
-    /// Checkpoints kept elsewhere (a directory of files of checkpoint lines, as
-    /// `proxy --checkpoint-to` handed them): the journal's record at each one's seq must be
-    /// that checkpoint, so a journal cut back or re-signed is caught.
-    #[arg(long, value_name = "DIR")]
-    pub checkpoints: Option<PathBuf>,
-    /// Also re-check every approval decision's signature against this policy's approver keys,
-    /// and report each call or compensation that ran without the quorum its `[[approvals]]`
-    /// demand (exit 1).
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-}
 
 /// Runs `audit`.
 pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {

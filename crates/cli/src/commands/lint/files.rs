@@ -1,0 +1,127 @@
+//! `lint` over files, directories and stdin: read and linted on every core, reported in the
+//! order given.
+
+use std::path::PathBuf;
+
+use mcp_recovery_validator::{Linter, Report, map_in_order};
+
+use crate::Failure;
+use crate::args::lint::LintArgs;
+use crate::commands::lint::report::{Document, Reporter};
+use crate::inputs;
+use crate::overlay::LoadedOverlay;
+use crate::render::Source;
+use crate::sources::{Kind, SourceReport, Status};
+
+/// One file, read and linted by a worker.
+struct Linted {
+    /// Its name as shown (already inert).
+    name: String,
+    /// A file or stdin.
+    kind: Kind,
+    source: Vec<u8>,
+    /// The findings, or why the file could not be read.
+    report: Result<Report, SourceReport>,
+    /// The overlay's findings, when `--overlay` applies to it.
+    overlay: Option<Report>,
+}
+
+/// Lints the paths of the command line (the working directory without any) and returns the
+/// overlay's findings, when an overlay applies.
+pub fn lint(
+    args: &LintArgs,
+    linter: &Linter,
+    overlay: Option<&LoadedOverlay>,
+    reporter: &mut Reporter,
+) -> Result<Option<Report>, Failure> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let inputs = inputs::collect(&paths)?;
+    if overlay.is_some() && inputs.len() != 1 {
+        return Err(Failure::Usage(format!(
+            "--overlay applies to one tools/list document, and {} were given",
+            inputs.len()
+        )));
+    }
+    // Files are read and linted on every core; they are reported in the order given, each
+    // once its predecessors are, with the files in flight bounded.
+    let threads = match overlay {
+        Some(_) => 1,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let several = inputs.len() > 1;
+    let lint = |input: &inputs::Input| lint_one(input, linter, overlay, several);
+    let weight = |linted: &Result<Linted, Failure>| linted.as_ref().map_or(0, |l| l.source.len());
+    let mut overlay_findings = None;
+    map_in_order(&inputs, threads, lint, weight, |linted| {
+        let linted = linted?;
+        if linted.overlay.is_some() {
+            overlay_findings = linted.overlay;
+        }
+        let report = match linted.report {
+            Ok(report) => report,
+            Err(unreadable) => {
+                return reporter.document(&linted.name, linted.kind, Err(unreadable));
+            }
+        };
+        // Indexed once per document, and only when a finding points into it.
+        let source = report
+            .diagnostics
+            .iter()
+            .any(|d| d.span.is_some())
+            .then(|| Source::new(&linted.source));
+        let document = Document::of(report, source.as_ref(), None);
+        reporter.document(&linted.name, linted.kind, Ok(document))
+    })?;
+    Ok(overlay_findings)
+}
+
+/// Reads and lints one input (on a worker thread). With `several` inputs, one that cannot be
+/// read is reported and the rest still run.
+fn lint_one(
+    input: &inputs::Input,
+    linter: &Linter,
+    overlay: Option<&LoadedOverlay>,
+    several: bool,
+) -> Result<Linted, Failure> {
+    let kind = match input {
+        inputs::Input::Stdin => Kind::Stdin,
+        inputs::Input::File(_) => Kind::File,
+    };
+    let source = match input.read() {
+        Ok(source) => source,
+        Err(failure) if several => {
+            crate::errors::report(&failure);
+            return Ok(Linted {
+                name: input.display(),
+                kind,
+                source: Vec::new(),
+                report: Err(SourceReport::not_linted(
+                    &input.display(),
+                    kind,
+                    Status::Unreadable,
+                    &failure.to_string(),
+                )),
+                overlay: None,
+            });
+        }
+        Err(failure) => return Err(failure),
+    };
+    let (report, overlay) = match overlay {
+        Some(overlay) => {
+            let both = linter.lint_source_with_overlay(&source, &overlay.overlay, &overlay.text);
+            (both.document, Some(both.overlay))
+        }
+        None => (linter.lint_source(&source), None),
+    };
+    Ok(Linted {
+        name: input.display(),
+        kind,
+        source,
+        report: Ok(report),
+        overlay,
+    })
+}

@@ -1,0 +1,102 @@
+//! The end of a `lint` run: the summary line, the baseline written or checked, and the exit code.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use mcp_recovery_validator::{Severity, escape_controls};
+
+use crate::Failure;
+use crate::args::lint::{Format, LintArgs};
+use crate::baseline::{self, Stale};
+use crate::commands::lint::report::Tally;
+
+/// Prints what the reports leave to stderr, writes `--write-baseline`, and returns the exit code
+/// (0 clean, 1 findings at the failing level or stale baseline entries, 2 a source that could
+/// not be linted).
+pub fn conclude(args: &LintArgs, deny_warnings: bool, tally: Tally) -> Result<ExitCode, Failure> {
+    let Tally {
+        summary,
+        all_findings,
+        unlinted,
+        baseline,
+    } = tally;
+    if args.format == Format::Github {
+        // Workflow commands own stdout; the summary goes to the log.
+        eprintln!("{}", summary.line());
+    }
+    if let Some(path) = &args.write_baseline {
+        baseline::write(path, &all_findings)?;
+        eprintln!(
+            "wrote {} ({} findings)",
+            escape_controls(&path.display().to_string()),
+            all_findings.len()
+        );
+    }
+    let stale = baseline.map(|b| b.stale()).unwrap_or(Stale(Vec::new()));
+    report_stale(args, &stale);
+    let failing = [
+        (Severity::Error, summary.errors),
+        (Severity::Warning, summary.warnings),
+        (Severity::Info, summary.infos),
+    ]
+    .into_iter()
+    .any(|(severity, count)| count > 0 && fails(severity, deny_warnings));
+    if summary.files + summary.servers == 0 && args.server_json.is_some() {
+        // Every entry was skipped: nothing was checked, which is no pass.
+        eprintln!("error: no server of the server.json could be linted");
+        return Ok(ExitCode::from(2));
+    }
+    if unlinted.servers + unlinted.files > 0 {
+        // The worst outcome wins: a source that could not be linted fails the run with 2.
+        if unlinted.servers > 0 {
+            eprintln!("error: {} server(s) could not be linted", unlinted.servers);
+        }
+        if unlinted.files > 0 {
+            eprintln!("error: {} file(s) could not be read", unlinted.files);
+        }
+        return Ok(ExitCode::from(2));
+    }
+    Ok(if failing || !stale.0.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Lists the baseline entries that no longer match a finding, on stderr.
+fn report_stale(args: &LintArgs, stale: &Stale) {
+    if stale.0.is_empty() {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let shown = args.baseline.as_deref().map(|p| p.display().to_string());
+    let _ = writeln!(
+        err,
+        "error: {} of {} no longer {} a finding; remove {} (or rewrite the file with \
+         --write-baseline):",
+        if stale.0.len() == 1 {
+            "1 entry".to_owned()
+        } else {
+            format!("{} entries", stale.0.len())
+        },
+        escape_controls(&shown.unwrap_or_default()),
+        if stale.0.len() == 1 {
+            "matches"
+        } else {
+            "match"
+        },
+        if stale.0.len() == 1 { "it" } else { "them" },
+    );
+    for line in stale.lines() {
+        let _ = writeln!(err, "  {line}");
+    }
+}
+
+/// Whether findings of this severity fail a run.
+pub fn fails(severity: Severity, deny_warnings: bool) -> bool {
+    match severity {
+        Severity::Error => true,
+        Severity::Warning => deny_warnings,
+        Severity::Info => false,
+    }
+}

@@ -1,0 +1,85 @@
+//! `lint` over live servers: those named on the command line, of a client config, or of a
+//! registry `server.json`, each fetched, saved when asked, linted and reported in turn.
+
+use mcp_recovery_validator::{Linter, Report};
+
+use crate::Failure;
+use crate::args::lint::LintArgs;
+use crate::commands::lint::report::{Document, Reporter};
+use crate::live;
+use crate::overlay::LoadedOverlay;
+use crate::progress::{self, Progress};
+use crate::render::Source;
+use crate::server_json;
+
+/// The servers the flags name, with the entries that were skipped (`None`: lint files).
+pub fn named(args: &LintArgs) -> Result<Option<live::Servers>, Failure> {
+    match &args.server_json {
+        Some(path) => {
+            let base = live::options(&args.server)?;
+            Ok(Some(server_json::with_real_host(|host| {
+                server_json::load(path, &base, host)
+            })?))
+        }
+        None => live::server_sources(&args.server, args.config.as_deref()),
+    }
+}
+
+/// Lints `servers` (after reporting the `skipped` entries) and returns the overlay's findings,
+/// when an overlay applies.
+pub fn lint(
+    args: &LintArgs,
+    (servers, skipped): live::Servers,
+    linter: &Linter,
+    overlay: Option<&LoadedOverlay>,
+    reporter: &mut Reporter,
+) -> Result<Option<Report>, Failure> {
+    let mut overlay_findings = None;
+    for report in skipped {
+        reporter.document(&report.name.clone(), report.kind, Err(report))?;
+    }
+    // One section per server; one that cannot be reached is reported and the rest still run
+    // (always for a registry entry, whose packages are sources of one file).
+    let several = servers.len() > 1 || args.server_json.is_some();
+    let progress = Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
+    for server in &servers {
+        progress.say(format!("starting {}", server.name()));
+        let fetched = server.fetch_full(args.server.verbose);
+        progress.step();
+        let live::Fetched {
+            tools: fetched,
+            server_name,
+            protocol,
+        } = match fetched {
+            Ok(fetched) => fetched,
+            Err(error) if several => {
+                let report = progress.suspend(|| live::report(server, error));
+                progress
+                    .suspend(|| reporter.document(&server.name(), server.kind(), Err(report)))?;
+                continue;
+            }
+            Err(error) => return Err(Failure::server(server.name())(error)),
+        };
+        // Linted as pretty text, so that findings have lines to point at.
+        let text = live::document_text(&fetched)?;
+        if let Some(save) = &args.server.save {
+            live::save(&live::save_path(save, server, several), &text)?;
+        }
+        let name = server.name();
+        let bytes = text.into_bytes();
+        let report = match overlay {
+            Some(overlay) => {
+                overlay.check_server(server_name.as_deref())?;
+                let both = linter.lint_source_with_overlay(&bytes, &overlay.overlay, &overlay.text);
+                overlay_findings = Some(both.overlay);
+                both.document
+            }
+            None => linter.lint_source(&bytes),
+        };
+        let source = Source::new(&bytes);
+        let linted = Document::of(report, Some(&source), Some(protocol));
+        // The report may go to the same terminal: the progress line steps aside.
+        progress.suspend(|| reporter.document(&name, server.kind(), Ok(linted)))?;
+    }
+    Ok(overlay_findings)
+}

@@ -1,0 +1,33 @@
+//! `rules`: the rule catalog, one line per rule.
+
+use std::io::Write;
+
+use mcp_recovery_validator::{DefaultLevel, rules};
+
+use crate::Failure;
+
+/// How a default level is shown: the severity, or `off`.
+pub fn level_name(level: DefaultLevel) -> &'static str {
+    match level {
+        DefaultLevel::On(severity) => severity.as_str(),
+        DefaultLevel::Off => "off",
+    }
+}
+
+/// `rules`: one line per rule, aligned.
+pub fn run() -> Result<(), Failure> {
+    let catalog = rules();
+    let name_width = catalog.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let mut out = std::io::stdout().lock();
+    for rule in catalog {
+        writeln!(
+            out,
+            "{:<5}  {:<name_width$}  {:<7}  {}",
+            rule.code,
+            rule.name,
+            level_name(rule.default),
+            rule.summary
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! Tests of `reader`.
+
+#![allow(clippy::unwrap_used)]
+
+use super::{read, unix_nanos};
+use crate::export::model::Outcome;
+
+/// Approvals go to what they decided: two denials of one call (two approvers) make one
+/// refused call; an allow goes to the intent of the same request and tool, not another.
+#[test]
+fn approvals_join_what_they_decided() {
+    let line = |seq: u32, rest: &str| {
+        format!(r#"{{"seq":{seq},"session":"s","time":"2026-12-01T08:00:00.00{seq}Z",{rest}}}"#)
+    };
+    let text = [
+        line(
+            1,
+            r#""kind":"approval","decision":"deny","by":"alice","request":7,"name":"pay""#,
+        ),
+        line(
+            2,
+            r#""kind":"approval","decision":"deny","by":"bob","request":7,"name":"pay""#,
+        ),
+        line(
+            3,
+            r#""kind":"approval","decision":"allow","by":"carol","request":8,"name":"pay""#,
+        ),
+        line(
+            4,
+            r#""kind":"call.intent","call":1,"request":9,"name":"pay","arguments":{}"#,
+        ),
+        line(
+            5,
+            r#""kind":"call.intent","call":2,"request":8,"name":"pay","arguments":{}"#,
+        ),
+        line(
+            6,
+            r#""kind":"call.outcome","call":2,"request":8,"name":"pay","result":{}"#,
+        ),
+    ]
+    .join("\n");
+    let (sessions, _, _) = read(&text, false).unwrap();
+    let ops = &sessions[0].ops;
+    assert_eq!(ops.len(), 3);
+    assert_eq!(ops[0].outcome, Outcome::Refused);
+    assert_eq!(ops[0].approvals.len(), 2);
+    assert!(ops[1].approvals.is_empty());
+    assert_eq!(ops[1].outcome, Outcome::Missing);
+    assert_eq!(ops[2].approvals[0].label(), "allow by carol");
+    assert_eq!(ops[2].outcome, Outcome::Ok);
+    assert_eq!(ops[2].duration_ms(), Some(1));
+}
+
+#[test]
+fn reads_rfc3339_utc() {
+    assert_eq!(unix_nanos("1970-01-01T00:00:00.000Z"), Some(0));
+    assert_eq!(
+        unix_nanos("2000-02-29T00:00:00.123Z"),
+        Some(951_782_400_123_000_000)
+    );
+    assert_eq!(
+        unix_nanos("2026-11-30T23:59:59.999Z"),
+        Some(1_796_083_199_999_000_000)
+    );
+    assert_eq!(
+        unix_nanos("2026-11-30T23:59:59Z"),
+        Some(1_796_083_199_000_000_000)
+    );
+    for bad in [
+        "",
+        "2026-11-30 23:59:59Z",
+        "2026-13-01T00:00:00Z",
+        "2026-11-30T23:59:59.Z",
+    ] {
+        assert_eq!(unix_nanos(bad), None, "{bad}");
+    }
+}

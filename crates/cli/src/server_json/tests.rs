@@ -1,0 +1,163 @@
+//! Tests of `server_json`.
+
+use super::*;
+use serde_json::json;
+
+fn plan(item: Value, env: &[(&str, &str)], docker: bool) -> Result<Planned, NotRun> {
+    let lookup = |name: &str| {
+        env.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).to_owned())
+    };
+    let docker_fn = || docker;
+    let host = Host {
+        env: &lookup,
+        docker: &docker_fn,
+    };
+    match item.get("registryType") {
+        Some(_) => package(&item, "/packages/0", &host),
+        None => remote(&item, "/remotes/0", &host),
+    }
+}
+
+fn stdio(planned: &Planned) -> (String, Vec<String>) {
+    match &planned.target {
+        Target::Stdio { program, args } => (program.clone(), args.clone()),
+        Target::Http { .. } => panic!("not stdio"),
+    }
+}
+
+#[test]
+fn npm_and_pypi_packages_run_with_npx_and_uvx() {
+    let npm = plan(
+        json!({"registryType": "npm", "identifier": "@scope/server", "version": "1.2.3",
+               "transport": {"type": "stdio"},
+               "packageArguments": [
+                   {"type": "positional", "valueHint": "dir", "default": "/tmp"},
+                   {"type": "named", "name": "--port", "value": "{port}",
+                    "variables": {"port": {"default": "8080"}}},
+                   {"type": "named", "name": "--verbose"}]}),
+        &[],
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        stdio(&npm),
+        (
+            "npx".into(),
+            [
+                "-y",
+                "@scope/server@1.2.3",
+                "/tmp",
+                "--port=8080",
+                "--verbose"
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        )
+    );
+    let pypi = plan(
+        json!({"registryType": "pypi", "identifier": "mcp-server-time", "version": "1.0",
+               "transport": {"type": "stdio"},
+               "packageArguments": [{"type": "named", "name": "--local-timezone",
+                                     "value": "UTC"}]}),
+        &[],
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        stdio(&pypi),
+        (
+            "uvx".into(),
+            ["mcp-server-time@1.0", "--local-timezone=UTC"]
+                .map(str::to_owned)
+                .to_vec()
+        )
+    );
+}
+
+#[test]
+fn environment_values_are_secrets_and_a_missing_required_one_is_named() {
+    let item = json!({"registryType": "npm", "identifier": "s", "transport": {"type": "stdio"},
+        "environmentVariables": [
+            {"name": "API_KEY", "isRequired": true, "isSecret": true},
+            {"name": "REGION", "default": "eu"},
+            {"name": "OPTIONAL"}]});
+    let planned = plan(item.clone(), &[("API_KEY", "k-0123456789")], false).unwrap();
+    assert_eq!(
+        planned.env,
+        [
+            ("API_KEY".to_owned(), "k-0123456789".to_owned()),
+            ("REGION".to_owned(), "eu".to_owned())
+        ]
+    );
+    assert_eq!(planned.secrets, ["k-0123456789"]);
+    let (status, reason) = plan(item, &[], false).unwrap_err();
+    assert_eq!(status, Status::FailedToStart);
+    assert_eq!(
+        reason,
+        "/packages/0/environmentVariables/0: the required environment variable API_KEY is \
+         not set: set API_KEY in the environment"
+    );
+}
+
+#[test]
+fn oci_runs_with_docker_when_a_daemon_answers_and_is_skipped_otherwise() {
+    let item = json!({"registryType": "oci", "identifier": "docker.io/mcp/time",
+        "version": "1.0", "transport": {"type": "stdio"},
+        "environmentVariables": [{"name": "TZ", "value": "UTC"}]});
+    let planned = plan(item.clone(), &[], true).unwrap();
+    assert_eq!(
+        stdio(&planned),
+        (
+            "docker".into(),
+            ["run", "-i", "--rm", "-e", "TZ", "docker.io/mcp/time:1.0"]
+                .map(str::to_owned)
+                .to_vec()
+        )
+    );
+    let (status, reason) = plan(item, &[], false).unwrap_err();
+    assert_eq!(status, Status::Skipped);
+    assert!(reason.contains("no Docker daemon answers"), "{reason}");
+    let nuget = json!({"registryType": "nuget", "identifier": "x",
+                       "transport": {"type": "stdio"}});
+    assert_eq!(plan(nuget, &[], true).unwrap_err().0, Status::Skipped);
+}
+
+#[test]
+fn remotes_speak_streamable_http_and_sse_is_skipped() {
+    let item = json!({"type": "streamable-http", "url": "https://{tenant}.example.com/mcp",
+        "variables": {"tenant": {"isRequired": true}},
+        "headers": [{"name": "Authorization", "value": "Bearer {token}", "isSecret": true,
+                     "variables": {"token": {"isRequired": true, "isSecret": true}}}]});
+    let planned = plan(
+        item.clone(),
+        &[("tenant", "acme"), ("token", "t-0123456789")],
+        false,
+    )
+    .unwrap();
+    let Target::Http { url, headers } = &planned.target else {
+        panic!("not http")
+    };
+    assert_eq!(url, "https://acme.example.com/mcp");
+    assert_eq!(headers[0].value(), "Bearer t-0123456789");
+    assert!(planned.secrets.contains(&"t-0123456789".to_owned()));
+    let (_, reason) = plan(item, &[("tenant", "acme")], false).unwrap_err();
+    assert!(
+        reason.contains("/remotes/0/headers/0/variables/token: the required variable token"),
+        "{reason}"
+    );
+    let sse = json!({"type": "sse", "url": "https://h.example/sse"});
+    let (status, reason) = plan(sse, &[], false).unwrap_err();
+    assert_eq!(status, Status::Skipped);
+    assert!(
+        reason.contains("sse transport is not supported"),
+        "{reason}"
+    );
+    // An undeclared `{name}` stays as written.
+    let plain = json!({"type": "streamable-http", "url": "https://h.example/{x}/mcp"});
+    let Target::Http { url, .. } = plan(plain, &[], false).unwrap().target else {
+        panic!("not http")
+    };
+    assert_eq!(url, "https://h.example/{x}/mcp");
+}
