@@ -40,6 +40,7 @@ pub mod json;
 mod jsonpath;
 mod overlay;
 mod pointer;
+mod present;
 mod reader;
 mod recovery;
 pub mod text;
