@@ -7,7 +7,7 @@
 use mcp_recovery_model::{JsonPointer, PointerReading, array_index};
 use serde_json::{Map, Value};
 
-use crate::Knowledge;
+use crate::knowledge::Knowledge;
 use crate::patterns::Patterns;
 use crate::presence::{Out, bit, first_bit};
 use crate::refs::{Refs, base_of};
@@ -167,7 +167,7 @@ pub(crate) enum Step<'p> {
 }
 
 /// The state of one walk (or of the two walks of one [`resolve_as`]), shared by the pointer
-/// walk, [`crate::object_shape`] and [`crate::subschemas_at`].
+/// walk, `object_shape` and `subschemas_at`.
 pub(crate) struct Walker<'a, 'p> {
     pub(crate) steps: &'p [Step<'p>],
     /// Draft-04 to draft-07 ignore the siblings of `$ref`.
