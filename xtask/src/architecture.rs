@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn crate_map_matches_cargo_metadata() {
-        let root = crate::repo_root();
+        let root = crate::workspace::repo_root();
         let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
         let rows = documented_graph(&text).unwrap();
         let documented: BTreeMap<String, Deps> = rows.iter().cloned().collect();

@@ -78,7 +78,7 @@ pub fn check(root: &Path) -> Result<(), String> {
     let binary = timed("build mcp-recovery", || {
         live::build_binary(root, "mcp-recovery", "mcp-recovery")
     })?;
-    let tmp_dir = live::temp_dir("mcp-recovery-catalog")?;
+    let tmp_dir = crate::workspace::temp_dir("mcp-recovery-catalog")?;
     let tmp = tmp_dir.path();
     println!("temporary directory: {}", tmp.display());
     let npm = tmp.join("npm");

@@ -145,7 +145,7 @@ mod tests {
     /// `cargo test` fails when a committed generated file differs from what the code produces.
     #[test]
     fn generated_files_are_fresh() {
-        if let Err(message) = generate(&crate::repo_root(), true) {
+        if let Err(message) = generate(&crate::workspace::repo_root(), true) {
             panic!("{message}");
         }
     }

@@ -11,7 +11,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::live::{build_binary, npm_install, probe, run, temp_dir, timed};
+use crate::live::{build_binary, npm_install, probe, run, timed};
+use crate::workspace::temp_dir;
 
 /// The conformance suite, pinned.
 const SUITE: (&str, &str) = ("@modelcontextprotocol/conformance", "0.1.16");

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::live::{build_binary, probe, run, run_in, temp_dir, timed};
+use crate::live::{build_binary, probe, run, run_in, timed};
+use crate::workspace::temp_dir;
 
 /// Time limit of installing an SDK.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -206,7 +207,7 @@ mod tests {
     /// its example, so the guide cannot drift from the code that is checked.
     #[test]
     fn the_guide_quotes_the_examples_exactly() {
-        let root = crate::repo_root();
+        let root = crate::workspace::repo_root();
         let guide =
             std::fs::read_to_string(root.join("docs/server-authors.md")).unwrap_or_default();
         let mut quoted = 0;

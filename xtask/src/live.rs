@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::read_json;
+use crate::workspace::read_json;
 
 /// npm packages and the exact version the captures were taken from.
 const NPM_PACKAGES: &[(&str, &str)] = &[
@@ -64,13 +64,13 @@ struct LiveServer {
 /// Runs the whole check; the error names the step that failed.
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let captures = crate::shared::data_dir(root, "real-servers", "this check")
+    let captures = crate::workspace::data_dir(root, "real-servers", "this check")
         .map_err(|e| format!("step `shared data`: {e}"))?;
 
     let binary = timed("build mcp-recovery", || {
         build_binary(root, "mcp-recovery", "mcp-recovery")
     })?;
-    let tmp_dir = temp_dir("mcp-recovery-live")?;
+    let tmp_dir = crate::workspace::temp_dir("mcp-recovery-live")?;
     let tmp = tmp_dir.path();
     println!("temporary directory: {}", tmp.display());
 
@@ -665,20 +665,6 @@ fn compare_annotations(tool: &str, captured: &Value, live: &Value) -> Vec<String
 
 fn shown(value: Option<&Value>) -> String {
     value.map_or_else(|| "absent".to_owned(), Value::to_string)
-}
-
-/// A new directory under the system temporary directory whose name starts with `prefix`,
-/// removed when the returned value is dropped.
-pub fn temp_dir(prefix: &str) -> Result<tempfile::TempDir, String> {
-    tempfile::Builder::new()
-        .prefix(&format!("{prefix}-"))
-        .tempdir()
-        .map_err(|e| {
-            format!(
-                "step `setup`: cannot create a temporary directory in {}: {e}",
-                std::env::temp_dir().display()
-            )
-        })
 }
 
 /// What a finished command printed.

@@ -10,6 +10,7 @@ mod codegen;
 mod conformance_check;
 mod corpus;
 mod examples_check;
+mod house;
 mod live;
 mod packages;
 mod proxy_bench;
@@ -18,8 +19,9 @@ mod server_json_check;
 mod shared;
 mod spec_repo;
 mod suggest_recall;
+mod targets;
+mod workspace;
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "\
@@ -27,6 +29,8 @@ usage: cargo xtask <task>
 
 tasks:
   codegen [--check]   write every generated file (--check: fail when one is stale)
+  check-house         no production file over 600 lines and no import circle between the
+                      files of a crate
   check-shared        cross-check schemas and model against ../shared/data (real captures,
                       official MCP schema and examples)
   gen-corpus [--servers N] [--seed S] [--verify] OUT
@@ -70,11 +74,12 @@ tasks:
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let root = repo_root();
+    let root = workspace::repo_root();
     let result = match args.as_slice() {
         ["codegen"] => codegen::generate(&root, false),
         ["codegen", "--check"] => codegen::generate(&root, true),
         ["check-shared"] => shared::check(&root),
+        ["check-house"] => house::check(&root),
         ["gen-corpus", rest @ ..] => corpus::gen_corpus_command(rest),
         ["bench", rest @ ..] => bench::run(&root, rest),
         ["bench-measure", rest @ ..] => bench::measure_command(rest),
@@ -101,17 +106,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The workspace root: the parent of this crate's directory.
-pub fn repo_root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
-}
-
-/// Reads and parses a JSON file, naming the file in the error.
-pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
 }

@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::live::{Output, probe, run, run_in, temp_dir, timed};
+use crate::live::{Output, probe, run, run_in, timed};
+use crate::workspace::temp_dir;
 
 /// Python tools the check installs, pinned.
 const PYTHON_TOOLS: &[&str] = &[
@@ -250,7 +251,7 @@ fn npm(root: &Path, tmp: &Path, binary: &Path) -> Result<(), String> {
         staged.join("mcp-recovery/package.json"),
         staged.join("platforms/linux-x64-gnu/package.json"),
     ] {
-        let value = crate::read_json(&manifest)?;
+        let value = crate::workspace::read_json(&manifest)?;
         if value["version"] != workspace_version(root)?.as_str() {
             return Err(format!(
                 "{} is not at the workspace's version",
@@ -536,9 +537,10 @@ mod tests {
     /// every one of them.
     #[test]
     fn npm_packages_agree_with_each_other_and_the_release() {
-        let root = crate::repo_root();
+        let root = crate::workspace::repo_root();
         let version = workspace_version(&root).unwrap();
-        let launcher = crate::read_json(&root.join("npm/mcp-recovery/package.json")).unwrap();
+        let launcher =
+            crate::workspace::read_json(&root.join("npm/mcp-recovery/package.json")).unwrap();
         assert_eq!(launcher["version"], version.as_str());
         let optional = launcher["optionalDependencies"].as_object().unwrap();
         let release = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
@@ -549,8 +551,10 @@ mod tests {
         dirs.sort();
         assert_eq!(optional.len(), dirs.len());
         for dir in &dirs {
-            let manifest =
-                crate::read_json(&root.join(format!("npm/platforms/{dir}/package.json"))).unwrap();
+            let manifest = crate::workspace::read_json(
+                &root.join(format!("npm/platforms/{dir}/package.json")),
+            )
+            .unwrap();
             let name = format!("@mcp-recovery/{dir}");
             assert_eq!(manifest["name"], name.as_str());
             assert_eq!(manifest["version"], version.as_str());
@@ -574,7 +578,7 @@ mod tests {
 
     #[test]
     fn version_comes_from_the_workspace_manifest() {
-        let version = workspace_version(&crate::repo_root()).unwrap();
+        let version = workspace_version(&crate::workspace::repo_root()).unwrap();
         assert!(version.split('.').count() == 3, "{version}");
         let tmp = tempfile::tempdir().unwrap();
         let missing = tmp.path().join("no-such-workspace-dir");

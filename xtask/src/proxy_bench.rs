@@ -22,8 +22,8 @@ use mcp_recovery_client::{Connection, Options};
 
 use serde_json::{Value, json};
 
-use crate::bench::Targets;
 use crate::live::build_binary_with;
+use crate::targets::Targets;
 
 /// Calls per mode (the journal-and-fsync mode makes fewer: each call waits for two syncs).
 const CALLS: usize = 10_000;
@@ -372,7 +372,7 @@ fn concurrent_figures(cli: &Path, tmp: &Path, targets: &mut Targets) -> Result<(
 /// Builds the optimized CLI and runs every mode; prints Markdown tables.
 pub fn run(root: &Path, targets: &mut Targets) -> Result<(), String> {
     let cli = build_binary_with(root, "mcp-recovery", "mcp-recovery", true)?;
-    let tmp_dir = crate::live::temp_dir("mcp-recovery-proxy-bench")?;
+    let tmp_dir = crate::workspace::temp_dir("mcp-recovery-proxy-bench")?;
     let tmp = tmp_dir.path();
     let cli_text = cli.display().to_string();
     let server = [cli_text.clone(), "demo-server".to_owned()];

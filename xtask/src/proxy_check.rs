@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::live::{build_binary, npm_install, run, temp_dir, timed};
+use crate::live::{build_binary, npm_install, run, timed};
+use crate::workspace::temp_dir;
 
 /// The TypeScript SDK, pinned.
 const NPM_SDK: (&str, &str) = ("@modelcontextprotocol/sdk", "1.32.2");

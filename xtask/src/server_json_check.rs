@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::live::{build_binary, probe, run, temp_dir, timed};
+use crate::live::{build_binary, probe, run, timed};
+use crate::workspace::temp_dir;
 
 /// The uv release installed for `uvx`.
 const UV: &str = "uv==0.13.8";

@@ -9,29 +9,12 @@ use jsonschema::Validator;
 use mcp_recovery_model::{Tool, ToolsList};
 use serde_json::{Value, json};
 
-use crate::read_json;
+use crate::workspace::{data_dir, read_json};
 
 /// The official MCP schema revision the drop-in definitions are merged into.
 const MCP_SCHEMA: &str = "mcp-schema/2026-07-28.schema.json";
 /// Official examples, one folder per `$defs` name.
 const MCP_EXAMPLES: &str = "mcp-schema/examples-2026-07-28";
-
-/// `../shared/data/<sub>` beside the repository (`sub` may be empty), or an error saying that
-/// `needed_by` needs it.
-pub fn data_dir(root: &Path, sub: &str, needed_by: &str) -> Result<PathBuf, String> {
-    let mut dir = root.join("../shared/data");
-    if !sub.is_empty() {
-        dir.push(sub);
-    }
-    if dir.is_dir() {
-        Ok(dir)
-    } else {
-        Err(format!(
-            "shared data not found at {}: {needed_by} needs ../shared/data beside the repository",
-            dir.display()
-        ))
-    }
-}
 
 /// Census of `../shared/data/real-servers/`: fails loudly when the folder is missing, or when
 /// the real servers are anything but clean tools lists.
@@ -270,7 +253,7 @@ fn sarif_of_failed_servers_validates(
     data: &Path,
     failures: &mut Vec<String>,
 ) -> Result<usize, String> {
-    let dir = crate::live::temp_dir("mcp-recovery-sarif")?;
+    let dir = crate::workspace::temp_dir("mcp-recovery-sarif")?;
     let config = serde_json::json!({"mcpServers": {
         "absent": {"command": "./no-such-server"},
         "exits": {"command": "sh", "args": ["-c", "echo 'no token' >&2; exit 3"]},

@@ -28,11 +28,12 @@ use jsonschema::Validator;
 use serde_json::{Map, Value, json};
 
 use crate::codegen::{TYPESCRIPT_DIR, TYPESCRIPT_MODULE};
-use crate::live::{Output, npm_install, probe, run, temp_dir, timed};
-use crate::read_json;
+use crate::live::{Output, npm_install, probe, run, timed};
 use crate::shared::{
     compile, definition_validator, examples_validate, merge_in_force, official_schema_with,
 };
+use crate::workspace::read_json;
+use crate::workspace::temp_dir;
 
 /// The generator and its neighbours, at the versions the specification repository's
 /// `package-lock.json` pins (the generator brings its own TypeScript, 5.9).
@@ -227,7 +228,7 @@ const BINDING_PROBES: &[&str] = &[
 /// Runs the whole check; the error names what failed.
 pub fn check(root: &Path) -> Result<(), String> {
     let started = Instant::now();
-    let data = crate::shared::data_dir(root, "", "step 4 (the official MCP schema)")?;
+    let data = crate::workspace::data_dir(root, "", "step 4 (the official MCP schema)")?;
     let tmp_dir = temp_dir("mcp-recovery-spec-repo")?;
     let tmp = tmp_dir.path();
     println!("temporary directory: {}", tmp.display());

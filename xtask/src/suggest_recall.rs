@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::live::{self, timed};
-use crate::read_json;
+use crate::workspace::read_json;
 
 /// Time limit of one `suggest` run against one live server, start to shutdown.
 const SUGGEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -60,7 +60,7 @@ pub fn check(root: &Path, args: &[&str]) -> Result<(), String> {
     let list_path = root.join("xtask/suggest-pairs.json");
     let servers =
         servers(&read_json(&list_path)?).map_err(|e| format!("{}: {e}", list_path.display()))?;
-    let tmp_dir = live::temp_dir("mcp-recovery-suggest-recall")?;
+    let tmp_dir = crate::workspace::temp_dir("mcp-recovery-suggest-recall")?;
     let tmp = tmp_dir.path();
     println!("temporary directory: {}", tmp.display());
     let npm: Vec<(&str, &str)> = servers

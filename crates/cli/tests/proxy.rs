@@ -14,6 +14,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use common::{bin_in, code, run_in};
+use mcp_recovery_base::text::is_unsafe_char;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
@@ -1263,6 +1264,10 @@ fn edited_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
 /// `ask` on the controlling terminal: the proxy runs under a pseudo-terminal (`script` from
 /// util-linux), its MCP stdio on named pipes; the impact is shown on the terminal before the
 /// call reaches the server, a typed `y` approves and a typed `n` denies.
+/// A customer id with one character of each class that could drive a terminal or reorder text:
+/// ESC, BEL, a C1 CSI, NEL, a bidi override and isolate, the line and paragraph separators.
+const HOSTILE_ID: &str = "c\u{1b}]0;t\u{7}\u{9b}2J\u{85}\u{202e}\u{2066}\u{2028}\u{2029}\r\n";
+
 #[test]
 fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
     let dir = tempfile::tempdir().unwrap();
@@ -1361,8 +1366,16 @@ fn ask_prompts_on_the_terminal_and_a_typed_answer_decides() {
     for (id, typed, approved) in [(2, "y", true), (3, "n", false)] {
         send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                     "params": {"name": "charge_payment",
-                               "arguments": {"customerId": "c", "amount": 7, "currency": "EUR"}}}));
+                               "arguments": {"customerId": HOSTILE_ID, "amount": 7, "currency": "EUR"}}}));
         let prompt = wait_for_prompt(&mut screen);
+        // Every character of the argument that could drive the terminal shows escaped; the
+        // terminal itself ends lines with CR LF.
+        let raw: Vec<char> = prompt
+            .chars()
+            .filter(|c| is_unsafe_char(*c) && !matches!(c, '\r' | '\n'))
+            .collect();
+        assert!(raw.is_empty(), "raw {raw:?} in {prompt:?}");
+        assert!(prompt.contains("\\u{202e}"), "{prompt}");
         // The impact comes before any effect: tool, arguments, class and the undoing call.
         assert!(prompt.contains("charge_payment"), "{prompt}");
         assert!(prompt.contains("\"amount\":7"), "{prompt}");

@@ -6,38 +6,7 @@ use std::time::Duration;
 /// Longest excerpt of server output quoted in an error, in characters.
 pub const EXCERPT_CHARS: usize = 160;
 
-/// Quotes at most `max_chars` characters of `text`, with the workspace's one escape
-/// ([`mcp_recovery_model::text::escape_controls`]) so that terminal escape sequences, carriage
-/// returns or bidirectional controls from a server cannot rewrite the screen.
-pub fn excerpt(text: &str, max_chars: usize) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    for c in chars.by_ref().take(max_chars) {
-        if mcp_recovery_model::text::is_unsafe_char(c) {
-            mcp_recovery_model::text::push_escape(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    if chars.next().is_some() {
-        out.push('…');
-    }
-    out
-}
-
-/// [`excerpt`] for raw bytes that may not be UTF-8.
-pub fn excerpt_bytes(bytes: &[u8], max_chars: usize) -> String {
-    // Never decode more than needed: a line may be megabytes long.
-    let head = &bytes[..bytes
-        .len()
-        .min(max_chars.saturating_mul(4).saturating_add(4))];
-    let text = String::from_utf8_lossy(head);
-    let mut quoted = excerpt(&text, max_chars);
-    if head.len() < bytes.len() && !quoted.ends_with('…') {
-        quoted.push('…');
-    }
-    quoted
-}
+pub use mcp_recovery_base::text::{excerpt, excerpt_bytes};
 
 /// Renders a duration the way people write timeouts: `2s`, `1.5s`, `250ms`.
 pub(crate) fn human_duration(duration: Duration) -> String {
@@ -78,25 +47,6 @@ impl fmt::Display for StderrTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpt_escapes_controls_and_truncates() {
-        assert_eq!(excerpt("a\u{1b}[2Jb\r", 10), "a\\u{1b}[2Jb\\r");
-        assert_eq!(
-            excerpt("x\u{202e}y\u{2028}\u{200b}", 10),
-            "x\\u{202e}y\\u{2028}\\u{200b}"
-        );
-        assert_eq!(excerpt("abcdef", 3), "abc…");
-        assert_eq!(excerpt("abc", 3), "abc");
-    }
-
-    #[test]
-    fn excerpt_bytes_handles_invalid_utf8_and_long_input() {
-        assert_eq!(excerpt_bytes(b"ok\xff", 10), "ok\u{fffd}");
-        let long = vec![b'x'; 10_000];
-        let quoted = excerpt_bytes(&long, 5);
-        assert_eq!(quoted, "xxxxx…");
-    }
 
     #[test]
     fn durations_read_naturally() {

@@ -44,7 +44,7 @@ mod pointer;
 mod present;
 mod reader;
 mod recovery;
-pub mod text;
+pub use mcp_recovery_base::text;
 mod tool;
 
 pub use before::{BEFORE_SECTION, BeforeImage, Undo};

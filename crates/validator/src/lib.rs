@@ -21,13 +21,12 @@ mod finding;
 mod level;
 mod linter;
 mod load;
-mod ordered;
 mod overlaid;
-pub mod read;
+pub use mcp_recovery_base::read;
 mod rules;
 mod schema_stage;
 mod span;
-pub mod walk;
+pub use mcp_recovery_base::walk;
 
 pub use catalog::{find_rule, rules, rules_markdown};
 pub use config_schema::{CONFIG_SCHEMA, config_schema};
@@ -36,6 +35,6 @@ pub use diagnostic::{
 };
 pub use level::{DefaultLevel, Preset, RULES_DOC_URL, RuleInfo};
 pub use linter::{LintOptions, Linter, UnknownRule};
-pub use ordered::map_in_order;
+pub use mcp_recovery_base::ordered::map_in_order;
 pub use overlaid::{OverlaidReport, overlay_positions};
 pub use span::LineIndex;

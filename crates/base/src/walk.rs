@@ -34,7 +34,7 @@ pub struct Walk {
 }
 
 /// Whether `path` names a document by its extension (`json`, any case).
-pub(crate) fn is_json_name(path: &Path) -> bool {
+pub fn is_json_name(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }

@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 /// The weight of the results waiting for their turn past which workers run ahead by no more than
 /// `2 × threads` inputs.
-pub(crate) const WAITING_BUDGET: usize = 16 << 20;
+pub const WAITING_BUDGET: usize = 16 << 20;
 
 /// What the workers and the caller share.
 struct State<R> {

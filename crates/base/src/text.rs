@@ -66,6 +66,34 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// At most `max_chars` characters of `text`, cut on a character boundary, with `…` when
+/// something was cut. Nothing is escaped: for text that is escaped when printed.
+pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// At most `max_chars` characters of `text`, [escaped](escape_controls), with `…` when something
+/// was cut: input quoted in a message, inert whatever it holds.
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    escape_controls(&shorten(text, max_chars)).into_owned()
+}
+
+/// [`excerpt`] of bytes that may not be UTF-8; decodes no more than the excerpt needs, since a
+/// line may be megabytes long.
+pub fn excerpt_bytes(bytes: &[u8], max_chars: usize) -> String {
+    let head = &bytes[..bytes
+        .len()
+        .min(max_chars.saturating_mul(4).saturating_add(4))];
+    let mut quoted = excerpt(&String::from_utf8_lossy(head), max_chars);
+    if head.len() < bytes.len() && !quoted.ends_with('…') {
+        quoted.push('…');
+    }
+    quoted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +144,20 @@ mod tests {
             assert!(!escaped.chars().any(is_unsafe_char), "{c:?}");
             assert_eq!(is_unsafe_char(c), escaped != text, "{c:?}");
         }
+    }
+
+    #[test]
+    fn excerpts_escape_and_shorten() {
+        assert_eq!(excerpt("a\u{1b}[2Jb\r", 10), "a\\u{1b}[2Jb\\r");
+        assert_eq!(
+            excerpt("x\u{202e}y\u{2028}\u{200b}", 10),
+            "x\\u{202e}y\\u{2028}\\u{200b}"
+        );
+        assert_eq!(excerpt("abcdef", 3), "abc…");
+        assert_eq!(excerpt("abc", 3), "abc");
+        assert_eq!(shorten("a\u{1b}bc", 2), "a\u{1b}…");
+        assert!(matches!(shorten("abc", 3), Cow::Borrowed(_)));
+        assert_eq!(excerpt_bytes(b"ok\xff", 10), "ok\u{fffd}");
+        assert_eq!(excerpt_bytes(&[b'x'; 10_000], 5), "xxxxx…");
     }
 }

@@ -1,0 +1,187 @@
+//! Every class of character that can drive a terminal or reorder what a reader sees — C0 and C1
+//! controls, bidirectional controls, line and paragraph separators, invisible format characters —
+//! fed through each command that prints text taken from input, and found nowhere raw.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use common::{bin_in, run_in};
+use mcp_recovery_base::text::is_unsafe_char;
+use serde_json::{Value, json};
+
+/// One of each class: an OSC title and a bell, CSI by ESC and by its C1 byte, NEL, bidi
+/// override and isolate, the right-to-left and Arabic marks, the line and paragraph separators,
+/// a zero-width space, a carriage return and a line feed.
+const HOSTILE: &str = "\u{1b}]0;t\u{7}\u{1b}[2J\u{9b}1m\u{85}\u{202e}\u{2066}\u{200f}\u{61c}\u{2028}\u{2029}\u{200b}\r\n";
+
+/// A server's tools: a create/delete pair (so `suggest` weighs an undo and says why not), a tool that fails,
+/// every name and description carrying [`HOSTILE`].
+fn hostile_tools() -> Value {
+    let tool = |name: &str, description: &str| {
+        json!({
+            "name": name,
+            "description": format!("{description} {HOSTILE}"),
+            "inputSchema": {
+                "type": "object",
+                "properties": {format!("id{HOSTILE}"): {"type": "string"}},
+            },
+        })
+    };
+    json!({"tools": [
+        tool(&format!("create_note{HOSTILE}"), "Creates a note"),
+        tool(&format!("delete_note{HOSTILE}"), "Deletes a note"),
+        tool(&format!("fail{HOSTILE}"), "Always fails"),
+    ]})
+}
+
+/// Every line of both streams holds no unsafe character: line feeds end lines, nothing else.
+fn assert_inert(what: &str, output: &Output) {
+    for stream in [&output.stdout, &output.stderr] {
+        let text = String::from_utf8_lossy(stream);
+        for line in text.split('\n') {
+            let raw: Vec<char> = line.chars().filter(|c| is_unsafe_char(*c)).collect();
+            assert!(raw.is_empty(), "{what}: raw {raw:?} in {line:?}");
+        }
+    }
+}
+
+fn write_tools(dir: &Path) {
+    let text = serde_json::to_string(&hostile_tools()).unwrap();
+    std::fs::write(dir.join("tools.json"), text).unwrap();
+}
+
+#[test]
+fn lint_suggest_profile_and_census_print_input_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tools(dir.path());
+    for args in [
+        &["lint", "tools.json"][..],
+        &["lint", "--format", "markdown", "tools.json"],
+        &["suggest", "tools.json"],
+        &["profile", "tools.json"],
+        &["profile", "--format", "markdown", "tools.json"],
+        &["census", "tools.json"],
+    ] {
+        let output = run_in(dir.path(), args);
+        assert!(
+            !output.stdout.is_empty() || !output.stderr.is_empty(),
+            "{args:?} printed nothing"
+        );
+        assert_inert(&args.join(" "), &output);
+    }
+    // The escaped form is what shows: the reader still sees that something was there.
+    let suggested = run_in(dir.path(), &["suggest", "tools.json"]);
+    let shown = String::from_utf8_lossy(&suggested.stderr);
+    assert!(shown.contains("\\u{202e}"), "{shown}");
+}
+
+/// A server whose tool names, results and errors carry [`HOSTILE`]: `fail…` always fails.
+const UPSTREAM: &str = r#"
+import json, sys
+tools = json.load(open("tools.json"))["tools"]
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "hostile", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": tools}
+    elif method == "tools/call":
+        name = message["params"]["name"]
+        result = {"content": [{"type": "text", "text": "result of " + name}],
+                  "isError": name.startswith("fail")}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn proxy_notes_and_rollback_reports_print_input_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tools(dir.path());
+    std::fs::write(dir.path().join("upstream.py"), UPSTREAM).unwrap();
+    // An overlay that pairs the hostile create with its delete, and names a tool the server does
+    // not have (a note the proxy prints about it).
+    let key = |name: &str| serde_json::to_string(&format!("{name}{HOSTILE}")).unwrap();
+    let section = |tool: &str| {
+        format!(
+            "[tools.{}.annotations.recovery]\nstrategy = \"compensation\"\n\
+             compensatingOperation.operationId = {}\n\
+             compensatingOperation.parameters = {{}}\n\n",
+            key(tool),
+            key("delete_note")
+        )
+    };
+    let overlay = section("create_note") + &section("missing");
+    std::fs::write(dir.path().join("overlay.toml"), overlay).unwrap();
+    let mut child = bin_in(dir.path())
+        .args([
+            "proxy",
+            "--journal",
+            "journal.jsonl",
+            "--overlay",
+            "overlay.toml",
+            "--on-failure",
+            "rollback",
+            "--unlisted-tools",
+            "deny",
+            "--",
+            "python3",
+            "upstream.py",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut answers = BufReader::new(child.stdout.take().unwrap()).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": common::initialize_params()}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": format!("create_note{HOSTILE}"), "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+               "params": {"name": format!("unknown{HOSTILE}"), "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+               "params": {"name": format!("fail{HOSTILE}"), "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 6, "method": format!("bogus{HOSTILE}")}),
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+        // One call at a time: each waits for its answer, a JSON-RPC message on one line.
+        if let Some(id) = message.get("id") {
+            loop {
+                let line = answers.next().expect("an answer").unwrap();
+                let answer: Value = serde_json::from_str(&line).unwrap();
+                if &answer["id"] == id {
+                    break;
+                }
+            }
+        }
+    }
+    // A line that is not JSON at all, with every class in it.
+    writeln!(stdin, "not json {}", HOSTILE.replace(['\n', '\r'], "")).unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The rollback undid the create with its hostile-named compensation.
+    assert!(stderr.contains("1 compensated"), "{stderr}");
+    assert!(stderr.contains("\\u{202e}"), "{stderr}");
+    assert_inert("proxy stderr", &output);
+    let rollback = run_in(
+        dir.path(),
+        &["rollback", "--journal", "journal.jsonl", "--dry-run"],
+    );
+    assert_inert("rollback --dry-run", &rollback);
+    let verify = run_in(dir.path(), &["audit", "verify", "journal.jsonl"]);
+    assert_inert("audit verify", &verify);
+}

@@ -1,0 +1,515 @@
+//! The house rules of `docs/architecture.md` that a compiler does not check: no production file
+//! (of a published package) over [`MAX_LINES`] lines, and no import circle between the files of
+//! one crate.
+//!
+//! A file's module tree is followed from each library and binary target's root through its `mod`
+//! declarations; modules and items under `#[cfg(test)]` are left out (test files may import
+//! anything). File A depends on file B when A's code names an item B defines: by a private `use`
+//! or by a path starting with `crate`, `super`, `self` or a child module. A `pub` or `pub(…)`
+//! `use` is a facade, not a use: it is no dependency of its own, and a path through it is
+//! followed to the file that defines the item.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
+
+/// Longest production file, in lines.
+const MAX_LINES: usize = 600;
+
+/// How many re-exports a path is followed through before the search gives up.
+const MAX_HOPS: usize = 8;
+
+pub fn check(root: &Path) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for (name, published, roots) in targets(root)? {
+        let mut tree = Tree::default();
+        for file in roots {
+            tree.load(&file, Vec::new(), &mut problems);
+        }
+        for module in tree.modules.values() {
+            if published && module.lines > MAX_LINES {
+                problems.push(format!(
+                    "{}: {} lines (at most {MAX_LINES})",
+                    shown(root, &module.file),
+                    module.lines
+                ));
+            }
+        }
+        for circle in tree.circles() {
+            let files: Vec<String> = circle
+                .iter()
+                .map(|path| shown(root, &tree.modules[path].file))
+                .collect();
+            problems.push(format!(
+                "{name}: import circle between {}",
+                files.join(", ")
+            ));
+        }
+    }
+    if problems.is_empty() {
+        println!("house: no file over {MAX_LINES} lines, no import circle");
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+fn shown(root: &Path, file: &Path) -> String {
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+/// Every workspace package: its name, whether it is published, and the root files of its library
+/// and binary targets.
+fn targets(root: &Path) -> Result<Vec<(String, bool, Vec<PathBuf>)>, String> {
+    let output = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        .current_dir(root)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let mut packages = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let roots = package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|target| {
+                target["kind"].as_array().is_some_and(|kinds| {
+                    kinds
+                        .iter()
+                        .any(|kind| matches!(kind.as_str(), Some("lib" | "bin" | "proc-macro")))
+                })
+            })
+            .filter_map(|target| target["src_path"].as_str().map(PathBuf::from))
+            .collect();
+        let name = package["name"].as_str().unwrap_or("?").to_owned();
+        // `publish = false` reads as an empty list of registries.
+        let published = package["publish"]
+            .as_array()
+            .is_none_or(|to| !to.is_empty());
+        packages.push((name, published, roots));
+    }
+    Ok(packages)
+}
+
+/// A module path inside one target: `[]` for the root, `["session", "gate"]`.
+type ModPath = Vec<String>;
+
+#[derive(Default)]
+struct Module {
+    file: PathBuf,
+    lines: usize,
+    /// Child modules declared in this file (file modules only).
+    children: BTreeSet<String>,
+    /// Items this file defines, by name.
+    defines: BTreeSet<String>,
+    /// `use` imports by the name they bind: the full path and whether it is a facade (`pub`).
+    imports: BTreeMap<String, (Vec<String>, bool)>,
+    /// Glob imports (`use a::*`).
+    globs: Vec<Vec<String>>,
+    /// Paths the file's own code names.
+    uses: Vec<Vec<String>>,
+}
+
+#[derive(Default)]
+struct Tree {
+    modules: BTreeMap<ModPath, Module>,
+}
+
+impl Tree {
+    fn load(&mut self, file: &Path, path: ModPath, problems: &mut Vec<String>) {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            problems.push(format!("{}: cannot read", file.display()));
+            return;
+        };
+        let syntax = match syn::parse_file(&text) {
+            Ok(syntax) => syntax,
+            Err(e) => {
+                problems.push(format!("{}: cannot parse: {e}", file.display()));
+                return;
+            }
+        };
+        let mut module = Module {
+            file: file.to_owned(),
+            lines: text.lines().count(),
+            ..Module::default()
+        };
+        let mut collector = Collector {
+            module: &mut module,
+        };
+        let mut declared = Vec::new();
+        for item in &syntax.items {
+            if is_test(attributes(item)) {
+                continue;
+            }
+            if let syn::Item::Mod(item_mod) = item
+                && item_mod.content.is_none()
+            {
+                declared.push(item_mod.ident.to_string());
+            }
+            collector.visit_item(item);
+        }
+        let owns_dir = path.is_empty()
+            || file
+                .file_name()
+                .is_some_and(|name| name == "mod.rs" || name == "lib.rs" || name == "main.rs");
+        let dir = if owns_dir {
+            file.parent().map(Path::to_owned)
+        } else {
+            file.parent()
+                .map(|parent| parent.join(file.file_stem().unwrap_or_default()))
+        }
+        .unwrap_or_default();
+        module.children = declared.iter().cloned().collect();
+        self.modules.insert(path.clone(), module);
+        for child in declared {
+            let flat = dir.join(format!("{child}.rs"));
+            let nested = dir.join(&child).join("mod.rs");
+            let child_file = if flat.exists() { flat } else { nested };
+            let mut child_path = path.clone();
+            child_path.push(child);
+            self.load(&child_file, child_path, problems);
+        }
+    }
+
+    /// The file module a path names from `from`, and the item it names there, if any.
+    fn resolve(&self, from: &ModPath, path: &[String], hops: usize) -> Option<ModPath> {
+        let (mut at, rest) = match path.first().map(String::as_str) {
+            Some("crate") => (Vec::new(), &path[1..]),
+            Some("self") => (from.clone(), &path[1..]),
+            Some("super") => {
+                let mut at = from.clone();
+                let mut rest = path;
+                while rest.first().is_some_and(|s| s == "super") {
+                    at.pop();
+                    rest = &rest[1..];
+                }
+                (at, rest)
+            }
+            Some(first) if self.modules.get(from)?.children.contains(first) => (from.clone(), path),
+            Some(first) => {
+                // A name bound by a `use` of this file: resolve what it stands for.
+                let (target, _) = self.modules.get(from)?.imports.get(first)?;
+                if hops >= MAX_HOPS || target.first().is_some_and(|s| s == first) {
+                    return None;
+                }
+                let mut full = target.clone();
+                full.extend(path[1..].iter().cloned());
+                return self.resolve(from, &full, hops + 1);
+            }
+            None => return None,
+        };
+        let mut rest = rest;
+        while let Some(segment) = rest.first() {
+            if !self.modules.get(&at)?.children.contains(segment) {
+                break;
+            }
+            at.push(segment.clone());
+            rest = &rest[1..];
+        }
+        let Some(name) = rest.first() else {
+            return Some(at);
+        };
+        let module = self.modules.get(&at)?;
+        if module.defines.contains(name) || hops >= MAX_HOPS {
+            return Some(at);
+        }
+        if let Some((target, _)) = module.imports.get(name) {
+            let mut full = target.clone();
+            full.extend(rest[1..].iter().cloned());
+            return self.resolve(&at, &full, hops + 1).or(Some(at));
+        }
+        for glob in &module.globs {
+            let mut full = glob.clone();
+            full.extend(rest.iter().cloned());
+            if let Some(found) = self.resolve(&at, &full, hops + 1)
+                && found != at
+            {
+                return Some(found);
+            }
+        }
+        Some(at)
+    }
+
+    fn edges(&self) -> BTreeMap<&ModPath, BTreeSet<ModPath>> {
+        let mut edges = BTreeMap::new();
+        for (path, module) in &self.modules {
+            let private = module
+                .imports
+                .values()
+                .filter(|(_, facade)| !facade)
+                .map(|(target, _)| target);
+            let targets: BTreeSet<ModPath> = module
+                .uses
+                .iter()
+                .chain(private)
+                .chain(module.globs.iter())
+                .filter_map(|used| self.resolve(path, used, 0))
+                .filter(|target| target != path && self.modules.contains_key(target))
+                .collect();
+            edges.insert(path, targets);
+        }
+        edges
+    }
+
+    /// The strongly connected groups of more than one file (Tarjan's algorithm).
+    fn circles(&self) -> Vec<Vec<ModPath>> {
+        struct State<'a> {
+            edges: BTreeMap<&'a ModPath, BTreeSet<ModPath>>,
+            index: BTreeMap<ModPath, usize>,
+            low: BTreeMap<ModPath, usize>,
+            stack: Vec<ModPath>,
+            on_stack: BTreeSet<ModPath>,
+            found: Vec<Vec<ModPath>>,
+        }
+        fn connect(state: &mut State<'_>, node: &ModPath) {
+            let next = state.index.len();
+            state.index.insert(node.clone(), next);
+            state.low.insert(node.clone(), next);
+            state.stack.push(node.clone());
+            state.on_stack.insert(node.clone());
+            let targets = state.edges.get(node).cloned().unwrap_or_default();
+            for target in &targets {
+                if !state.index.contains_key(target) {
+                    connect(state, target);
+                    let low = state.low[node].min(state.low[target]);
+                    state.low.insert(node.clone(), low);
+                } else if state.on_stack.contains(target) {
+                    let low = state.low[node].min(state.index[target]);
+                    state.low.insert(node.clone(), low);
+                }
+            }
+            if state.low[node] == state.index[node] {
+                let mut group = Vec::new();
+                while let Some(top) = state.stack.pop() {
+                    state.on_stack.remove(&top);
+                    let done = &top == node;
+                    group.push(top);
+                    if done {
+                        break;
+                    }
+                }
+                if group.len() > 1 {
+                    group.sort();
+                    state.found.push(group);
+                }
+            }
+        }
+        let mut state = State {
+            edges: self.edges(),
+            index: BTreeMap::new(),
+            low: BTreeMap::new(),
+            stack: Vec::new(),
+            on_stack: BTreeSet::new(),
+            found: Vec::new(),
+        };
+        for node in self.modules.keys() {
+            if !state.index.contains_key(node) {
+                connect(&mut state, node);
+            }
+        }
+        state.found
+    }
+}
+
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            && attr
+                .parse_args::<syn::Meta>()
+                .is_ok_and(|meta| meta.path().is_ident("test"))
+    })
+}
+
+fn attributes(item: &syn::Item) -> &[syn::Attribute] {
+    use syn::Item;
+    match item {
+        Item::Const(i) => &i.attrs,
+        Item::Enum(i) => &i.attrs,
+        Item::Fn(i) => &i.attrs,
+        Item::Impl(i) => &i.attrs,
+        Item::Macro(i) => &i.attrs,
+        Item::Mod(i) => &i.attrs,
+        Item::Static(i) => &i.attrs,
+        Item::Struct(i) => &i.attrs,
+        Item::Trait(i) => &i.attrs,
+        Item::Type(i) => &i.attrs,
+        Item::Union(i) => &i.attrs,
+        Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+struct Collector<'m> {
+    module: &'m mut Module,
+}
+
+impl Collector<'_> {
+    fn flatten(&mut self, tree: &syn::UseTree, prefix: &mut Vec<String>, facade: bool) {
+        match tree {
+            syn::UseTree::Path(path) => {
+                prefix.push(path.ident.to_string());
+                self.flatten(&path.tree, prefix, facade);
+                prefix.pop();
+            }
+            syn::UseTree::Name(name) => {
+                let mut full = prefix.clone();
+                let bound = name.ident.to_string();
+                if bound == "self" {
+                    if let Some(last) = prefix.last() {
+                        self.module.imports.insert(last.clone(), (full, facade));
+                    }
+                } else {
+                    full.push(bound.clone());
+                    self.module.imports.insert(bound, (full, facade));
+                }
+            }
+            syn::UseTree::Rename(rename) => {
+                let mut full = prefix.clone();
+                if rename.ident != "self" {
+                    full.push(rename.ident.to_string());
+                }
+                self.module
+                    .imports
+                    .insert(rename.rename.to_string(), (full, facade));
+            }
+            syn::UseTree::Glob(_) => self.module.globs.push(prefix.clone()),
+            syn::UseTree::Group(group) => {
+                for tree in &group.items {
+                    self.flatten(tree, prefix, facade);
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if is_test(attributes(item)) {
+            return;
+        }
+        let defined = match item {
+            syn::Item::Const(i) => Some(&i.ident),
+            syn::Item::Enum(i) => Some(&i.ident),
+            syn::Item::Fn(i) => Some(&i.sig.ident),
+            syn::Item::Mod(i) => Some(&i.ident),
+            syn::Item::Static(i) => Some(&i.ident),
+            syn::Item::Struct(i) => Some(&i.ident),
+            syn::Item::Trait(i) => Some(&i.ident),
+            syn::Item::Type(i) => Some(&i.ident),
+            syn::Item::Union(i) => Some(&i.ident),
+            syn::Item::Macro(i) => i.ident.as_ref(),
+            _ => None,
+        };
+        if let Some(ident) = defined {
+            self.module.defines.insert(ident.to_string());
+        }
+        if let syn::Item::Use(item_use) = item {
+            let facade = !matches!(item_use.vis, syn::Visibility::Inherited);
+            self.flatten(&item_use.tree, &mut Vec::new(), facade);
+            return;
+        }
+        syn::visit::visit_item(self, item);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none() && path.segments.len() > 1 {
+            self.module
+                .uses
+                .push(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        }
+        syn::visit::visit_path(self, path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Tree) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut tree = Tree::default();
+        let mut problems = Vec::new();
+        tree.load(&dir.path().join("lib.rs"), Vec::new(), &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        (dir, tree)
+    }
+
+    fn names(circles: Vec<Vec<ModPath>>) -> Vec<Vec<String>> {
+        circles
+            .into_iter()
+            .map(|group| group.into_iter().map(|path| path.join("::")).collect())
+            .collect()
+    }
+
+    #[test]
+    fn finds_a_circle_through_use_and_through_paths() {
+        let (_dir, tree) = tree(&[
+            ("lib.rs", "mod a; mod b; mod c;"),
+            ("a.rs", "use crate::b::B; pub struct A;"),
+            ("b.rs", "pub struct B; fn f() { crate::c::g(); }"),
+            ("c.rs", "pub fn g() { let _ = super::a::A; }"),
+        ]);
+        assert_eq!(names(tree.circles()), [["a", "b", "c"]]);
+    }
+
+    #[test]
+    fn a_facade_and_test_modules_make_no_circle() {
+        let (_dir, tree) = tree(&[
+            (
+                "lib.rs",
+                "mod a; mod b; pub use a::A; pub use b::B; #[cfg(test)] mod tests;",
+            ),
+            ("a.rs", "pub struct A;"),
+            (
+                "b.rs",
+                "use crate::A; pub struct B(A); #[cfg(test)] mod tests { use crate::b::B; }",
+            ),
+            ("tests.rs", "use crate::b::B;"),
+        ]);
+        assert!(tree.circles().is_empty());
+        assert_eq!(tree.modules.len(), 3);
+    }
+
+    #[test]
+    fn an_item_of_the_root_used_by_a_child_it_uses_is_a_circle() {
+        let (_dir, tree) = tree(&[
+            (
+                "lib.rs",
+                "mod a; pub struct Settings; fn run() { a::go(); }",
+            ),
+            ("a.rs", "use crate::Settings; pub fn go() {}"),
+        ]);
+        assert_eq!(names(tree.circles()), [["", "a"]]);
+    }
+
+    #[test]
+    fn nested_modules_resolve_to_their_files() {
+        let (_dir, tree) = tree(&[
+            ("lib.rs", "mod a; mod b;"),
+            ("a.rs", "mod inner; pub use inner::X;"),
+            ("a/inner.rs", "use crate::b::{self, Y}; pub struct X(b::Y);"),
+            ("b.rs", "use crate::a::X; pub struct Y;"),
+        ]);
+        assert_eq!(names(tree.circles()), [["a::inner", "b"]]);
+    }
+}
