@@ -129,7 +129,7 @@ pub fn resolve_str(schema: &Value, pointer: &str) -> Resolution {
 const MAX_DEPTH: usize = 128;
 /// Work cap per walk, so that schemas that fan out (`allOf` of `$ref`s of `allOf`s…) stay cheap.
 const MAX_VISITS: usize = 20_000;
-/// Keywords that constrain sub-values in ways the resolver does not model: where the walk passes
+/// Keywords that constrain sub-values in ways this crate does not model: where the walk passes
 /// through them, existence is at best unknown.
 pub(crate) const UNMODELED: [&str; 12] = [
     "not",
