@@ -112,7 +112,7 @@ pub enum ClientError {
         detail: String,
     },
     /// The whole operation (connecting, negotiating, every page) took longer than
-    /// [`Options::total_timeout`](crate::Options::total_timeout).
+    /// `Options::total_timeout`.
     #[error(
         "the total time limit of {} ran out while waiting for `{method}`{stderr}",
         human_duration(*.total)
@@ -132,7 +132,7 @@ pub enum ClientError {
         "no protocol version in common: `{method}` asked for {requested}, the server supports {}; \
          this client speaks {}",
         version_list(.supported),
-        crate::protocol::SUPPORTED_VERSIONS.join(", ")
+        crate::versions::SUPPORTED_VERSIONS.join(", ")
     )]
     UnsupportedProtocolVersion {
         /// The request that was refused or answered.
@@ -204,7 +204,7 @@ impl ClientError {
 
 impl ClientError {
     /// The same error with every secret replaced by `***` in every text it carries.
-    pub(crate) fn redacted(mut self, secrets: &crate::Secrets) -> ClientError {
+    pub(crate) fn redacted(mut self, secrets: &crate::secrets::Secrets) -> ClientError {
         if secrets.is_empty() {
             return self;
         }

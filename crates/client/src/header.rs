@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::ClientError;
+use crate::error::ClientError;
 
 /// One HTTP header sent with every request to a Streamable HTTP server.
 ///

@@ -8,10 +8,12 @@ use serde_json::Value;
 use ureq::Agent;
 use ureq::http::Response;
 
+use crate::error::ClientError;
+use crate::header::Header;
 use crate::jsonrpc::{Incoming, classify};
+use crate::options::Options;
 use crate::sse::{Event, EventReader};
 use crate::text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
-use crate::{ClientError, Header, Options};
 
 /// Longest time `close` spends telling the server that the session ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);

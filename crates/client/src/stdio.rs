@@ -21,11 +21,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::error::ClientError;
 use crate::group;
 use crate::jsonrpc::{Incoming, classify};
 use crate::lines::{LineRead, Overflow, read_line};
+use crate::options::Options;
 use crate::text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
-use crate::{ClientError, Options};
 
 /// Longest stderr line kept, in bytes; the rest of a longer line is dropped.
 const STDERR_LINE_BYTES: usize = 4096;

@@ -60,7 +60,7 @@ pub(crate) fn check(record: &Map<String, Value>, keys: &[PublicKey]) -> Result<(
     let Some(key) = keys.iter().find(|k| k.id() == id) else {
         return Err(format!(
             "checkpoint seq {seq}: signed with key {}, which is not a key given",
-            crate::verify::shown(id)
+            crate::broken::shown(id)
         ));
     };
     let signature = record
@@ -93,7 +93,7 @@ pub fn kept(line: &str) -> Result<(u64, String), String> {
     let Some(hash) = record.get("hash").and_then(Value::as_str) else {
         return Err("no \"hash\" string".into());
     };
-    if crate::record_hash(&record) != hash {
+    if crate::hash::record_hash(&record) != hash {
         return Err(format!("checkpoint seq {seq} does not match its hash"));
     }
     Ok((seq, hash.to_owned()))

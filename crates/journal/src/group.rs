@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use crate::JournalError;
+use crate::error::JournalError;
 
 /// The syncs of one journal file, shared by its writers.
 #[derive(Debug)]

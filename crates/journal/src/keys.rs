@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
-use crate::hex;
+use crate::hash::hex;
 
 /// Why a key could not be made, read or used.
 #[derive(Debug, thiserror::Error)]

@@ -31,9 +31,12 @@
 //! assert_eq!(report.records, 1);
 //! ```
 
+mod broken;
 mod canonical;
 pub mod checkpoint;
+mod error;
 mod group;
+mod hash;
 pub mod keys;
 mod lock;
 mod outside;
@@ -46,19 +49,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
+pub use broken::Broken;
+pub use error::JournalError;
 pub use group::Pending;
+use hash::record_hash;
+pub use hash::{GENESIS, canonical};
 pub use lock::{Holder, lock_path};
 pub use outside::{
     INLINE_MAX_BYTES, OUT_OF_LINE, READ_BACK_MAX_BYTES, SIDE_FILE_MAX_BYTES, inline_out_of_line,
     side_dir,
 };
 use time::rfc3339_now;
-pub use verify::{Broken, ReadError, Verification, Verifier, verify, verify_reader};
-
-/// The `prev` of the first record.
-pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub use verify::{ReadError, Verification, Verifier, verify, verify_reader};
 
 /// What a record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -124,71 +127,6 @@ impl Kind {
     /// The kind with this spelling.
     pub fn parse(text: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-}
-
-/// Why the journal cannot be opened or written.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum JournalError {
-    /// Reading, writing or syncing the file failed.
-    #[error("journal {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        source: io::Error,
-    },
-    /// The existing file is longer than the cap given to [`Journal::open`].
-    #[error("journal {path}: it is larger than the limit of {limit} bytes")]
-    TooLarge {
-        /// The file.
-        path: String,
-        /// The cap in bytes.
-        limit: u64,
-    },
-    /// The path names a FIFO, device, socket or directory, which could block or never end.
-    #[error("journal {path}: it is not a regular file")]
-    NotRegular {
-        /// The file.
-        path: String,
-    },
-    /// Another writer holds the journal's lock.
-    #[error("journal {path}: another writer holds its lock: {holder}{}", waited_for(*.waited))]
-    Locked {
-        /// The file.
-        path: String,
-        /// Who, as its lock file says (pid, command, since when).
-        holder: String,
-        /// How long this writer waited.
-        waited: std::time::Duration,
-    },
-    /// The record would take the file past the cap every reader and the next writer enforce.
-    #[error(
-        "journal {path}: the record would take it past the limit of {limit} bytes; nothing more \
-         is written to it (start a new journal)"
-    )]
-    Full {
-        /// The file.
-        path: String,
-        /// The cap in bytes.
-        limit: u64,
-    },
-    /// The existing file does not verify, so nothing is appended to it.
-    #[error("journal {path}: {broken}; refusing to append (run `mcp-recovery audit verify`)")]
-    Broken {
-        /// The file.
-        path: String,
-        /// The first fault.
-        broken: Broken,
-    },
-}
-
-fn waited_for(waited: std::time::Duration) -> String {
-    if waited.is_zero() {
-        String::new()
-    } else {
-        format!(" (waited {} s)", waited.as_secs_f64())
     }
 }
 
@@ -432,32 +370,6 @@ impl Journal {
         line.push(b'\n');
         (hash, line, record)
     }
-}
-
-/// The journal's canonical form of `value` (spec/journal.md: RFC 8785, numbers as written): the
-/// bytes records are hashed over and signed statements are signed over.
-pub fn canonical(value: &Value) -> Vec<u8> {
-    let mut out = Vec::new();
-    canonical::write(value, &mut out);
-    out
-}
-
-/// The `hash` a record must carry: sha256 over the canonical form of the record without `hash`
-/// (RFC 8785, each number written as the JSON text it was read as; see `spec/journal.md`).
-pub(crate) fn record_hash(record: &Map<String, Value>) -> String {
-    let mut canonical = Vec::new();
-    canonical::write_object(record, Some("hash"), &mut canonical);
-    hex(&Sha256::digest(&canonical))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
-    }
-    out
 }
 
 /// Parses every line of a journal (blank lines skipped) into records, without checking the

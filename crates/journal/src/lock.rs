@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::JournalError;
+use crate::error::JournalError;
 use crate::time::rfc3339_now;
 
 /// The lock file of the journal at `journal`: `JOURNAL.lock` beside it.

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::{canonical, hex};
+use crate::canonical;
+use crate::hash::hex;
 
 /// A member whose canonical form is longer than this is written out of line.
 pub const INLINE_MAX_BYTES: usize = 64 * 1024;
@@ -203,11 +204,11 @@ pub fn inline_out_of_line(
     journal: &Path,
     session: Option<&str>,
     budget: u64,
-) -> Result<String, crate::Broken> {
+) -> Result<String, crate::broken::Broken> {
     let mut out = String::with_capacity(text.len());
     let mut read: u64 = 0;
     for (index, line) in text.split_inclusive('\n').enumerate() {
-        let fail = |reason: String| crate::Broken::new(index + 1, reason);
+        let fail = |reason: String| crate::broken::Broken::new(index + 1, reason);
         if !line.contains(OUT_OF_LINE) {
             out.push_str(line);
             continue;

@@ -2,7 +2,10 @@ use std::io::Read;
 
 use serde_json::{Map, Value, json};
 
+use sha2::{Digest, Sha256};
+
 use super::*;
+use crate::hash::hex;
 
 fn fields(value: Value) -> Map<String, Value> {
     match value {

@@ -1,43 +1,15 @@
 //! Checking a journal's chain.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io::{self, BufRead};
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use crate::broken::{Broken, shown};
+use crate::hash::{GENESIS, record_hash};
 use crate::keys::PublicKey;
-use crate::{GENESIS, canonical, checkpoint, outside, record_hash};
-
-/// The first fault of a journal: its 1-based line and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broken {
-    /// 1-based line number (0 when the fault is not at a line, such as a missing head).
-    pub line: usize,
-    /// Why, in words.
-    pub reason: String,
-}
-
-impl Broken {
-    /// A fault at `line`.
-    pub fn new(line: usize, reason: impl Into<String>) -> Broken {
-        Broken {
-            line,
-            reason: reason.into(),
-        }
-    }
-}
-
-impl fmt::Display for Broken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            f.write_str(&self.reason)
-        } else {
-            write!(f, "line {}: {}", self.line, self.reason)
-        }
-    }
-}
+use crate::{canonical, checkpoint, outside};
 
 /// What [`verify`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -376,15 +348,9 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<(String, Map<String, V
     Ok((expected, record))
 }
 
-/// A hash from the file for the message: shortened, and escaped like all text from input.
-pub(crate) fn shown(hash: &str) -> String {
-    let short: String = hash.chars().take(64).collect();
-    mcp_recovery_model::text::escape_controls(&short).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::shown;
+    use crate::broken::shown;
 
     /// A hash someone wrote into the journal reaches the message inert: line breaks, escape
     /// sequences and the bidirectional overrides that reorder what a reader sees are escaped.

@@ -39,7 +39,9 @@ mod input_schema;
 pub mod json;
 mod jsonpath;
 mod overlay;
+mod overlay_file;
 mod pointer;
+mod present;
 mod reader;
 mod recovery;
 pub use mcp_recovery_base::text;
@@ -63,10 +65,10 @@ pub use input_schema::{
     has_pattern, without_patterns,
 };
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
-pub use overlay::{
-    Applied, OVERLAY_ANNOTATIONS, Origin, Overlay, OverlayAnnotations, OverlayBefore,
-    OverlayDocument, OverlayError, OverlayFormat, OverlayIssue, OverlayMeta, OverlayResult,
-    OverlayResultSource, OverlaySpan, OverlayTool, OverlayUndo, RESULT_SECTION,
+pub use overlay::{Applied, Origin, Overlay, OverlayError, OverlayIssue, OverlaySpan};
+pub use overlay_file::{
+    OVERLAY_ANNOTATIONS, OverlayAnnotations, OverlayBefore, OverlayDocument, OverlayFormat,
+    OverlayMeta, OverlayResult, OverlayResultSource, OverlayTool, OverlayUndo, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
 pub use reader::{ResultReader, ResultSource};

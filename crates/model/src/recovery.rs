@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::binding::{Binding, BindingError};
 use crate::jsonpath::JsonPath;
 use crate::pointer::PointerReading;
+use crate::present::present;
 
 /// The only strategy SEP-3172 defines.
 pub const COMPENSATION_STRATEGY: &str = "compensation";
@@ -139,21 +140,21 @@ pub struct Compensate {
     /// The compensating call; present exactly when `reversibility` is `compensable`.
     #[serde(
         default,
-        deserialize_with = "crate::tool::present",
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub compensation: Option<CompensateCall>,
     /// Systems the tool affects, such as `storage` or `payments`.
     #[serde(
         default,
-        deserialize_with = "crate::tool::present",
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub side_effect_scope: Option<Vec<String>>,
     /// Free-form notes for humans.
     #[serde(
         default,
-        deserialize_with = "crate::tool::present",
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub notes: Option<String>,
@@ -174,14 +175,14 @@ pub struct CompensateCall {
     /// Time limit of the compensating call, in milliseconds.
     #[serde(
         default,
-        deserialize_with = "crate::tool::present",
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout_ms: Option<Count>,
     /// Retries of the compensating call after a failure.
     #[serde(
         default,
-        deserialize_with = "crate::tool::present",
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub max_retries: Option<Count>,
@@ -433,29 +434,6 @@ impl Compensation {
                     b.binding.as_ref().map(Binding::canonical),
                 )
             })
-            .collect()
-    }
-}
-
-impl crate::tool::Tool {
-    /// Every recovery declaration of the tool, normalized, SEP-3172 first.
-    ///
-    /// A SEP-3172 declaration with an unknown strategy is left out: orchestrators ignore it.
-    ///
-    /// A SEP-3172 declaration an overlay supplied (the tool's `_meta` says so under
-    /// [`crate::OVERLAY_META_KEY`]) is read with the overlay's bindings.
-    pub fn declared_recovery(&self) -> Vec<DeclaredRecovery> {
-        let from_overlay = self.overlay_recovery();
-        self.sep_recovery()
-            .and_then(|r| {
-                if from_overlay {
-                    r.normalize_overlay()
-                } else {
-                    r.normalize()
-                }
-            })
-            .into_iter()
-            .chain(self.compensate().map(Compensate::normalize))
             .collect()
     }
 }

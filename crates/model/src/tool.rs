@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::recovery::{Compensate, Recovery};
+use crate::present::present;
+use crate::recovery::{Compensate, DeclaredRecovery, Recovery};
 
 /// The `_meta` key of the mcp-compensate carrier.
 pub const COMPENSATE_META_KEY: &str = "dev.chronomcp/compensate";
@@ -327,15 +328,6 @@ impl ToolExecution {
     }
 }
 
-/// An optional field that, when present, holds a `T` (never `null`: MCP omits absent fields).
-pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
-}
-
 /// Checks the shape MCP requires of a schema member: an object whose `$schema` (when present) is a
 /// string, with `type: "object"` when `object_root` is set, and `properties`/`required` of the
 /// right types.
@@ -436,6 +428,27 @@ impl Tool {
     /// The mcp-compensate carrier, if declared.
     pub fn compensate(&self) -> Option<&Compensate> {
         self.meta.as_ref()?.compensate.as_ref()
+    }
+
+    /// Every recovery declaration of the tool, normalized, SEP-3172 first.
+    ///
+    /// A SEP-3172 declaration with an unknown strategy is left out: orchestrators ignore it.
+    ///
+    /// A SEP-3172 declaration an overlay supplied (the tool's `_meta` says so under
+    /// [`OVERLAY_META_KEY`]) is read with the overlay's bindings.
+    pub fn declared_recovery(&self) -> Vec<DeclaredRecovery> {
+        let from_overlay = self.overlay_recovery();
+        self.sep_recovery()
+            .and_then(|r| {
+                if from_overlay {
+                    r.normalize_overlay()
+                } else {
+                    r.normalize()
+                }
+            })
+            .into_iter()
+            .chain(self.compensate().map(Compensate::normalize))
+            .collect()
     }
 
     /// A hint's value, `None` when omitted.

@@ -30,11 +30,13 @@
 //! ```
 
 mod plan;
+mod planner;
 mod resolve;
 mod tools;
 mod trace;
 
-pub use plan::{Plan, PlannedCall, Planner, Status, Step, build_plan, resolve_step};
+pub use plan::{Plan, PlannedCall, Status, Step};
+pub use planner::{Planner, build_plan, resolve_step};
 pub use resolve::read_arguments;
 pub use tools::{LoadError, ToolList, UnusableTool, load_tools};
 pub use trace::{

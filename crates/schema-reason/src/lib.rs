@@ -17,6 +17,7 @@
 //!
 //! # Modules
 //!
+//! * `knowledge` — [`Knowledge`], the three-valued answer.
 //! * `types` — [`TypeSet`], the JSON types a value may have.
 //! * `presence` — the three-valued algebra of the walk: existence, types and which pointer
 //!   steps are certainly present or known to be optional.
@@ -28,6 +29,7 @@
 //! * `collect` — [`subschemas_at`], the schemas that all apply at a pointer.
 
 mod collect;
+mod knowledge;
 mod patterns;
 mod presence;
 mod refs;
@@ -36,17 +38,7 @@ mod types;
 mod walk;
 
 pub use collect::subschemas_at;
+pub use knowledge::Knowledge;
 pub use shape::{ObjectShape, object_shape};
 pub use types::TypeSet;
 pub use walk::{Resolution, resolve, resolve_as, resolve_each, resolve_str};
-
-/// A three-valued answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Knowledge {
-    /// Certainly yes.
-    Yes,
-    /// Certainly no.
-    No,
-    /// Cannot be judged statically.
-    Unknown,
-}

@@ -7,7 +7,7 @@
 //! alternatives (`anyOf`/`oneOf`, `enum` values). Both only ever move an unsure answer towards
 //! [`Knowledge::Unknown`], never to a false [`Knowledge::No`].
 
-use crate::Knowledge;
+use crate::knowledge::Knowledge;
 use crate::types::TypeSet;
 
 /// Pointer positions tracked for presence; beyond this, presence is unknown.

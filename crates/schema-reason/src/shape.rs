@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::Knowledge;
+use crate::knowledge::Knowledge;
 use crate::patterns::Patterns;
 use crate::refs::base_of;
 use crate::walk::{CONDITIONAL_REQUIRED, Walker};

@@ -7,7 +7,7 @@
 use mcp_recovery_model::{JsonPointer, PointerReading, array_index};
 use serde_json::{Map, Value};
 
-use crate::Knowledge;
+use crate::knowledge::Knowledge;
 use crate::patterns::Patterns;
 use crate::presence::{Out, bit, first_bit};
 use crate::refs::{Refs, base_of};
@@ -129,7 +129,7 @@ pub fn resolve_str(schema: &Value, pointer: &str) -> Resolution {
 const MAX_DEPTH: usize = 128;
 /// Work cap per walk, so that schemas that fan out (`allOf` of `$ref`s of `allOf`s…) stay cheap.
 const MAX_VISITS: usize = 20_000;
-/// Keywords that constrain sub-values in ways the resolver does not model: where the walk passes
+/// Keywords that constrain sub-values in ways this crate does not model: where the walk passes
 /// through them, existence is at best unknown.
 pub(crate) const UNMODELED: [&str; 12] = [
     "not",
@@ -167,7 +167,7 @@ pub(crate) enum Step<'p> {
 }
 
 /// The state of one walk (or of the two walks of one [`resolve_as`]), shared by the pointer
-/// walk, [`crate::object_shape`] and [`crate::subschemas_at`].
+/// walk, `object_shape` and `subschemas_at`.
 pub(crate) struct Walker<'a, 'p> {
     pub(crate) steps: &'p [Step<'p>],
     /// Draft-04 to draft-07 ignore the siblings of `$ref`.

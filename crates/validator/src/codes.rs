@@ -1,10 +1,10 @@
-//! What the rule table is made of; the table itself is in `rules/mod.rs`.
+//! The rule table, what it is made of, and [`Rule`], the enum it declares.
 //!
 //! Codes are never reused. A rule's documentation is the doc comment of its `RULE` constant, in
 //! the file of the rule under `rules/`.
 
-pub(crate) use crate::rules::Rule;
-use crate::{DefaultLevel, Preset, Severity};
+use crate::diagnostic::Severity;
+use crate::level::{DefaultLevel, Preset};
 
 /// The static description of a rule: its row of the table and its documentation.
 #[derive(Debug, Clone, Copy)]
@@ -47,26 +47,87 @@ pub(crate) const WARNING: DefaultLevel = DefaultLevel::On(Severity::Warning);
 pub(crate) const INFO: DefaultLevel = DefaultLevel::On(Severity::Info);
 pub(crate) const OFF: DefaultLevel = DefaultLevel::Off;
 
-/// Declares the rule table: the rule modules, [`Rule`], each rule's [`RuleDef`] and check.
+/// The rule table: one row per rule, ordered by code: code, name, variant, module under
+/// `rules/`, default level, the presets it belongs to, and `check` (the module's `check` runs over
+/// the [`Context`]) or `stage` (a stage of the pipeline reports it).
 ///
-/// One row per rule, ordered by code: code, name, variant, module under `rules/`, default level,
-/// the presets it belongs to, and `check` (the module's `check` runs over the [`Context`]) or
-/// `stage` (a stage of the pipeline reports it). The module list, the check list, the catalog
-/// printed by `rules`/`explain`, `spec/rules.md` and the presets all follow from it.
+/// The rows are handed to `$callback`, a macro that declares one thing from them: [`Rule`] here
+/// ([`rule_enum!`]), the rule modules with their definitions and checks in `rules/mod.rs`
+/// ([`rule_modules!`]). The catalog printed by `rules`/`explain`, `spec/rules.md` and the presets
+/// all follow from it.
 ///
-/// [`Context`]: crate::rules::Context
+/// [`Context`]: crate::context::Context
 macro_rules! rule_table {
+    ($callback:ident) => {
+        $callback! {
+            "R001" "invalid-json"                 InvalidJson                invalid_json                 ERROR   [Recommended, Strict] stage;
+            "R002" "not-a-tools-list"             NotAToolsList              not_a_tools_list             ERROR   [Recommended, Strict] stage;
+            "R003" "schema-violation"             SchemaViolation            schema_violation             ERROR   [Recommended, Strict] stage;
+            "R004" "duplicate-tool-name"          DuplicateToolName          duplicate_tool_name          ERROR   [Recommended, Strict] check;
+            "R005" "tool-name-format"             ToolNameFormat             tool_name_format             WARNING [Recommended, Strict] check;
+            "R006" "invalid-meta-key"             InvalidMetaKey             invalid_meta_key             WARNING [Recommended, Strict] check;
+            "R007" "duplicate-key"                DuplicateKey               duplicate_key                ERROR   [Recommended, Strict] stage;
+            "R008" "overlay-unknown-tool"         OverlayUnknownTool         overlay_unknown_tool         ERROR   [Recommended, Strict] stage;
+            "R009" "overlay-conflict"             OverlayConflict            overlay_conflict             WARNING [Recommended, Strict] stage;
+            "R101" "dangling-operation-id"        DanglingOperationId        dangling_operation_id        ERROR   [Recommended, Strict] check;
+            "R102" "identity-compensation"        IdentityCompensation       identity_compensation        ERROR   [Recommended, Strict] check;
+            "R103" "unknown-strategy"             UnknownStrategy            unknown_strategy             WARNING [Recommended, Strict] check;
+            "R104" "invalid-expression"           InvalidExpression          invalid_expression           ERROR   [Recommended, Strict] check;
+            "R105" "expression-source-not-in-mcp" ExpressionSourceNotInMcp   expression_source_not_in_mcp ERROR   [Recommended, Strict] check;
+            "R106" "unresolvable-pointer"         UnresolvablePointer        unresolvable_pointer         ERROR   [Recommended, Strict] check;
+            "R107" "unverifiable-binding"         UnverifiableBinding        unverifiable_binding         WARNING [Recommended, Strict] check;
+            "R108" "optional-source"              OptionalSource             optional_source              WARNING [Recommended, Strict] check;
+            "R109" "missing-required-parameter"   MissingRequiredParameter   missing_required_parameter   ERROR   [Recommended, Strict] check;
+            "R110" "unknown-parameter"            UnknownParameter           unknown_parameter            ERROR   [Recommended, Strict] check;
+            "R111" "type-mismatch"                TypeMismatch               type_mismatch                ERROR   [Recommended, Strict] check;
+            "R112" "recovery-on-read-only-tool"   RecoveryOnReadOnlyTool     recovery_on_read_only_tool   WARNING [Recommended, Strict] check;
+            "R113" "read-only-compensator"        ReadOnlyCompensator        read_only_compensator        ERROR   [Recommended, Strict] check;
+            "R114" "non-idempotent-compensator"   NonIdempotentCompensator   non_idempotent_compensator   INFO    [Recommended, Strict] check;
+            "R116" "carrier-conflict"             CarrierConflict            carrier_conflict             ERROR   [Recommended, Strict] check;
+            "R117" "reversibility-contradiction"  ReversibilityContradiction reversibility_contradiction  ERROR   [Recommended, Strict] check;
+            "R118" "hint-contradiction"           HintContradiction          hint_contradiction           WARNING [Recommended, Strict] check;
+            "R119" "unusable-input-schema"        UnusableInputSchema        unusable_input_schema        ERROR   [Recommended, Strict] check;
+            "R120" "effectful-before-read"        EffectfulBeforeRead        effectful_before_read        ERROR   [Recommended, Strict] check;
+            "R201" "undeclared-reversibility"     UndeclaredReversibility    undeclared_reversibility     OFF     [Strict]              check;
+            "R202" "destructive-without-recovery" DestructiveWithoutRecovery destructive_without_recovery OFF     [Strict]              check;
+            "R301" "missing-title"                MissingTitle               missing_title                OFF     [Strict]              check;
+            "R302" "read-only-hint-omitted"       ReadOnlyHintOmitted        read_only_hint_omitted       OFF     [Strict]              check;
+            "R303" "destructive-hint-omitted"     DestructiveHintOmitted     destructive_hint_omitted     WARNING [Recommended, Strict] check;
+            "R304" "hint-disagreement"            HintDisagreement           hint_disagreement            WARNING [Recommended, Strict] check;
+        }
+    };
+}
+pub(crate) use rule_table;
+
+/// Declares [`Rule`] from the rows of [`rule_table!`].
+macro_rules! rule_enum {
     ($(
         $code:literal $name:literal $variant:ident $module:ident $default:ident
         [$($preset:ident),*] $kind:ident;
     )*) => {
-        $(pub(crate) mod $module;)*
-
         /// Every rule of the catalog, ordered by code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub(crate) enum Rule {
             $($variant,)*
         }
+
+        impl Rule {
+            /// All rules, ordered by code.
+            pub(crate) const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
+        }
+    };
+}
+
+rule_table!(rule_enum);
+
+/// Declares, from the rows of [`rule_table!`], the rule modules, each rule's [`RuleDef`] and its
+/// check.
+macro_rules! rule_modules {
+    ($(
+        $code:literal $name:literal $variant:ident $module:ident $default:ident
+        [$($preset:ident),*] $kind:ident;
+    )*) => {
+        $(pub(crate) mod $module;)*
 
         /// The static descriptions, by [`Rule::index`].
         const DEFS: &[$crate::codes::RuleDef] = &[$(
@@ -74,7 +135,7 @@ macro_rules! rule_table {
                 code: $code,
                 name: $name,
                 default: $crate::codes::$default,
-                presets: &[$($crate::Preset::$preset),*],
+                presets: &[$($crate::level::Preset::$preset),*],
                 summary: $module::RULE.summary,
                 raw_docs: $module::RULE.raw_docs,
             },
@@ -84,9 +145,6 @@ macro_rules! rule_table {
         const CHECK_FNS: &[Option<Check>] = &[$($crate::codes::rule_check!($kind $module),)*];
 
         impl Rule {
-            /// All rules, ordered by code.
-            pub(crate) const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
-
             /// The rule's static description.
             pub(crate) fn def(self) -> &'static $crate::codes::RuleDef {
                 &DEFS[self as usize]
@@ -99,7 +157,7 @@ macro_rules! rule_table {
         }
     };
 }
-pub(crate) use rule_table;
+pub(crate) use rule_modules;
 
 /// The check column of [`rule_table!`].
 macro_rules! rule_check {
@@ -116,27 +174,6 @@ impl Rule {
     /// Position in [`Rule::ALL`].
     pub(crate) fn index(self) -> usize {
         self as usize
-    }
-
-    /// The stable code.
-    pub(crate) fn code(self) -> &'static str {
-        self.def().code
-    }
-
-    /// Looks a rule up by code (case-insensitive) or name.
-    pub(crate) fn find(code_or_name: &str) -> Option<Rule> {
-        Self::ALL.iter().copied().find(|r| {
-            r.def().code.eq_ignore_ascii_case(code_or_name) || r.def().name == code_or_name
-        })
-    }
-
-    /// The documentation URL of the rule.
-    pub(crate) fn url(self) -> String {
-        format!(
-            "{}#{}",
-            crate::RULES_DOC_URL,
-            self.code().to_ascii_lowercase()
-        )
     }
 }
 

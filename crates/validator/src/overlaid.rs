@@ -7,10 +7,12 @@ use mcp_recovery_model::{Applied, JsonPointer, Overlay, OverlayIssue};
 use serde_json::Value;
 
 use crate::codes::Rule;
+use crate::diagnostic::Report;
 use crate::finding::Finding;
+use crate::linter::{Linter, duplicate_keys};
+use crate::load;
 use crate::rules::{overlay_conflict, overlay_unknown_tool};
 use crate::span::{LineIndex, Place, locate};
-use crate::{Linter, Report, duplicate_keys, load};
 
 /// The outcome of linting a document with an overlay.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

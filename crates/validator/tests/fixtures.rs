@@ -227,7 +227,7 @@ const ADVERSARIAL: &[(&str, &[&str])] = &[
     ("deep-schema.json", &["R106"]),
     ("lone-surrogate.json", &["R001"]),
     ("non-utf8.json", &["R001"]),
-    // The resolver cannot judge remote references; the compensator's schema cannot be compiled.
+    // Schema reasoning cannot judge remote references; the compensator's schema cannot be compiled.
     ("remote-ref.json", &["R119"]),
 ];
 
@@ -253,7 +253,7 @@ fn adversarial_fixture(name: &str, codes: &[&str]) -> Result<(), Failed> {
             return Err(format!("{name} lacks {code}:\n{rendered}").into());
         }
     }
-    // What the resolver cannot judge (cycles, remote references) is never an error: the only
+    // What schema reasoning cannot judge (cycles, remote references) is never an error: the only
     // errors are the expected ones.
     if report
         .diagnostics

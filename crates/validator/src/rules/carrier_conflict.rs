@@ -2,7 +2,7 @@ use mcp_recovery_model::{Carrier, DeclaredRecovery};
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::rules::{Context, ToolRef};
+use crate::context::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does

@@ -2,7 +2,7 @@ use mcp_recovery_model::{BEFORE_SECTION, OVERLAY_META_KEY, escape_token};
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
-use crate::rules::{Context, Site};
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does

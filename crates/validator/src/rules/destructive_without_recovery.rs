@@ -2,7 +2,7 @@ use mcp_recovery_model::{Hint, Reversibility};
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::rules::{Context, ToolRef};
+use crate::context::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does
@@ -43,7 +43,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 fn destructive_tool(tool: &ToolRef<'_>, name: &str, by_default: bool) -> Finding {
     let (pointer, how) = if by_default {
         (
-            crate::rules::annotations_pointer(tool),
+            crate::context::annotations_pointer(tool),
             " (destructiveHint is unset, which means true)",
         )
     } else {

@@ -2,7 +2,7 @@ use mcp_recovery_model::{RuntimeExpression, Source};
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
-use crate::rules::{Context, Site};
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does
@@ -32,7 +32,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             };
             for expression in parsed.expressions() {
                 if expression.body_target().is_none() {
-                    let focus = super::expression_focus(&binding.raw, parsed, expression);
+                    let focus = crate::context::expression_focus(&binding.raw, parsed, expression);
                     out.push(not_in_mcp(&site, &binding.parameter, expression, focus));
                 }
             }

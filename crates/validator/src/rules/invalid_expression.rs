@@ -3,7 +3,7 @@ use serde_json::Value;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
-use crate::rules::{Context, Site};
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does

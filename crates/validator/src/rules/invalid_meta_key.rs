@@ -2,7 +2,7 @@ use serde_json::Value;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt};
-use crate::rules::Context;
+use crate::context::Context;
 
 declare_rule! {
     /// ## What it does

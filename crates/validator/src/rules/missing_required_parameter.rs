@@ -1,7 +1,7 @@
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::resolve::object_shape;
-use crate::rules::{Context, Site};
+use mcp_recovery_schema_reason::object_shape;
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does

@@ -1,6 +1,6 @@
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::rules::{Context, ToolRef};
+use crate::context::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does

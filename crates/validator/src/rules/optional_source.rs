@@ -1,7 +1,7 @@
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
-use crate::resolve::Knowledge;
-use crate::rules::{BodyRead, Context};
+use mcp_recovery_schema_reason::Knowledge;
+use crate::context::{BodyRead, Context};
 
 declare_rule! {
     /// ## What it does
@@ -76,7 +76,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 
 fn optional(read: &BodyRead<'_, '_>, token: &str) -> Finding {
     let focus = read.binding.binding.as_ref().map_or(Focus::Value, |b| {
-        super::expression_focus(&read.binding.raw, b, read.expression)
+        crate::context::expression_focus(&read.binding.raw, b, read.expression)
     });
     Finding::new(
         Rule::OptionalSource,

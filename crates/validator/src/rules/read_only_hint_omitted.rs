@@ -2,7 +2,7 @@ use mcp_recovery_model::Hint;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::rules::{Context, ToolRef, annotations_pointer};
+use crate::context::{Context, ToolRef, annotations_pointer};
 
 declare_rule! {
     /// ## What it does

@@ -2,7 +2,7 @@ use mcp_recovery_model::{Hint, Reversibility};
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::rules::{Context, Site};
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does

@@ -1,6 +1,6 @@
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt};
-use crate::rules::Context;
+use crate::context::Context;
 
 declare_rule! {
     /// ## What it does

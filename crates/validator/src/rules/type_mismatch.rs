@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt, show};
-use crate::resolve::{Knowledge, Resolution, TypeSet, resolve, resolve_as, subschemas_at};
-use crate::rules::{Context, Site};
+use mcp_recovery_schema_reason::{Knowledge, Resolution, TypeSet, resolve, resolve_as, subschemas_at};
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does
@@ -94,7 +94,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                             let what = format!(
                                 "`{{{expression}}}` yields {found}, but a template inserts only strings, numbers and booleans"
                             );
-                            let focus = super::expression_focus(&binding.raw, parsed, expression);
+                            let focus = crate::context::expression_focus(&binding.raw, parsed, expression);
                             out.push(mismatch(&site, binding, &what, focus));
                         }
                     }

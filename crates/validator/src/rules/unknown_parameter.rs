@@ -1,8 +1,8 @@
 use crate::Severity;
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
-use crate::resolve::{Knowledge, object_shape};
-use crate::rules::{Context, Site};
+use mcp_recovery_schema_reason::{Knowledge, object_shape};
+use crate::context::{Context, Site};
 
 declare_rule! {
     /// ## What it does

@@ -2,7 +2,7 @@ use mcp_recovery_model::COMPENSATION_STRATEGY;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
-use crate::rules::Context;
+use crate::context::Context;
 
 declare_rule! {
     /// ## What it does

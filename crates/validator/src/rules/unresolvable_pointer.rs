@@ -2,8 +2,8 @@ use mcp_recovery_model::PointerReading;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::Finding;
-use crate::resolve::Knowledge;
-use crate::rules::{BodyRead, Context};
+use mcp_recovery_schema_reason::Knowledge;
+use crate::context::{BodyRead, Context};
 
 
 declare_rule! {
@@ -77,7 +77,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 fn unresolvable(read: &BodyRead<'_, '_>) -> Finding {
     let parsed = read.binding.binding.as_ref().ok();
     let focus = parsed.map_or(crate::finding::Focus::Value, |b| {
-        super::expression_focus(&read.binding.raw, b, read.expression)
+        crate::context::expression_focus(&read.binding.raw, b, read.expression)
     });
     // A compensate-carrier path never indexes an array, which is worth saying where it matters.
     let names_only = read.site.declared.carrier.reading() == PointerReading::Names

@@ -4,7 +4,7 @@ use mcp_recovery_model::compile_input_schema;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
-use crate::rules::{Context, ToolRef};
+use crate::context::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does

@@ -2,7 +2,7 @@ use mcp_recovery_model::BodySide;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus};
-use crate::rules::{BodyRead, Context};
+use crate::context::{BodyRead, Context};
 
 declare_rule! {
     /// ## What it does
@@ -36,7 +36,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 
 fn unverifiable(read: &BodyRead<'_, '_>) -> Finding {
     let focus = read.binding.binding.as_ref().map_or(Focus::Value, |b| {
-        super::expression_focus(&read.binding.raw, b, read.expression)
+        crate::context::expression_focus(&read.binding.raw, b, read.expression)
     });
     Finding::new(
         Rule::UnverifiableBinding,

@@ -1,0 +1,70 @@
+//! Why a journal cannot be opened or written.
+
+use std::io;
+
+use crate::broken::Broken;
+
+/// Why the journal cannot be opened or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// Reading, writing or syncing the file failed.
+    #[error("journal {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The existing file is longer than the cap given to [`Journal::open`].
+    #[error("journal {path}: it is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// The path names a FIFO, device, socket or directory, which could block or never end.
+    #[error("journal {path}: it is not a regular file")]
+    NotRegular {
+        /// The file.
+        path: String,
+    },
+    /// Another writer holds the journal's lock.
+    #[error("journal {path}: another writer holds its lock: {holder}{}", waited_for(*.waited))]
+    Locked {
+        /// The file.
+        path: String,
+        /// Who, as its lock file says (pid, command, since when).
+        holder: String,
+        /// How long this writer waited.
+        waited: std::time::Duration,
+    },
+    /// The record would take the file past the cap every reader and the next writer enforce.
+    #[error(
+        "journal {path}: the record would take it past the limit of {limit} bytes; nothing more \
+         is written to it (start a new journal)"
+    )]
+    Full {
+        /// The file.
+        path: String,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// The existing file does not verify, so nothing is appended to it.
+    #[error("journal {path}: {broken}; refusing to append (run `mcp-recovery audit verify`)")]
+    Broken {
+        /// The file.
+        path: String,
+        /// The first fault.
+        broken: Broken,
+    },
+}
+
+fn waited_for(waited: std::time::Duration) -> String {
+    if waited.is_zero() {
+        String::new()
+    } else {
+        format!(" (waited {} s)", waited.as_secs_f64())
+    }
+}

@@ -1,0 +1,409 @@
+//! What the semantic rules read: every tool of the document, typed and raw, with the lookups
+//! they share (tools by name, bindings, where a binding reads its value from). Message wording
+//! lives in the rules' own files.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use mcp_recovery_model::{
+    Binding, BodySide, Compensation, DeclaredRecovery, JsonPointer, MapBinding, ParameterBinding,
+    RuntimeExpression, Tool, escape_token, item_reference,
+};
+use serde::Deserialize;
+use serde::de::value::MapDeserializer;
+
+use mcp_recovery_schema_reason::{Resolution, resolve_as, resolve_each};
+use serde_json::Value;
+
+use crate::finding::{Finding, Focus};
+
+/// A semantic check.
+pub(crate) type Check = fn(&Context<'_>, &mut Vec<Finding>);
+
+/// Where an applied overlay puts the schema of a result read from text, inside a tool.
+const READER_SCHEMA: &str = "/_meta/dev.mcp-recovery~1overlay/result/schema";
+
+/// Pointer of a tool's `annotations`, or of its name when it has none (the place to add them).
+pub(crate) fn annotations_pointer(tool: &ToolRef<'_>) -> String {
+    if tool.raw.get("annotations").is_some() {
+        tool.at("/annotations")
+    } else {
+        tool.at("/name")
+    }
+}
+
+/// One entry of the tools array.
+#[derive(Debug)]
+pub(crate) struct ToolRef<'a> {
+    /// Pointer of the tool in the document (`/result/tools/3`).
+    pub pointer: String,
+    /// The tool as written.
+    pub raw: &'a Value,
+    /// Its `name`, when that is a string.
+    pub name: Option<&'a str>,
+    /// The typed tool; `None` when the tool does not deserialize (R003 says why).
+    pub typed: Option<Tool>,
+    /// Its recovery declarations, normalized, SEP-3172 first.
+    pub declared: Vec<DeclaredRecovery>,
+}
+
+impl<'a> ToolRef<'a> {
+    /// Reads one tool; the typed error is returned for the schema stage to report.
+    ///
+    /// The typed tool is read from a view of the raw one holding only `name`, `annotations` and
+    /// `_meta`, with a placeholder `inputSchema`: reading every schema into the typed tool
+    /// dominated the cost of linting. The rules read schemas from the raw tool
+    /// ([`ToolRef::input_schema`], [`ToolRef::output_schema`]); the fields left out are checked
+    /// by the schema stage.
+    pub(crate) fn read(pointer: String, raw: &'a Value) -> (Self, Option<serde_json::Error>) {
+        static PLACEHOLDER: LazyLock<Value> =
+            LazyLock::new(|| serde_json::json!({"type": "object"}));
+        let name = raw.get("name").and_then(Value::as_str);
+        let read = match raw {
+            Value::Object(map) => Tool::deserialize(MapDeserializer::new(map.iter().filter_map(
+                |(key, value)| match key.as_str() {
+                    "name" | "annotations" | "_meta" => Some((key.as_str(), value)),
+                    // The schema stage checks the real one.
+                    "inputSchema" => Some((key.as_str(), &*PLACEHOLDER)),
+                    _ => None,
+                },
+            ))),
+            other => Tool::deserialize(other),
+        };
+        let (typed, error) = match read {
+            // The placeholder schema is not kept: the rules read the raw one, and a lint holds
+            // every tool at once.
+            Ok(tool) => (
+                Some(Tool {
+                    input_schema: Value::Null,
+                    ..tool
+                }),
+                None,
+            ),
+            Err(error) => (None, Some(error)),
+        };
+        let declared = typed
+            .as_ref()
+            .map(Tool::declared_recovery)
+            .unwrap_or_default();
+        let tool = Self {
+            pointer,
+            raw,
+            name,
+            typed,
+            declared,
+        };
+        (tool, error)
+    }
+
+    /// The tool's `inputSchema` as written.
+    pub(crate) fn input_schema(&self) -> Option<&'a Value> {
+        self.raw.get("inputSchema")
+    }
+
+    /// The schema `$response.body` reads: the one of the value an overlay's reader reads from
+    /// the result's text when one is declared, else the tool's `outputSchema` as written.
+    pub(crate) fn output_schema(&self) -> Option<&'a Value> {
+        self.raw
+            .pointer(READER_SCHEMA)
+            .or_else(|| self.raw.get("outputSchema"))
+    }
+
+    /// The name of the schema a body expression reads, for messages.
+    pub(crate) fn schema_name(&self, side: BodySide) -> &'static str {
+        match side {
+            BodySide::Request => "inputSchema",
+            BodySide::Response if self.raw.pointer(READER_SCHEMA).is_some() => {
+                "result schema the overlay declares"
+            }
+            BodySide::Response => "outputSchema",
+        }
+    }
+
+    /// Pointer of a place inside this tool, given relative to it.
+    pub(crate) fn at(&self, relative: &str) -> String {
+        format!("{}{relative}", self.pointer)
+    }
+}
+
+/// What the semantic rules see: every tool, and a name index.
+#[derive(Debug)]
+pub(crate) struct Context<'a> {
+    pub tools: Vec<ToolRef<'a>>,
+    names: HashMap<&'a str, usize>,
+}
+
+impl<'a> Context<'a> {
+    pub(crate) fn new(tools: Vec<ToolRef<'a>>) -> Self {
+        let mut names = HashMap::with_capacity(tools.len());
+        for (i, tool) in tools.iter().enumerate() {
+            if let Some(name) = tool.name {
+                names.entry(name).or_insert(i);
+            }
+        }
+        Self { tools, names }
+    }
+
+    /// The first tool with this name.
+    pub(crate) fn tool_named(&self, name: &str) -> Option<&ToolRef<'a>> {
+        self.names.get(name).map(|i| &self.tools[*i])
+    }
+
+    /// Every declared compensating call, with the tools on both ends.
+    pub(crate) fn sites(&self) -> impl Iterator<Item = Site<'_, 'a>> {
+        self.tools.iter().flat_map(move |tool| {
+            tool.typed.iter().flat_map(move |typed| {
+                tool.declared.iter().filter_map(move |declared| {
+                    let compensation = declared.compensation.as_ref()?;
+                    Some(Site {
+                        tool,
+                        typed,
+                        declared,
+                        compensation,
+                        compensator: self.tool_named(&compensation.tool),
+                    })
+                })
+            })
+        })
+    }
+
+    /// Every body expression of every well-formed binding, with the schema it reads.
+    pub(crate) fn body_reads(&self) -> impl Iterator<Item = BodyRead<'_, 'a>> {
+        self.sites().flat_map(|site| {
+            site.compensation.bindings.iter().flat_map(move |binding| {
+                let expressions = match &binding.binding {
+                    Ok(parsed) => parsed.expressions(),
+                    Err(_) => Vec::new(),
+                };
+                expressions.into_iter().filter_map(move |expression| {
+                    let (side, pointer) = expression.body_target()?;
+                    let schema = match side {
+                        BodySide::Request => site.tool.input_schema(),
+                        BodySide::Response => site.tool.output_schema(),
+                    };
+                    Some(BodyRead {
+                        site,
+                        binding,
+                        expression,
+                        side,
+                        pointer,
+                        schema,
+                    })
+                })
+            })
+        })
+    }
+}
+
+impl<'a> Context<'a> {
+    /// Every element reference (`$item#/…`) of every map binding, with the array it reads.
+    pub(crate) fn item_reads(&self) -> impl Iterator<Item = ItemRead<'_, 'a>> {
+        self.sites().flat_map(|site| {
+            site.compensation.bindings.iter().flat_map(move |binding| {
+                let map = match &binding.binding {
+                    Ok(Binding::Map(map)) => Some(map),
+                    _ => None,
+                };
+                map.into_iter().flat_map(move |map| {
+                    let target = map.source.body_target();
+                    map.each
+                        .items()
+                        .into_iter()
+                        .filter_map(move |(members, item)| {
+                            let (side, outer) = target.clone()?;
+                            let schema = match side {
+                                BodySide::Request => site.tool.input_schema(),
+                                BodySide::Response => site.tool.output_schema(),
+                            };
+                            Some(ItemRead {
+                                site,
+                                binding,
+                                map,
+                                members,
+                                item,
+                                side,
+                                outer,
+                                schema,
+                            })
+                        })
+                })
+            })
+        })
+    }
+}
+
+/// One element reference of a map binding: `item` inside each element of the array `outer`
+/// selects, landing at `members` inside each element of the built array.
+#[derive(Debug, Clone)]
+pub(crate) struct ItemRead<'c, 'a> {
+    pub site: Site<'c, 'a>,
+    pub binding: &'c ParameterBinding,
+    pub map: &'c MapBinding,
+    pub members: Vec<&'c str>,
+    pub item: &'c JsonPointer,
+    pub side: BodySide,
+    pub outer: JsonPointer,
+    pub schema: Option<&'c Value>,
+}
+
+impl ItemRead<'_, '_> {
+    /// What the source schema allows at the element reference, in any element; `None` when
+    /// there is no schema to read.
+    pub(crate) fn resolution(&self) -> Option<Resolution> {
+        let reading = self.site.declared.carrier.reading();
+        Some(resolve_each(self.schema?, &self.outer, reading, self.item))
+    }
+
+    /// The index, in a resolution's tokens, of the element reference's first token.
+    pub(crate) fn first_item_token(&self) -> usize {
+        self.outer.tokens().len() + 1
+    }
+
+    /// Where the value lands in the compensator's arguments: the parameter, an element, the
+    /// members.
+    pub(crate) fn target(&self) -> JsonPointer {
+        JsonPointer::from_tokens(
+            [self.binding.parameter.as_str(), "0"]
+                .into_iter()
+                .chain(self.members.iter().copied()),
+        )
+    }
+
+    /// The element reference and the array it reads, for messages.
+    pub(crate) fn written(&self) -> String {
+        format!(
+            "`{}` in each element of `{}`",
+            item_reference(self.item),
+            self.map.source
+        )
+    }
+
+    /// The schema read, for messages.
+    pub(crate) fn schema_name(&self) -> &'static str {
+        self.site.tool.schema_name(self.side)
+    }
+
+    /// Pointer of the element reference in the document (inside the binding's `$each`).
+    pub(crate) fn binding_pointer(&self) -> String {
+        let mut pointer = format!(
+            "{}/{}",
+            self.site.binding_pointer(&self.binding.parameter),
+            escape_token(mcp_recovery_model::EACH_KEY)
+        );
+        for member in &self.members {
+            pointer.push('/');
+            pointer.push_str(&escape_token(member));
+        }
+        pointer
+    }
+}
+
+/// One compensating call declared by one carrier of one tool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Site<'c, 'a> {
+    pub tool: &'c ToolRef<'a>,
+    pub typed: &'c Tool,
+    pub declared: &'c DeclaredRecovery,
+    pub compensation: &'c Compensation,
+    /// The tool named as compensator, when it is in the list.
+    pub compensator: Option<&'c ToolRef<'a>>,
+}
+
+impl Site<'_, '_> {
+    /// Pointer of the carrier object.
+    pub(crate) fn carrier_pointer(&self) -> String {
+        self.tool.at(self.declared.carrier.pointer())
+    }
+
+    /// Pointer of the compensating tool's name.
+    pub(crate) fn target_pointer(&self) -> String {
+        format!(
+            "{}{}",
+            self.carrier_pointer(),
+            self.declared.carrier.target_pointer()
+        )
+    }
+
+    /// Pointer of the parameter → binding object.
+    pub(crate) fn bindings_pointer(&self) -> String {
+        format!(
+            "{}{}",
+            self.carrier_pointer(),
+            self.declared.carrier.bindings_pointer()
+        )
+    }
+
+    /// Pointer of one parameter's binding.
+    pub(crate) fn binding_pointer(&self, parameter: &str) -> String {
+        format!("{}/{}", self.bindings_pointer(), escape_token(parameter))
+    }
+
+    /// The name of the tool declaring the compensation.
+    pub(crate) fn tool_name(&self) -> Option<&str> {
+        Some(self.typed.name.as_str())
+    }
+
+    /// The typed compensator, when it is in the list and well formed.
+    pub(crate) fn compensator_tool(&self) -> Option<&Tool> {
+        self.compensator?.typed.as_ref()
+    }
+
+    /// The `inputSchema` of the compensator, when it is in the list and well formed.
+    pub(crate) fn compensator_input_schema(&self) -> Option<&Value> {
+        self.compensator_tool()?;
+        self.compensator?.input_schema()
+    }
+}
+
+/// One body expression read by a binding.
+#[derive(Debug, Clone)]
+pub(crate) struct BodyRead<'c, 'a> {
+    pub site: Site<'c, 'a>,
+    pub binding: &'c ParameterBinding,
+    pub expression: &'c RuntimeExpression,
+    pub side: BodySide,
+    pub pointer: JsonPointer,
+    /// `inputSchema` for `$request.body`, `outputSchema` (if any) for `$response.body`.
+    pub schema: Option<&'c Value>,
+}
+
+impl BodyRead<'_, '_> {
+    /// Pointer of the binding in the document.
+    pub(crate) fn binding_pointer(&self) -> String {
+        self.site.binding_pointer(&self.binding.parameter)
+    }
+
+    /// The expression as the author wrote it (a JSONPath stays a JSONPath), for messages.
+    pub(crate) fn written(&self) -> String {
+        match (&self.binding.binding, &self.binding.raw) {
+            (Ok(Binding::Expression(_)), Value::String(text)) => crate::finding::excerpt(text, 120),
+            _ => self.expression.to_string(),
+        }
+    }
+
+    /// What the source schema allows at the pointer, read as the binding's carrier reads it;
+    /// `None` when there is no schema to read.
+    pub(crate) fn resolution(&self) -> Option<Resolution> {
+        let reading = self.site.declared.carrier.reading();
+        Some(resolve_as(self.schema?, &self.pointer, reading))
+    }
+
+    /// The schema read, for messages.
+    pub(crate) fn schema_name(&self) -> &'static str {
+        self.site.tool.schema_name(self.side)
+    }
+}
+
+/// Where an expression sits inside its binding: the `{$…}` of a template, else the whole value.
+pub(crate) fn expression_focus(
+    raw: &Value,
+    binding: &Binding,
+    expression: &RuntimeExpression,
+) -> Focus {
+    match (binding, raw) {
+        (Binding::Template(_), Value::String(text)) => text
+            .find(&format!("{{{expression}}}"))
+            .map_or(Focus::Value, |at| Focus::InString(at + 1)),
+        _ => Focus::Value,
+    }
+}
