@@ -112,5 +112,5 @@ impl LoadedOverlay {
 
 /// Text from input (names, messages) as one inert line.
 fn escape(text: &str) -> String {
-    mcp_recovery_validator::escape_controls(text).into_owned()
+    mcp_recovery_base::text::escape_controls(text).into_owned()
 }

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use mcp_recovery_adoption::profile::{Profile, profile_tools};
+use mcp_recovery_base::read::{ReadError, ReadPolicy, read_file};
 use mcp_recovery_model::{
     COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint, LocateError, locate_tools,
 };
-use mcp_recovery_validator::read::{ReadError, ReadPolicy, read_file};
 use mcp_recovery_validator::{Linter, Report, Severity};
 use serde::Serialize;
 use serde_json::Value;
@@ -54,7 +54,7 @@ impl NotToolsReason {
         match self {
             Self::Unreadable { message } => format!("unreadable: {message}"),
             Self::TooLarge { limit, .. } => {
-                mcp_recovery_validator::read::ReadError::TooLarge { limit: *limit }.to_string()
+                mcp_recovery_base::read::ReadError::TooLarge { limit: *limit }.to_string()
             }
             Self::InvalidJson { message } => format!("invalid JSON: {message}"),
             Self::JsonRpcError { message } => format!("JSON-RPC error response: {message}"),

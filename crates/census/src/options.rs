@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use mcp_recovery_base::read::ReadPolicy;
 use mcp_recovery_validator::UnknownRule;
-use mcp_recovery_validator::read::ReadPolicy;
 
 /// How a census runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

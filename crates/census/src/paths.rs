@@ -11,7 +11,7 @@ use crate::metrics::Census;
 use crate::options::{CensusError, CensusOptions};
 
 /// Expands the given paths: files as given, directories walked for documents by the rule of
-/// [`mcp_recovery_validator::walk`], the one `lint DIR` uses too.
+/// [`mcp_recovery_base::walk`], the one `lint DIR` uses too.
 ///
 /// A given path that does not exist is an error; unreadable entries inside a directory are
 /// returned so the census lists them.
@@ -26,7 +26,7 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
             files.push(path.clone());
             continue;
         }
-        let walk = mcp_recovery_validator::walk::json_documents(path);
+        let walk = mcp_recovery_base::walk::json_documents(path);
         files.extend(walk.documents);
         // An entry the walker could not name is reported as the directory itself.
         files.extend(

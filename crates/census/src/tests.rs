@@ -421,7 +421,7 @@ fn oversized_files_are_listed_not_read() {
     .unwrap();
     let options = CensusOptions {
         lint: false,
-        read: mcp_recovery_validator::read::ReadPolicy {
+        read: mcp_recovery_base::read::ReadPolicy {
             max_bytes: 10,
             follow_links: false,
         },

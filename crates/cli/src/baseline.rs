@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
 
-use mcp_recovery_validator::escape_controls;
+use mcp_recovery_base::text::escape_controls;
 use serde_json::{Value, json};
 
 use crate::Failure;

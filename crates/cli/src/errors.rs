@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use mcp_recovery_validator::escape_controls;
+use mcp_recovery_base::text::escape_controls;
 
 use crate::{client_config, config};
 
@@ -14,7 +14,7 @@ pub struct WalkError {
     /// The directory as given.
     pub path: String,
     /// Why.
-    pub source: mcp_recovery_validator::walk::WalkError,
+    pub source: mcp_recovery_base::walk::WalkError,
 }
 
 /// Why a command could not run (exit 2).
@@ -26,7 +26,7 @@ pub enum Failure {
         /// The input as given.
         path: String,
         /// Why.
-        source: mcp_recovery_validator::read::ReadError,
+        source: mcp_recovery_base::read::ReadError,
     },
     /// A file or directory could not be written.
     #[error("cannot write {path}: {source}")]

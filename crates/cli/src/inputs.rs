@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::errors::{Failure, WalkError};
 
-pub use mcp_recovery_validator::read::{
+pub use mcp_recovery_base::read::{
     ReadError, ReadPolicy, check_links, open_file, read_capped, read_file,
 };
 
@@ -88,7 +88,7 @@ impl Input {
         match self {
             Self::Stdin => "-".to_owned(),
             Self::File(path) => {
-                mcp_recovery_validator::escape_controls(&path.display().to_string()).into_owned()
+                mcp_recovery_base::text::escape_controls(&path.display().to_string()).into_owned()
             }
         }
     }
@@ -136,9 +136,9 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, Failure> {
 }
 
 /// Adds the documents under `dir`, found by the walk `census DIR` uses too
-/// ([`mcp_recovery_validator::walk`]); the first entry that cannot be read fails the run.
+/// ([`mcp_recovery_base::walk`]); the first entry that cannot be read fails the run.
 fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<(), WalkError> {
-    let walk = mcp_recovery_validator::walk::json_documents(dir);
+    let walk = mcp_recovery_base::walk::json_documents(dir);
     if let Some(source) = walk.errors.into_iter().next() {
         return Err(WalkError {
             path: dir.display().to_string(),

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{ClientError, Connection, Header, Options, Target};
-use mcp_recovery_validator::escape_controls;
 use serde_json::Value;
 
 use crate::Failure;

@@ -13,8 +13,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{Header, Options, Target};
-use mcp_recovery_validator::escape_controls;
 use serde_json::Value;
 
 use crate::Failure;
@@ -37,7 +37,7 @@ pub struct Host<'a> {
 /// that is not a `server.json` (unreadable).
 pub fn load(path: &Path, base: &Options, host: &Host<'_>) -> Result<crate::live::Servers, Failure> {
     let files = if path.is_dir() {
-        let walk = mcp_recovery_validator::walk::json_documents(path);
+        let walk = mcp_recovery_base::walk::json_documents(path);
         if let Some(error) = walk.errors.into_iter().next() {
             return Err(Failure::Usage(format!(
                 "cannot walk {}: {error}",

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 
 use common::{bin_in, code, codes, lint_json, order_tools, run_in};
-use mcp_recovery_validator::is_unsafe_char;
+use mcp_recovery_base::text::is_unsafe_char;
 use serde_json::{Value, json};
 
 const FORMATS: [&str; 7] = [

@@ -1685,7 +1685,7 @@ fn unsafe_characters_reach_neither_the_class_table_nor_the_notes_raw() {
     assert!(stderr.contains("refused"), "{stderr}");
     for c in stderr.chars() {
         assert!(
-            c == '\n' || !mcp_recovery_validator::is_unsafe_char(c),
+            c == '\n' || !mcp_recovery_base::text::is_unsafe_char(c),
             "{c:?} raw in {stderr}"
         );
     }

@@ -17,7 +17,9 @@ use crate::protocol::{self, Choice, Negotiation};
 use crate::secrets::Secrets;
 use crate::stdio::StdioTransport;
 use crate::target::Target;
-use crate::text::{EXCERPT_CHARS, StderrTail, excerpt};
+use mcp_recovery_base::text::excerpt;
+
+use crate::text::{EXCERPT_CHARS, StderrTail};
 use crate::versions::{HANDSHAKE_VERSIONS, LATEST_VERSION};
 
 /// The version the `initialize` handshake asks for; the server answers with the one it speaks.

@@ -13,7 +13,9 @@ use crate::header::Header;
 use crate::jsonrpc::{Incoming, classify};
 use crate::options::Options;
 use crate::sse::{Event, EventReader};
-use crate::text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
+use mcp_recovery_base::text::{excerpt, excerpt_bytes};
+
+use crate::text::{EXCERPT_CHARS, StderrTail};
 
 /// Longest time `close` spends telling the server that the session ends.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -72,5 +72,5 @@ pub use protocol::Negotiation;
 pub use secrets::{MIN_SECRET_CHARS, REDACTED, Secrets};
 pub use sse::{Event as StreamEvent, EventReader};
 pub use target::Target;
-pub use text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
+pub use text::{EXCERPT_CHARS, StderrTail};
 pub use versions::{HANDSHAKE_VERSIONS, LATEST_VERSION, SUPPORTED_VERSIONS};

@@ -9,7 +9,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::ClientError;
-use crate::text::{EXCERPT_CHARS, excerpt};
+use mcp_recovery_base::text::excerpt;
+
+use crate::text::EXCERPT_CHARS;
 use crate::versions::{HANDSHAKE_VERSIONS, LATEST_VERSION};
 
 /// JSON-RPC code of `HeaderMismatchError`.

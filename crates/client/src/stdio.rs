@@ -26,7 +26,9 @@ use crate::group;
 use crate::jsonrpc::{Incoming, classify};
 use crate::lines::{LineRead, Overflow, read_line};
 use crate::options::Options;
-use crate::text::{EXCERPT_CHARS, StderrTail, excerpt, excerpt_bytes};
+use mcp_recovery_base::text::{excerpt, excerpt_bytes};
+
+use crate::text::{EXCERPT_CHARS, StderrTail};
 
 /// Longest stderr line kept, in bytes; the rest of a longer line is dropped.
 const STDERR_LINE_BYTES: usize = 4096;

@@ -3,10 +3,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use mcp_recovery_base::text::excerpt;
+
 /// Longest excerpt of server output quoted in an error, in characters.
 pub const EXCERPT_CHARS: usize = 160;
-
-pub use mcp_recovery_base::text::{excerpt, excerpt_bytes};
 
 /// Renders a duration the way people write timeouts: `2s`, `1.5s`, `250ms`.
 pub(crate) fn human_duration(duration: Duration) -> String {

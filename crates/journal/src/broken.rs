@@ -34,5 +34,5 @@ impl fmt::Display for Broken {
 /// A hash from the file for the message: shortened, and escaped like all text from input.
 pub(crate) fn shown(hash: &str) -> String {
     let short: String = hash.chars().take(64).collect();
-    mcp_recovery_model::text::escape_controls(&short).into_owned()
+    mcp_recovery_base::text::escape_controls(&short).into_owned()
 }

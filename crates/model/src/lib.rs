@@ -44,7 +44,6 @@ mod pointer;
 mod present;
 mod reader;
 mod recovery;
-pub use mcp_recovery_base::text;
 mod tool;
 
 pub use before::{BEFORE_SECTION, BeforeImage, Undo};

@@ -230,12 +230,12 @@ impl Plan {
 }
 
 /// Characters from the trace or tool list that must not reach a terminal raw (the workspace's
-/// [`is_unsafe_char`](mcp_recovery_model::text::is_unsafe_char)) become spaces, which keep the
+/// [`is_unsafe_char`](mcp_recovery_base::text::is_unsafe_char)) become spaces, which keep the
 /// table's columns.
 fn one_line(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if mcp_recovery_model::text::is_unsafe_char(c) {
+            if mcp_recovery_base::text::is_unsafe_char(c) {
                 ' '
             } else {
                 c

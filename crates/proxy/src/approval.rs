@@ -58,7 +58,7 @@ fn refuse(by: &'static str, reason: impl Into<String>) -> Verdict {
 /// Text from either peer as one inert line: the escape every printer of the workspace uses
 /// (controls, bidirectional and other format characters, line separators).
 pub fn escape(text: &str) -> String {
-    mcp_recovery_model::text::escape_controls(text).into_owned()
+    mcp_recovery_base::text::escape_controls(text).into_owned()
 }
 
 /// The impact as lines for a person: every value is JSON text (escaped), so it is shown as data.

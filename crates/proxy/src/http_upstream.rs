@@ -17,9 +17,8 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use mcp_recovery_client::{
-    EXCERPT_CHARS, EventReader, Header, Secrets, StreamEvent, Target, excerpt, excerpt_bytes,
-};
+use mcp_recovery_base::text::{excerpt, excerpt_bytes};
+use mcp_recovery_client::{EXCERPT_CHARS, EventReader, Header, Secrets, StreamEvent, Target};
 use serde_json::Value;
 use ureq::Agent;
 

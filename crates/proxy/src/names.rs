@@ -37,7 +37,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 /// fold alike look alike to a person (and to some servers).
 pub fn fold_name(name: &str) -> String {
     name.chars()
-        .filter(|&c| !mcp_recovery_model::text::is_unsafe_char(c))
+        .filter(|&c| !mcp_recovery_base::text::is_unsafe_char(c))
         .map(|c| match u32::from(c) {
             // Fullwidth ASCII (U+FF01 to U+FF5E) is ASCII shifted by U+FEE0.
             code @ 0xff01..=0xff5e => char::from_u32(code - 0xfee0).unwrap_or(c),

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use mcp_recovery_base::text::{is_unsafe_char, push_escape};
+
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
@@ -80,8 +82,6 @@ pub struct Report {
     /// Findings in a stable order.
     pub diagnostics: Vec<Diagnostic>,
 }
-
-pub use mcp_recovery_model::text::{escape_controls, is_unsafe_char, push_escape};
 
 /// `text` escaped for XML 1.0 (and HTML) content and attribute values: the five predefined
 /// entities, and every [unsafe character](is_unsafe_char) (most of which XML 1.0 cannot carry at

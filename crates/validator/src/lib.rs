@@ -22,19 +22,14 @@ mod level;
 mod linter;
 mod load;
 mod overlaid;
-pub use mcp_recovery_base::read;
 mod rules;
 mod schema_stage;
 mod span;
-pub use mcp_recovery_base::walk;
 
 pub use catalog::{find_rule, rules, rules_markdown};
 pub use config_schema::{CONFIG_SCHEMA, config_schema};
-pub use diagnostic::{
-    Diagnostic, Report, Severity, Span, escape_controls, escape_xml, is_unsafe_char, push_escape,
-};
+pub use diagnostic::{Diagnostic, Report, Severity, Span, escape_xml};
 pub use level::{DefaultLevel, Preset, RULES_DOC_URL, RuleInfo};
 pub use linter::{LintOptions, Linter, UnknownRule};
-pub use mcp_recovery_base::ordered::map_in_order;
 pub use overlaid::{OverlaidReport, overlay_positions};
 pub use span::LineIndex;

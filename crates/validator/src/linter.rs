@@ -5,9 +5,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
+use mcp_recovery_base::text::escape_controls;
+
 use crate::codes::Rule;
 use crate::context::{Context, ToolRef};
-use crate::diagnostic::{Diagnostic, Report, Severity, Span, escape_controls};
+use crate::diagnostic::{Diagnostic, Report, Severity, Span};
 use crate::finding::{Finding, Focus};
 use crate::level::{DefaultLevel, Preset};
 use crate::load;

@@ -6,7 +6,7 @@ mod spec_repo;
 use std::io::Write;
 use std::path::Path;
 
-use mcp_recovery_validator::escape_controls;
+use mcp_recovery_base::text::escape_controls;
 
 use crate::args::documents::SchemaArgs;
 use crate::{Failure, pretty};

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_recovery_validator::escape_controls;
+use mcp_recovery_base::text::escape_controls;
 
 use crate::Failure;
 use crate::args::audit::{ExportArgs, ExportFormat};
@@ -305,7 +305,7 @@ fn add_header(
     value: &str,
     from: &str,
 ) -> Result<(), Failure> {
-    if value.chars().any(mcp_recovery_model::text::is_unsafe_char) {
+    if value.chars().any(mcp_recovery_base::text::is_unsafe_char) {
         return Err(Failure::Usage(format!(
             "{from}: the value of {name} holds a control or invisible character (the value is not shown, as it may hold a secret)"
         )));

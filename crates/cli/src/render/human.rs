@@ -4,7 +4,8 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use mcp_recovery_validator::{Severity, is_unsafe_char, push_escape};
+use mcp_recovery_base::text::{is_unsafe_char, push_escape};
+use mcp_recovery_validator::Severity;
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
     SourceCode, SourceSpan, SpanContents,

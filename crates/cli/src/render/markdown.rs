@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use mcp_recovery_validator::escape_controls;
+use mcp_recovery_base::text::escape_controls;
 
 use crate::render::types::{Finding, Renderer, Source, Summary};
 use crate::sources::{SourceReport, Status};

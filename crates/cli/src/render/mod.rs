@@ -23,7 +23,7 @@ pub use types::{Finding, Region, Renderer, Source, Summary};
 pub fn json_inert(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if mcp_recovery_validator::is_unsafe_char(c) && u32::from(c) >= 0x20 {
+        if mcp_recovery_base::text::is_unsafe_char(c) && u32::from(c) >= 0x20 {
             // A character past the BMP (a tag character) is written as its surrogate pair.
             for unit in c.encode_utf16(&mut [0; 2]) {
                 out.push_str(&format!("\\u{unit:04x}"));

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use mcp_recovery_validator::{Linter, Report, map_in_order};
+use mcp_recovery_base::ordered::map_in_order;
+use mcp_recovery_validator::{Linter, Report};
 
 use crate::Failure;
 use crate::args::lint::LintArgs;

@@ -14,7 +14,8 @@ mod sink;
 
 use std::process::ExitCode;
 
-use mcp_recovery_validator::{Linter, Report, escape_controls};
+use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_validator::{Linter, Report};
 
 use crate::Failure;
 use crate::args::lint::LintArgs;

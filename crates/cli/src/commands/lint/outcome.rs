@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use mcp_recovery_validator::{Severity, escape_controls};
+use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_validator::Severity;
 
 use crate::Failure;
 use crate::args::lint::{Format, LintArgs};

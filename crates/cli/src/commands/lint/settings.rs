@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use mcp_recovery_validator::{LintOptions, Linter, escape_controls};
+use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_validator::{LintOptions, Linter};
 
 use crate::Failure;
 use crate::args::lint::{Deny, LintArgs, PresetArg};
