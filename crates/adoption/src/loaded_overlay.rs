@@ -3,6 +3,8 @@
 
 use std::io::Write;
 
+use mcp_recovery_base::text::escape_controls;
+
 use mcp_recovery_model::{Overlay, OverlayFormat};
 use mcp_recovery_validator::{LintOptions, Linter, Severity, UnknownRule};
 use serde_json::Value;
@@ -63,8 +65,8 @@ impl LoadedOverlay {
                 Err(OverlayError::Refused(format!(
                     "{}: the overlay is for server '{}', but the server names itself '{}'",
                     self.shown,
-                    escape(expected),
-                    escape(actual)
+                    escape_controls(expected),
+                    escape_controls(actual)
                 )))
             }
             _ => Ok(()),
@@ -94,7 +96,7 @@ impl LoadedOverlay {
                 self.shown,
                 d.severity,
                 d.code,
-                escape(&d.message)
+                escape_controls(&d.message)
             );
             if d.severity == Severity::Error {
                 errors.push(line);
@@ -108,9 +110,4 @@ impl LoadedOverlay {
         self.overlay.apply(document);
         Ok(())
     }
-}
-
-/// Text from input (names, messages) as one inert line.
-fn escape(text: &str) -> String {
-    mcp_recovery_base::text::escape_controls(text).into_owned()
 }

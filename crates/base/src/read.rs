@@ -109,14 +109,18 @@ pub fn check_links(path: &Path, root: &Path, policy: ReadPolicy) -> Result<(), R
 
 /// Reads at most `limit` bytes from `reader`; more is an error, never a larger allocation.
 pub fn read_capped(reader: impl Read, limit: u64, hint: u64) -> Result<Vec<u8>, ReadError> {
+    read_up_to(reader, limit, hint)?.ok_or(ReadError::TooLarge { limit })
+}
+
+/// Everything `reader` holds when that is at most `limit` bytes, `None` when it holds more
+/// (having read one byte past the limit, never more); `hint` is the size expected. Every bounded
+/// read of a file, a body or a stream goes through it.
+pub fn read_up_to(reader: impl Read, limit: u64, hint: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::with_capacity(usize::try_from(hint.min(limit)).unwrap_or(0));
     reader
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { limit });
-    }
-    Ok(bytes)
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
 /// Opens the regular file at `path` under the policy: links checked against `root`, FIFOs and

@@ -4,10 +4,11 @@
 //! app's signing secret, which an auditor without it cannot re-check: it counts for the approver
 //! whose `slack-user` it names.
 
+use mcp_recovery_base::text::escape_controls;
 use std::collections::{HashMap, HashSet};
 
 use mcp_recovery_journal::keys::PublicKey;
-use mcp_recovery_proxy::{ApprovalRule, Class, PolicyFile, canonical, escape};
+use mcp_recovery_proxy::{ApprovalRule, Class, PolicyFile, canonical};
 use serde_json::{Map, Value};
 
 /// What is wrong with the journal's decisions, one line per call (empty when nothing is).
@@ -64,8 +65,8 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
         let shown = format!(
             "seq {} '{}' (session {})",
             record.get("seq").map(Value::to_string).unwrap_or_default(),
-            escape(name),
-            escape(&key.0)
+            escape_controls(name),
+            escape_controls(&key.0)
         );
         let Some(approval) = approvals.get(&key) else {
             problems.push(format!(
@@ -94,7 +95,7 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
             match why {
                 Some(why) => problems.push(format!(
                     "{shown}: the {what} of '{}' {why}",
-                    escape(approver)
+                    escape_controls(approver)
                 )),
                 None if verdict == "approve" => {
                     valid.insert(approver.to_owned());

@@ -27,7 +27,7 @@ pub fn sign_with(journal: &mut Journal, key: &Path, ship_to: Option<&str>) -> Re
             if let Err(why) = ship(&command, line, SHIP_TIMEOUT) {
                 eprintln!(
                     "mcp-recovery: --checkpoint-to: {}; the checkpoint stays in the journal only",
-                    mcp_recovery_proxy::escape(&why)
+                    mcp_recovery_base::text::escape_controls(&why)
                 );
             }
         }));
@@ -95,7 +95,9 @@ pub fn with_keys(verifier: Verifier, keys: &[PathBuf]) -> Result<Verifier, Failu
 /// most the input size cap; blank lines skipped). A line that is not a sound checkpoint record
 /// is an error naming its file and line.
 pub fn with_kept(mut verifier: Verifier, dir: &Path) -> Result<Verifier, Failure> {
-    let shown = |path: &Path| mcp_recovery_proxy::escape(&path.display().to_string());
+    let shown = |path: &Path| {
+        mcp_recovery_base::text::escape_controls(&path.display().to_string()).into_owned()
+    };
     let unreadable = |path: &Path, e: std::io::Error| {
         Failure::Usage(format!("--checkpoints {}: {e}", shown(path)))
     };
@@ -128,7 +130,7 @@ pub fn with_kept(mut verifier: Verifier, dir: &Path) -> Result<Verifier, Failure
                     "--checkpoints {} line {}: {}",
                     shown(&file),
                     index + 1,
-                    mcp_recovery_proxy::escape(&why)
+                    mcp_recovery_base::text::escape_controls(&why)
                 ))
             })?;
             verifier = verifier.expecting_checkpoint(seq, hash, shown(&file));

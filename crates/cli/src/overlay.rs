@@ -43,11 +43,6 @@ impl OverlayArg for LoadedOverlay {
     }
 }
 
-/// Text from input (names, messages) as one inert line.
-pub fn escape(text: &str) -> String {
-    mcp_recovery_base::text::escape_controls(text).into_owned()
-}
-
 /// Applies the overlay named by `--overlay`, when there is one.
 pub fn apply_optional(path: Option<&Path>, document: &mut Value) -> Result<(), Failure> {
     match path {

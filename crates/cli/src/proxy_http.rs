@@ -1,11 +1,12 @@
 //! The HTTP sides of `proxy`: `--url` for an upstream Streamable HTTP server, `--listen` to
 //! serve Streamable HTTP to the client instead of stdio.
 
+use mcp_recovery_base::text::escape_controls;
 use std::net::SocketAddr;
 
 use mcp_recovery_client::{Header, Target};
 use mcp_recovery_journal::Journal;
-use mcp_recovery_proxy::{Limits, Listener, Settings, UpstreamSpec, escape, serve};
+use mcp_recovery_proxy::{Limits, Listener, Settings, UpstreamSpec, serve};
 
 use crate::Failure;
 use crate::args::proxy::TransportArgs;
@@ -53,7 +54,7 @@ impl TransportArgs {
                 eprintln!(
                     "mcp-recovery proxy: WARNING: listening on {bound}, which is not loopback: \
                      anyone who can reach it can call the tools of {}",
-                    escape(&upstream.describe())
+                    escape_controls(&upstream.describe())
                 );
             }
             eprintln!("mcp-recovery proxy: listening on http://{bound}/mcp");

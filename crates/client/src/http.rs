@@ -211,14 +211,9 @@ impl HttpTransport {
 
     fn read_capped(&mut self, body: ureq::Body, method: &str) -> Result<Vec<u8>, ClientError> {
         let limit = self.options.max_message_bytes.min(self.total_left());
-        let mut bytes = Vec::new();
-        body.into_reader()
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|e| self.transport(method, ureq::Error::from(e)))?;
-        if bytes.len() as u64 > limit {
-            return Err(self.over_limit(method, "the HTTP response body"));
-        }
+        let bytes = mcp_recovery_base::read::read_up_to(body.into_reader(), limit, 0)
+            .map_err(|e| self.transport(method, ureq::Error::from(e)))?
+            .ok_or_else(|| self.over_limit(method, "the HTTP response body"))?;
         self.received += bytes.len() as u64;
         Ok(bytes)
     }

@@ -8,7 +8,7 @@
 //! it. A member larger than that is not kept at all (`"kept": false`): only its digest and size.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -185,14 +185,11 @@ fn read_capped(path: &Path) -> io::Result<Vec<u8>> {
     if !file.metadata()?.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
-    let mut bytes = Vec::new();
-    file.take(SIDE_FILE_MAX_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > SIDE_FILE_MAX_BYTES {
-        return Err(io::Error::other(format!(
+    mcp_recovery_base::read::read_up_to(file, SIDE_FILE_MAX_BYTES, 0)?.ok_or_else(|| {
+        io::Error::other(format!(
             "larger than the limit of {SIDE_FILE_MAX_BYTES} bytes"
-        )));
-    }
-    Ok(bytes)
+        ))
+    })
 }
 
 /// The journal text with every out-of-line member of `session`'s records (every session's

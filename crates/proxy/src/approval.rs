@@ -1,6 +1,7 @@
 //! Asking a person (on the controlling terminal) or a program (`--approve-with CMD`) whether a
 //! call may run.
 
+use mcp_recovery_base::text::escape_controls;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
@@ -55,20 +56,14 @@ fn refuse(by: &'static str, reason: impl Into<String>) -> Verdict {
     }
 }
 
-/// Text from either peer as one inert line: the escape every printer of the workspace uses
-/// (controls, bidirectional and other format characters, line separators).
-pub fn escape(text: &str) -> String {
-    mcp_recovery_base::text::escape_controls(text).into_owned()
-}
-
 /// The impact as lines for a person: every value is JSON text (escaped), so it is shown as data.
 pub fn describe(impact: &Value) -> String {
     let mut out = String::new();
     if let Value::Object(map) = impact {
         for (key, value) in map {
             let shown = match value {
-                Value::String(text) => escape(text),
-                other => escape(&other.to_string()),
+                Value::String(text) => escape_controls(text).into_owned(),
+                other => escape_controls(&other.to_string()).into_owned(),
             };
             out.push_str(&format!("  {key}: {shown}\n"));
         }
@@ -244,7 +239,7 @@ mod tests {
                 shown.contains(&format!("a\\u{{{:x}}}b", u32::from(c))),
                 "{shown}"
             );
-            assert!(!escape(&text).contains(c));
+            assert!(!escape_controls(&text).contains(c));
         }
     }
 }

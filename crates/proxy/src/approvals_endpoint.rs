@@ -92,12 +92,7 @@ pub fn json_body(status: u16, value: &Value) -> tiny_http::Response<std::io::Cur
 
 /// The request body, `None` when it is larger than a decision may be.
 pub fn read_capped(request: &mut tiny_http::Request) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(MAX_DECISION_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .ok()?;
-    (body.len() <= MAX_DECISION_BYTES).then_some(body)
+    mcp_recovery_base::read::read_up_to(request.as_reader(), MAX_DECISION_BYTES as u64, 0)
+        .ok()
+        .flatten()
 }

@@ -12,7 +12,7 @@
 //! is not JSON-RPC, one too large, no answer in time) becomes a JSON-RPC error answer to the
 //! request, so the client always gets one.
 
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -521,19 +521,9 @@ impl Shared {
 }
 
 fn read_capped(body: ureq::Body) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    let limit = MAX_LINE_BYTES as u64;
-    body.into_reader()
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("reading the body failed: {e}"))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
-            "a body larger than {} MiB",
-            MAX_LINE_BYTES / (1024 * 1024)
-        ));
-    }
-    Ok(bytes)
+    mcp_recovery_base::read::read_up_to(body.into_reader(), MAX_LINE_BYTES as u64, 0)
+        .map_err(|e| format!("reading the body failed: {e}"))?
+        .ok_or_else(|| format!("a body larger than {} MiB", MAX_LINE_BYTES / (1024 * 1024)))
 }
 
 /// The start of a text, quoted for a message.

@@ -35,7 +35,7 @@ mod upstream;
 mod webhooks;
 mod wire;
 
-pub use approval::{Approver, Verdict, describe, escape};
+pub use approval::{Approver, Verdict, describe};
 pub use approvals_endpoint::serve_approvals;
 pub use classify::{Class, Classification, Source, classify};
 pub use error::{ProxyError, new_session_id};

@@ -2,12 +2,11 @@
 //! into the list the proxy classifies and plans rollbacks from. What the client receives in
 //! `tools/list` is never changed.
 
+use mcp_recovery_base::text::escape_controls;
 use std::collections::{HashMap, HashSet};
 
 use mcp_recovery_model::{Overlay, OverlayIssue};
 use serde_json::Value;
-
-use crate::approval::escape;
 
 /// One overlay file, parsed, with the name it is reported under.
 #[derive(Debug, Clone)]
@@ -24,8 +23,8 @@ impl NamedOverlay {
     /// The file, with the line and column of `pointer` when known.
     fn place(&self, pointer: &str) -> String {
         match self.positions.get(pointer) {
-            Some((line, column)) => format!("{}:{line}:{column}", escape(&self.shown)),
-            None => escape(&self.shown),
+            Some((line, column)) => format!("{}:{line}:{column}", escape_controls(&self.shown)),
+            None => escape_controls(&self.shown).into_owned(),
         }
     }
 }
@@ -67,8 +66,8 @@ impl Overlays {
                 notes.push(format!(
                     "overlay {}: it is for server '{}', but the server names itself '{}'; the overlay is not used",
                     named.place("/server"),
-                    escape(expected),
-                    escape(actual)
+                    escape_controls(expected),
+                    escape_controls(actual)
                 ));
                 continue;
             }
@@ -102,8 +101,8 @@ fn describe(named: &NamedOverlay, issue: &OverlayIssue, added: &[String]) -> Str
         } => format!(
             "overlay {} at {}: the server has no tool '{}'; the entry is not used",
             named.place(overlay_pointer),
-            escape(overlay_pointer),
-            escape(tool)
+            escape_controls(overlay_pointer),
+            escape_controls(tool)
         ),
         OverlayIssue::Conflict {
             tool,
@@ -119,9 +118,9 @@ fn describe(named: &NamedOverlay, issue: &OverlayIssue, added: &[String]) -> Str
             format!(
                 "overlay {} at {}: {whose} {} of tool '{}' differently; that declaration is used",
                 named.place(overlay_pointer),
-                escape(overlay_pointer),
-                escape(field.trim_start_matches('/')),
-                escape(tool)
+                escape_controls(overlay_pointer),
+                escape_controls(field.trim_start_matches('/')),
+                escape_controls(tool)
             )
         }
     }

@@ -1,6 +1,7 @@
 //! The policy: which calls run, which are refused, which wait for a person, and what a failure
 //! does. Read from a TOML file (`spec/schema/policy.schema.json`) and overridden by flags.
 
+use mcp_recovery_base::text::escape_controls;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -317,7 +318,7 @@ impl PolicyFile {
         let mut names = std::collections::HashSet::new();
         let mut slack_users = std::collections::HashSet::new();
         for (index, approver) in self.approvers.iter().enumerate() {
-            let shown = crate::approval::escape(&approver.name);
+            let shown = escape_controls(&approver.name);
             if approver.name.is_empty() {
                 return Err(format!("approvers[{index}].name is empty"));
             }
@@ -333,7 +334,7 @@ impl PolicyFile {
                 if !slack_users.insert(user.as_str()) {
                     return Err(format!(
                         "approvers[{index}].slack-user: '{}' is given twice",
-                        crate::approval::escape(user)
+                        escape_controls(user)
                     ));
                 }
             }
@@ -346,7 +347,7 @@ impl PolicyFile {
             }
             let mut seen = std::collections::HashSet::new();
             for name in &rule.of {
-                let shown = crate::approval::escape(name);
+                let shown = escape_controls(name);
                 if !names.contains(name.as_str()) {
                     return Err(format!(
                         "approvals[{index}].of: '{shown}' is not in [[approvers]]"

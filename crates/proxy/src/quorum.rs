@@ -5,6 +5,7 @@
 //! signed statements (spec/journal.md), or as Slack button presses signed with the Slack app's
 //! signing secret (`POST /approvals/slack`).
 
+use mcp_recovery_base::text::escape_controls;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -299,7 +300,7 @@ impl Board {
             return Err(refuse(400, "the decision has expired"));
         }
         let approver = member("approver");
-        let shown = crate::approval::escape(approver);
+        let shown = escape_controls(approver);
         let public = self
             .approvers
             .get(approver)
@@ -340,7 +341,7 @@ impl Board {
                 403,
                 format!(
                     "Slack user '{}' is not an approver of the policy",
-                    crate::approval::escape(&press.user)
+                    escape_controls(&press.user)
                 ),
             )
         })?;
@@ -362,7 +363,7 @@ impl Board {
         digest: Option<&str>,
         entry: Value,
     ) -> Result<String, Refusal> {
-        let shown = crate::approval::escape(approver);
+        let shown = escape_controls(approver);
         let mut open = lock(&self.open);
         let request = open
             .get_mut(id)
@@ -407,7 +408,7 @@ impl Board {
             if said.insert(why.clone()) {
                 eprintln!(
                     "mcp-recovery proxy: a decision fetched for request {id} is not counted: {}",
-                    crate::approval::escape(&why)
+                    escape_controls(&why)
                 );
             }
         };

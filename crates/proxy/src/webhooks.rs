@@ -1,11 +1,11 @@
 //! The approvers' webhooks: a pending request posted to where they are told of it, and the
 //! decisions fetched from where they leave them.
 
+use mcp_recovery_base::text::escape_controls;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::approval::escape;
 use crate::policy::{Notify, NotifyFormat};
 use crate::slack;
 
@@ -44,7 +44,7 @@ pub fn notify(notify: &Notify, request: &Map<String, Value>) {
         eprintln!(
             "mcp-recovery proxy: notifying the approvers of request {} failed: {}",
             request["request"].as_str().unwrap_or_default(),
-            escape(&why)
+            escape_controls(&why)
         );
     }
 }

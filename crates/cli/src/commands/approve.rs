@@ -1,12 +1,13 @@
 //! `mcp-recovery approve`: list the calls a proxy holds for a quorum of approvers, or sign and
 //! send one approver's decision on one of them.
 
+use mcp_recovery_base::text::escape_controls;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_recovery_journal::keys::SecretKey;
-use mcp_recovery_proxy::{DECISION_TYPE, canonical, escape};
+use mcp_recovery_proxy::{DECISION_TYPE, canonical};
 use serde_json::{Value, json};
 
 use crate::Failure;
@@ -31,7 +32,7 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
             if status != 200 {
                 return Err(Failure::Usage(format!(
                     "{} answered HTTP {status}",
-                    escape(&base)
+                    escape_controls(&base)
                 )));
             }
             let pending = listing["pending"].as_array().cloned().unwrap_or_default();
@@ -41,7 +42,7 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
         (None, None) => unreachable!("clap requires --url or --pending"),
     };
     let at = match (&base, &args.pending) {
-        (Some(base), _) => escape(base),
+        (Some(base), _) => escape_controls(base).into_owned(),
         (None, file) => {
             crate::inputs::Input::named(file.as_deref().unwrap_or("-".as_ref())).display()
         }
@@ -56,14 +57,14 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
     else {
         return Err(Failure::Usage(format!(
             "no request {} is pending at {at}",
-            escape(request),
+            escape_controls(request),
         )));
     };
     for member in ["callDigest", "expires"] {
         if !found[member].is_string() {
             return Err(Failure::Usage(format!(
                 "the pending request {} at {at} has no string `{member}`",
-                escape(request)
+                escape_controls(request)
             )));
         }
     }
@@ -90,10 +91,10 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
         .or_else(|| answer["error"].as_str())
         .unwrap_or_default();
     if status == 200 {
-        println!("{}", escape(said));
+        println!("{}", escape_controls(said));
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("refused (HTTP {status}): {}", escape(said));
+        println!("refused (HTTP {status}): {}", escape_controls(said));
         Ok(ExitCode::from(1))
     }
 }
@@ -142,8 +143,8 @@ fn exchange(agent: &ureq::Agent, url: &str, body: Option<&Value>) -> Result<(u16
     let mut response = sent.map_err(|e| {
         Failure::Usage(format!(
             "cannot reach {}: {}",
-            escape(url),
-            escape(&e.to_string())
+            escape_controls(url),
+            escape_controls(&e.to_string())
         ))
     })?;
     let status = response.status().as_u16();
@@ -154,12 +155,15 @@ fn exchange(agent: &ureq::Agent, url: &str, body: Option<&Value>) -> Result<(u16
         .take(MAX_ANSWER_BYTES)
         .read_to_string(&mut text)
         .map_err(|e| {
-            Failure::Usage(format!("reading the answer of {} failed: {e}", escape(url)))
+            Failure::Usage(format!(
+                "reading the answer of {} failed: {e}",
+                escape_controls(url)
+            ))
         })?;
     let value = mcp_recovery_model::json::from_str(&text).map_err(|e| {
         Failure::Usage(format!(
             "{} did not answer JSON ({status}): {e}",
-            escape(url)
+            escape_controls(url)
         ))
     })?;
     Ok((status, value))
@@ -173,8 +177,8 @@ fn print_pending(pending: &[Value]) -> Result<(), Failure> {
     }
     for request in pending {
         let text = |name: &str| match &request[name] {
-            Value::String(text) => escape(text),
-            other => escape(&other.to_string()),
+            Value::String(text) => escape_controls(text).into_owned(),
+            other => escape_controls(&other.to_string()).into_owned(),
         };
         let block = format!(
             "request {}\n  tool: {}\n  arguments: {}\n  class: {}\n  compensation: {}\n  \
@@ -186,8 +190,8 @@ fn print_pending(pending: &[Value]) -> Result<(), Failure> {
             text("compensation"),
             text("session"),
             text("expires"),
-            escape(&request["quorum"]["need"].to_string()),
-            escape(&request["quorum"]["of"].to_string()),
+            escape_controls(&request["quorum"]["need"].to_string()),
+            escape_controls(&request["quorum"]["of"].to_string()),
         );
         out.write_all(block.as_bytes()).map_err(Failure::Write)?;
     }

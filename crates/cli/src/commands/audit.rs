@@ -36,7 +36,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         writeln!(
             out,
             "{}: broken at {broken}",
-            mcp_recovery_proxy::escape(&shown)
+            mcp_recovery_base::text::escape_controls(&shown)
         )?;
         return Ok(ExitCode::from(1));
     }
@@ -51,14 +51,18 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::Usage(format!(
                 "cannot read {}: {e}",
-                mcp_recovery_proxy::escape(&shown)
+                mcp_recovery_base::text::escape_controls(&shown)
             ))
         })?;
         let records =
             mcp_recovery_journal::read_records(&text).map_err(|e| Failure::Usage(e.to_string()))?;
         let problems = crate::audit_quorum::check(&records, &policy);
         for problem in &problems {
-            writeln!(out, "{}: {problem}", mcp_recovery_proxy::escape(&shown))?;
+            writeln!(
+                out,
+                "{}: {problem}",
+                mcp_recovery_base::text::escape_controls(&shown)
+            )?;
         }
         if !problems.is_empty() {
             return Ok(ExitCode::from(1));
@@ -67,7 +71,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
     writeln!(
         out,
         "{}: {} records, chain intact, head {}",
-        mcp_recovery_proxy::escape(&shown),
+        mcp_recovery_base::text::escape_controls(&shown),
         report.records,
         report
             .head
@@ -98,7 +102,7 @@ fn keygen(args: &KeygenArgs) -> Result<ExitCode, Failure> {
     writeln!(
         std::io::stdout().lock(),
         "{}: ed25519 {} (key id {})",
-        mcp_recovery_proxy::escape(&shown),
+        mcp_recovery_base::text::escape_controls(&shown),
         public.to_hex(),
         public.id()
     )?;

@@ -1,6 +1,7 @@
 //! `mcp-recovery profile`: the guarantee profiles a conforming runtime can reach for each tool
 //! and for the server, from the declarations alone, with the missing declaration of every gap.
 
+use mcp_recovery_base::text::escape_controls;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use mcp_recovery_model::locate_tools;
 use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
-use crate::overlay::{LoadedOverlay, OverlayArg, escape};
+use crate::overlay::{LoadedOverlay, OverlayArg};
 use crate::sources::{SourceReport, Status};
 use crate::{Failure, pretty};
 
@@ -171,7 +172,11 @@ fn run_server_json(args: &ProfileArgs, path: &std::path::Path) -> Result<ExitCod
 
 /// One row per tool (`yes` or `-` per profile), the server's line, then every gap.
 pub fn render(profile: &ServerProfile) -> String {
-    let names: Vec<String> = profile.tools.iter().map(|t| escape(&t.tool)).collect();
+    let names: Vec<String> = profile
+        .tools
+        .iter()
+        .map(|t| escape_controls(&t.tool).into_owned())
+        .collect();
     let width = names
         .iter()
         .map(|n| n.chars().count())

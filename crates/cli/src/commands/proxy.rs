@@ -166,7 +166,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         // The name, never the value.
         return Err(Failure::Usage(format!(
             "the policy's signing-secret-env names {}, which is not set",
-            mcp_recovery_proxy::escape(name)
+            mcp_recovery_base::text::escape_controls(name)
         )));
     }
     let approvals = mcp_recovery_proxy::Board::new(&policy.file);
@@ -219,7 +219,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         Ok(End::ServerClosed(reason)) => {
             eprintln!(
                 "mcp-recovery proxy: the server exited: {}",
-                mcp_recovery_proxy::escape(&reason)
+                mcp_recovery_base::text::escape_controls(&reason)
             );
             Ok(ExitCode::from(1))
         }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{ClientError, Connection};
 use mcp_recovery_journal::{
     Journal, JournalError, Kind, READ_BACK_MAX_BYTES, Verifier, inline_out_of_line, read_records,
@@ -16,7 +17,7 @@ use mcp_recovery_plan::{
     Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
 };
 use mcp_recovery_proxy::{
-    Approver, Effects, Policy, Prior, Reply, Verdict, escape, prior_compensations, rollback,
+    Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, rollback,
 };
 use serde_json::{Map, Value, json};
 
@@ -120,14 +121,14 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         writeln!(
             out,
             "session {}: {} compensated, {} already done, {} failed, {} skipped",
-            escape(&session.id),
+            escape_controls(&session.id),
             report.compensated,
             report.already,
             report.failed,
             report.skipped
         )?;
         for line in &report.attention {
-            writeln!(out, "  needs attention: {}", escape(line))?;
+            writeln!(out, "  needs attention: {}", escape_controls(line))?;
         }
         attention |= !report.attention.is_empty();
     }
@@ -280,9 +281,9 @@ fn chosen_sessions(
             writeln!(
                 out,
                 "  {}  started {}  upstream {}  {} to compensate, {} needing attention",
-                escape(&session.id),
-                escape(&session.started),
-                escape(&session.upstream),
+                escape_controls(&session.id),
+                escape_controls(&session.started),
+                escape_controls(&session.upstream),
                 session.left,
                 session.unreported
             )?;
@@ -299,9 +300,9 @@ fn chosen_sessions(
         [one] if !args.all => writeln!(
             out,
             "rolling back session {} (started {}, upstream {}): the only one with effects left",
-            escape(&one.id),
-            escape(&one.started),
-            escape(&one.upstream)
+            escape_controls(&one.id),
+            escape_controls(&one.started),
+            escape_controls(&one.upstream)
         )?,
         _ => {}
     }
@@ -318,7 +319,7 @@ fn dry_run(out: &mut impl Write, tools: &ToolList, session: &Recorded) -> Result
             .map(|(_, c)| c.clone())
             .collect::<Vec<_>>(),
     );
-    writeln!(out, "session {}", escape(&session.id))?;
+    writeln!(out, "session {}", escape_controls(&session.id))?;
     for ((id, _), step) in session.calls.iter().rev().zip(&plan.steps) {
         let done = session
             .prior
@@ -338,10 +339,10 @@ fn dry_run(out: &mut impl Write, tools: &ToolList, session: &Recorded) -> Result
         writeln!(
             out,
             "  call {id}: {} {} {}{done}: {}",
-            escape(&step.tool),
+            escape_controls(&step.tool),
             step.status,
-            escape(&call),
-            escape(&step.reason)
+            escape_controls(&call),
+            escape_controls(&step.reason)
         )?;
     }
     Ok(())

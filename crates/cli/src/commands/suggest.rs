@@ -1,6 +1,7 @@
 //! `mcp-recovery suggest`: draft an overlay for a server that declares no recovery, and keep only
 //! what lints clean.
 
+use mcp_recovery_base::text::escape_controls;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +15,6 @@ use serde_json::Value;
 use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
-use crate::overlay::escape;
 use crate::progress::{self, Progress};
 use crate::{Failure, pretty};
 use mcp_recovery_adoption::suggest::{
@@ -128,13 +128,13 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
     for s in &found.suggestions {
         let what = match &s.proposal {
             Proposal::Compensable { compensator, .. } => {
-                format!("compensated by {}", escape(compensator))
+                format!("compensated by {}", escape_controls(compensator))
             }
             Proposal::Before { read, write, .. } => {
                 format!(
                     "undone from a before-image ({} then {})",
-                    escape(read),
-                    escape(write)
+                    escape_controls(read),
+                    escape_controls(write)
                 )
             }
             Proposal::Irreversible => "irreversible".to_owned(),
@@ -143,17 +143,17 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
             stderr,
             "{:<6}  {}: {what} — {}",
             s.confidence.as_str(),
-            escape(&s.tool),
-            escape(&s.reason)
+            escape_controls(&s.tool),
+            escape_controls(&s.reason)
         )?;
     }
     for s in &found.skipped {
         writeln!(
             stderr,
             "left out  {} → {}: {}",
-            escape(&s.tool),
-            escape(&s.compensator),
-            escape(&s.reason)
+            escape_controls(&s.tool),
+            escape_controls(&s.compensator),
+            escape_controls(&s.reason)
         )?;
     }
     writeln!(
@@ -195,8 +195,8 @@ fn render(
                 // One inert comment line, whatever the names hold.
                 text.push_str(&format!(
                     "\n# {}: {}\n",
-                    escape(&s.tool),
-                    escape(&s.notes())
+                    escape_controls(&s.tool),
+                    escape_controls(&s.notes())
                 ));
                 text.push_str(&toml::to_string(&entry).map_err(toml_error)?);
             }

@@ -1,12 +1,12 @@
 //! Reading a POST: its body, at most the listener's cap, and the messages in it, refused as a
 //! whole when the proxy cannot forward them.
 
+use mcp_recovery_base::text::escape_controls;
 use std::io::Read;
 
 use serde_json::Value;
 use tiny_http::Request;
 
-use crate::approval::escape;
 use crate::note::note;
 use crate::wire::{Shape, shape};
 
@@ -53,7 +53,7 @@ pub(super) fn messages(request: &Request, body: &[u8]) -> Result<Vec<Value>, Bod
             {
                 note(&format!(
                     "refused a batch under protocol {}: batches exist only in {BATCH_REVISION}",
-                    escape(&version)
+                    escape_controls(&version)
                 ));
                 return Err(rpc_error(
                     400,

@@ -1,13 +1,13 @@
 //! The classify stage: the server's tools (overlays merged) and the class of each, fetched
 //! before the first call that needs them.
 
+use mcp_recovery_base::text::escape_controls;
 use std::collections::HashSet;
 use std::io::Write;
 
 use mcp_recovery_model::Tool;
 use serde_json::{Map, Value};
 
-use crate::approval::escape;
 use crate::classify::{Class, Classification, Source, classify};
 use crate::names::fold_name;
 use crate::note::note;
@@ -59,7 +59,7 @@ impl<W: Write> Session<W> {
                 let decision = self.settings.policy.decide(name, c.class);
                 table.push_str(&format!(
                     "  {:<32} {:<13} from {:<9} {}\n",
-                    escape(name),
+                    escape_controls(name),
                     c.class.as_str(),
                     c.source.as_str(),
                     decision.action.as_str()
@@ -127,11 +127,11 @@ pub(super) fn unlisted(tools: &[Tool], name: &str) -> Option<String> {
         return None;
     }
     let folded = fold_name(name);
-    let shown = escape(name);
+    let shown = escape_controls(name);
     Some(match tools.iter().find(|t| fold_name(&t.name) == folded) {
         Some(like) => format!(
             "'{shown}' is not in the server's tools/list; it looks like the listed '{}'",
-            escape(&like.name)
+            escape_controls(&like.name)
         ),
         None => format!("'{shown}' is not in the server's tools/list"),
     })

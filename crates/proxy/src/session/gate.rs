@@ -7,7 +7,9 @@ use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
-use crate::approval::{Verdict, escape};
+use mcp_recovery_base::text::escape_controls;
+
+use crate::approval::Verdict;
 use crate::classify::{Class, Classification};
 use crate::note::note;
 use crate::policy::{Action, ApprovalRule, Decision, Policy};
@@ -173,7 +175,7 @@ impl<W: Write> Session<W> {
                 }
                 note(&format!(
                     "'{}' waits for {} approval(s) as request {}",
-                    escape(tool),
+                    escape_controls(tool),
                     rule.quorum,
                     request["request"].as_str().unwrap_or_default()
                 ));
