@@ -122,21 +122,6 @@ pub fn codes(report: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The fixture directories `fixtures/invalid/<CODE>/` that exist, sorted.
-pub fn invalid_fixture_dirs() -> Vec<(String, PathBuf)> {
-    let mut dirs: Vec<(String, PathBuf)> = std::fs::read_dir(root().join("fixtures/invalid"))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.path().is_dir())
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
-}
-
 /// A tools/list document written by the tests (not from `fixtures/`): `create_order` whose
 /// compensator is `compensator`, bound from `$response.body#/orderId`.
 pub fn order_tools(compensator: &str, output_schema: bool, idempotent: bool) -> String {
