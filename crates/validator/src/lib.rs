@@ -14,7 +14,7 @@
 
 mod catalog;
 mod codes;
-mod config_schema;
+mod config_file;
 mod context;
 mod diagnostic;
 mod finding;
@@ -29,7 +29,7 @@ mod span;
 pub use mcp_recovery_base::walk;
 
 pub use catalog::{find_rule, rules, rules_markdown};
-pub use config_schema::{CONFIG_SCHEMA, config_schema};
+pub use config_file::{CONFIG_SCHEMA, ConfigFile, OverrideFile, config_schema};
 pub use diagnostic::{
     Diagnostic, Report, Severity, Span, escape_controls, escape_xml, is_unsafe_char, push_escape,
 };
