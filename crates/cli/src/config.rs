@@ -1,12 +1,12 @@
-//! `mcp-recovery.toml`: found upward from the working directory, parsed with spans, then checked
-//! into [`Config`] so that every mistake points at its place in the file.
+//! `mcp-recovery.toml`: found upward from the working directory, read with spans into
+//! [`ConfigFile`] (the validator's type, from which the file's JSON Schema is derived), then
+//! checked into [`Config`] so that every mistake points at its place in the file.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use mcp_recovery_validator::{Preset, Severity, find_rule};
-use serde::Deserialize;
+use mcp_recovery_validator::{ConfigFile, Preset, Severity, find_rule};
 use toml::Spanned;
 
 /// File name looked for in the working directory and its ancestors.
@@ -30,39 +30,6 @@ pub struct Config {
     pub severity: BTreeMap<String, Severity>,
     /// Settings for some files or tools only, in file order (`[[overrides]]`).
     pub overrides: Vec<crate::overrides::Override>,
-}
-
-/// The file as written; `deny_unknown_fields` makes a misspelt key an error with a span.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    #[serde(default)]
-    extends: Option<Spanned<String>>,
-    #[serde(default)]
-    select: Vec<Spanned<String>>,
-    #[serde(default)]
-    ignore: Vec<Spanned<String>>,
-    #[serde(default)]
-    deny: Vec<Spanned<String>>,
-    #[serde(default)]
-    severity: BTreeMap<Spanned<String>, Spanned<String>>,
-    #[serde(default)]
-    overrides: Vec<Spanned<RawOverride>>,
-}
-
-/// One `[[overrides]]` table as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawOverride {
-    #[serde(default)]
-    files: Vec<Spanned<String>>,
-    #[serde(default)]
-    tools: Vec<Spanned<String>>,
-    select: Option<Vec<Spanned<String>>>,
-    #[serde(default)]
-    ignore: Vec<Spanned<String>>,
-    #[serde(default)]
-    severity: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
 /// A config file that was read but cannot be used.
@@ -130,7 +97,7 @@ pub fn parse(text: &str, shown: &str) -> Result<Config, ConfigError> {
         message,
         span,
     };
-    let raw: RawConfig = toml::from_str(text)
+    let raw: ConfigFile = toml::from_str(text)
         .map_err(|error| invalid(error.message().trim_end().to_owned(), error.span()))?;
 
     let rule = |entry: &Spanned<String>| -> Result<String, ConfigError> {

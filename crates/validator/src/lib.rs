@@ -14,7 +14,7 @@
 
 mod catalog;
 mod codes;
-mod config_schema;
+mod config_file;
 mod context;
 mod diagnostic;
 mod finding;
@@ -27,7 +27,7 @@ mod schema_stage;
 mod span;
 
 pub use catalog::{find_rule, rules, rules_markdown};
-pub use config_schema::{CONFIG_SCHEMA, config_schema};
+pub use config_file::{CONFIG_SCHEMA, ConfigFile, OverrideFile, config_schema};
 pub use diagnostic::{Diagnostic, Report, Severity, Span, escape_xml};
 pub use level::{DefaultLevel, Preset, RULES_DOC_URL, RuleInfo};
 pub use linter::{LintOptions, Linter, UnknownRule};
