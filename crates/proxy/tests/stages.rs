@@ -394,3 +394,42 @@ fn a_pending_id_is_refused_and_a_respelled_id_answered_as_the_client_spelled_it(
     assert_eq!(answer("2"), 1, "{:?}", run.raw);
     assert_eq!(answer("1.0") + answer("2.0"), 0, "{:?}", run.raw);
 }
+
+#[test]
+fn a_listed_tool_with_a_broken_declaration_is_still_listed_and_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    // `parameters` is required by SEP-3172: this declaration cannot be read.
+    let listed = json!([
+        {"name": "create_note", "inputSchema": {"type": "object"},
+         "annotations": {"recovery": {"strategy": "compensation",
+            "compensatingOperation": {"operationId": "delete_note"}}}},
+        {"name": "delete_note", "inputSchema": {"type": "object"}},
+    ]);
+    let script = move |line: &str| -> Vec<String> {
+        let message: Value = mcp_recovery_model::json::from_str(line).unwrap();
+        let Some(id) = message.get("id").cloned() else {
+            return Vec::new();
+        };
+        let result = match message["method"].as_str().unwrap_or_default() {
+            "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "notes", "version": "1"}}),
+            "tools/list" => json!({"tools": listed}),
+            _ => json!({"content": [{"type": "text", "text": "done"}]}),
+        };
+        vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
+    };
+    let policy = Policy {
+        unlisted_tools: Some(mcp_recovery_proxy::Action::Deny),
+        ..Policy::default()
+    };
+    let mut client = initialize("2025-11-25").to_vec();
+    client.push(call(json!(1), "create_note", json!({})));
+    let run = run(dir.path(), policy, script, &client);
+    // Listed, so not refused as unlisted: the server gets the call.
+    assert_eq!(run.calls(), ["create_note"]);
+    assert!(run.answer(&json!(1)).get("error").is_none());
+    // Its declaration was not trusted: the intent records no compensable class.
+    let intent = run.kinds("call.intent");
+    assert_eq!(intent.len(), 1, "{:?}", run.records);
+    assert_ne!(intent[0]["class"], "compensable", "{:?}", intent[0]);
+}

@@ -1,12 +1,13 @@
 //! The classify stage: the server's tools (overlays merged) and the class of each, fetched
 //! before the first call that needs them.
 
-use mcp_recovery_base::text::escape_controls;
 use std::collections::HashSet;
 use std::io::Write;
 
+use mcp_recovery_base::text::escape_controls;
+
 use mcp_recovery_model::Tool;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::classify::{Class, Classification, Source, classify};
 use crate::names::fold_name;
@@ -39,13 +40,19 @@ impl<W: Write> Session<W> {
                 .merge(tools, self.server_name.as_deref());
             &merged
         };
+        let mut unreadable = Vec::new();
         let parsed: Vec<Tool> = tools
             .iter()
-            .filter_map(|t| Tool::from_json(t).ok())
+            .filter_map(|raw| listed_tool(raw, &mut unreadable))
             .collect();
         let changed = self.tools.as_ref().is_none_or(|old| {
             old.len() != parsed.len() || old.iter().zip(&parsed).any(|(a, b)| a.name != b.name)
         });
+        if changed {
+            for why in unreadable {
+                note(&why);
+            }
+        }
         self.classes = parsed
             .iter()
             .map(|t| (t.name.clone(), classify(Some(t))))
@@ -135,4 +142,28 @@ pub(super) fn unlisted(tools: &[Tool], name: &str) -> Option<String> {
         ),
         None => format!("'{shown}' is not in the server's tools/list"),
     })
+}
+
+/// A tool the server listed, as the stages read it. A tool whose annotations, `_meta` or output
+/// schema cannot be read is still listed by its name (a broken declaration must not make a
+/// listed tool count as unlisted, nor be trusted): it is read without them, and with an open
+/// input schema when that cannot be read either; why goes to `unreadable`. Only an entry
+/// without a string name is no tool at all.
+fn listed_tool(raw: &Value, unreadable: &mut Vec<String>) -> Option<Tool> {
+    let error = match Tool::from_json(raw) {
+        Ok(tool) => return Some(tool),
+        Err(error) => error,
+    };
+    let name = raw.get("name")?.as_str()?;
+    unreadable.push(format!(
+        "tool '{}' is read without its annotations and _meta: {error}",
+        escape_controls(name)
+    ));
+    let mut bare = json!({"name": name, "inputSchema": {"type": "object"}});
+    if let Some(schema) = raw.get("inputSchema") {
+        bare["inputSchema"] = schema.clone();
+    }
+    Tool::from_json(&bare)
+        .ok()
+        .or_else(|| Tool::from_json(&json!({"name": name, "inputSchema": {"type": "object"}})).ok())
 }
