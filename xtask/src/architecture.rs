@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Prefix of every published crate's name; the map names crates without it.
 const PREFIX: &str = "mcp-recovery-";
@@ -13,25 +12,7 @@ type Deps = BTreeMap<String, bool>;
 
 /// The normal (not dev, not build) workspace dependencies of every workspace package.
 pub fn metadata_graph(root: &Path) -> Result<BTreeMap<String, Deps>, String> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-        .current_dir(root)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let metadata = crate::workspace::cargo_metadata(root)?;
     let packages = metadata["packages"]
         .as_array()
         .ok_or("cargo metadata: no `packages` array")?;

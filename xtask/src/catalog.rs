@@ -263,7 +263,7 @@ fn excel_case(program: &Path, root: &Path) -> Result<Case, String> {
 }
 
 /// mcp-server-git: files staged by the workflow are unstaged again, the changes in the work
-/// tree stay.
+/// tree stay, and the branch checked out before the workflow is checked out again.
 fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
     write(&repo.join("a.txt"), "a\n")?;
     write(&repo.join("b.txt"), "b\n")?;
@@ -288,6 +288,7 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
     git(&["init", "--quiet", "--initial-branch", "main"])?;
     git(&["add", "a.txt", "b.txt"])?;
     git(&["commit", "--quiet", "--message", "first"])?;
+    git(&["branch", "other"])?;
     write(&repo.join("a.txt"), "a changed\n")?;
     write(&repo.join("b.txt"), "b changed\n")?;
     let path = text(repo);
@@ -299,17 +300,22 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
         setup: Vec::new(),
         workflow: vec![
             ("git_add", json!({"repo_path": path, "files": ["a.txt"]})),
+            (
+                "git_checkout",
+                json!({"repo_path": path, "branch_name": "other"}),
+            ),
             ("git_add", json!({"repo_path": path, "files": ["b.txt"]})),
             (
                 "git_add",
                 json!({"repo_path": path, "files": ["no-such-file.txt"]}),
             ),
         ],
-        undone: 2,
+        undone: 3,
         unknown_failure: false,
         observe: Observe::Commands(
             repo.to_path_buf(),
             vec![
+                vec!["git", "branch", "--show-current"],
                 vec!["git", "status", "--porcelain=v1"],
                 vec!["git", "diff"],
                 vec!["git", "log", "--format=%H %s"],
@@ -320,7 +326,9 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
 }
 
 /// server-memory: entities, relations and observations created by the workflow go; an entity
-/// and an observation that existed before stay, though the workflow named them again. The 2025
+/// and an observation that existed before stay, though the workflow named them again; an
+/// observation, a relation and an entity the workflow deleted come back from what was read before
+/// each delete, and names it asked to delete that did not exist are not created. The 2025
 /// release answers every failure with a JSON-RPC internal error, whose outcome is unknown.
 fn memory_case(version: &str, script: &Path, file: &Path, unknown_failure: bool) -> Case {
     Case {
@@ -328,10 +336,19 @@ fn memory_case(version: &str, script: &Path, file: &Path, unknown_failure: bool)
         overlay: "memory-server",
         server: vec!["node".to_owned(), text(script)],
         env: vec![("MEMORY_FILE_PATH".to_owned(), text(file))],
-        setup: vec![(
-            "create_entities",
-            json!({"entities": [{"name": "kept", "entityType": "person", "observations": ["was here"]}]}),
-        )],
+        setup: vec![
+            (
+                "create_entities",
+                json!({"entities": [
+                    {"name": "kept", "entityType": "person", "observations": ["was here"]},
+                    {"name": "other", "entityType": "place", "observations": ["by the sea"]}
+                ]}),
+            ),
+            (
+                "create_relations",
+                json!({"relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]}),
+            ),
+        ],
         workflow: vec![
             (
                 "create_entities",
@@ -352,9 +369,24 @@ fn memory_case(version: &str, script: &Path, file: &Path, unknown_failure: bool)
                     {"entityName": "ada", "contents": ["likes tea"]}
                 ]}),
             ),
+            (
+                "delete_observations",
+                json!({"deletions": [{"entityName": "kept", "observations": ["was here", "never said"]}]}),
+            ),
+            (
+                "delete_relations",
+                json!({"relations": [
+                    {"from": "kept", "to": "other", "relationType": "lives_in"},
+                    {"from": "kept", "to": "nobody", "relationType": "knows"}
+                ]}),
+            ),
+            (
+                "delete_entities",
+                json!({"entityNames": ["other", "ghost"]}),
+            ),
             ("create_entities", json!({"entities": "not an array"})),
         ],
-        undone: 3,
+        undone: 6,
         unknown_failure,
         observe: Observe::Reads(vec![("read_graph", json!({}))]),
         set_aside: Vec::new(),

@@ -65,22 +65,7 @@ fn shown(root: &Path, file: &Path) -> String {
 /// Every workspace package: its name, whether it is published, and the root files of its library
 /// and binary targets.
 fn targets(root: &Path) -> Result<Vec<(String, bool, Vec<PathBuf>)>, String> {
-    let output = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-        .current_dir(root)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let metadata = crate::workspace::cargo_metadata(root)?;
     let mut packages = Vec::new();
     for package in metadata["packages"].as_array().into_iter().flatten() {
         let roots = package["targets"]

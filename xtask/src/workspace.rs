@@ -46,3 +46,27 @@ pub fn temp_dir(prefix: &str) -> Result<tempfile::TempDir, String> {
             )
         })
 }
+
+/// What `cargo metadata --no-deps` reports about the workspace's own packages.
+pub fn cargo_metadata(root: &Path) -> Result<serde_json::Value, String> {
+    let output =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+            .current_dir(root)
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--no-deps",
+                "--offline",
+            ])
+            .output()
+            .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))
+}

@@ -104,6 +104,24 @@ fn malformed_before_images_name_the_file_and_the_pointer() {
     }
 }
 
+/// A before-image undo is a declared recovery: at `strict`, `write_file` (which has one) draws
+/// neither R201 nor R202, while `move_file` (which the overlay leaves undeclared) still does.
+#[test]
+fn a_before_image_counts_as_a_declared_recovery() {
+    let (_, report) = lint_json(
+        &root(),
+        &["--preset", "strict", "--overlay", OVERLAY, TOOLS],
+    );
+    let undeclared: Vec<(&str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| matches!(d["code"].as_str(), Some("R201" | "R202")))
+        .map(|d| (d["code"].as_str().unwrap(), d["tool"].as_str().unwrap()))
+        .collect();
+    assert_eq!(undeclared, [("R201", "move_file")], "{report:#}");
+}
+
 /// The tools a before-image names must be listed: each one that is not is R101 at its place in
 /// the overlay.
 #[test]

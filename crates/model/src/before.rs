@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::binding::{Binding, json_type_name};
+use crate::binding::{Binding, MapBinding, MapSource};
 use crate::expression::BodySide;
+use crate::json_type::json_type_name;
 use crate::pointer::escape_token;
 
 /// The member of an overlay's tool entry declaring a before-image.
@@ -17,7 +18,7 @@ pub struct BeforeImage {
     /// The tool to call before the call (a read of the same server).
     pub read: String,
     /// Its arguments: bindings reading only the call's arguments (`$request.body…`), templates
-    /// of them, and constants.
+    /// and map bindings of them, and constants.
     pub arguments: Map<String, Value>,
     /// The compensation when the read succeeded (the target existed).
     pub found: Option<Undo>,
@@ -84,11 +85,20 @@ fn bindings(
     for (parameter, raw) in map {
         let here = format!("{at}/{key}/{}", escape_token(parameter));
         let binding = parse(raw).map_err(|e| fault(&here, e.to_string()))?;
+        let reads_before = matches!(
+            &binding,
+            Binding::Before(_)
+                | Binding::Map(MapBinding {
+                    source: MapSource::Before(_),
+                    ..
+                })
+        );
         if before_call
-            && binding
-                .expressions()
-                .iter()
-                .any(|e| e.body_target().map(|(side, _)| side) != Some(BodySide::Request))
+            && (reads_before
+                || binding
+                    .expressions()
+                    .iter()
+                    .any(|e| e.body_target().map(|(side, _)| side) != Some(BodySide::Request)))
         {
             return Err(fault(
                 &here,
@@ -130,7 +140,7 @@ impl BeforeImage {
         let members = object(value, "", "'before'")?;
         only(members, "", &["read", "arguments", "found", "missing"])?;
         let read = name(members, "read", "")?;
-        let arguments = bindings(members, "arguments", "", Binding::parse_sep, true)?;
+        let arguments = bindings(members, "arguments", "", Binding::parse_overlay, true)?;
         let found = members
             .get("found")
             .map(|v| Undo::parse(v, "/found"))
@@ -194,6 +204,12 @@ mod tests {
         let image = BeforeImage::from_declaration(&good).unwrap();
         assert_eq!(image.read, "read_file");
         assert_eq!(image.to_value(), good);
+        // The read's arguments may map over the call's arrays; the undo may map over the image.
+        let graph = json!({"read": "open_nodes",
+            "arguments": {"names": {"$map": "$request.body#/deletions", "$each": "$item#/entityName"}},
+            "found": {"operationId": "add_observations", "parameters": {"observations":
+                {"$map": "$before.body#/entities", "$each": {"entityName": "$item#/name"}}}}});
+        assert!(BeforeImage::from_declaration(&graph).is_ok());
         let cases = [
             (json!([]), ""),
             (json!({"read": "r"}), ""),
@@ -209,6 +225,22 @@ mod tests {
             ),
             (
                 json!({"read": "r", "found": {"operationId": "w", "parameters": {"c": "$before.txt"}}}),
+                "/found/parameters/c",
+            ),
+            (
+                json!({"read": "r", "arguments": {"p": "$before.text"}, "found": {"operationId": "w"}}),
+                "/arguments/p",
+            ),
+            (
+                json!({"read": "r", "arguments": {"p": {"$map": "$before.body", "$each": "$item"}}, "found": {"operationId": "w"}}),
+                "/arguments/p",
+            ),
+            (
+                json!({"read": "r", "arguments": {"p": {"$map": "$response.body", "$each": "$item"}}, "found": {"operationId": "w"}}),
+                "/arguments/p",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w", "parameters": {"c": {"$map": "$before.text", "$each": "$item"}}}}),
                 "/found/parameters/c",
             ),
             (

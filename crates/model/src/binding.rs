@@ -7,6 +7,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Map, Value};
 
 use crate::expression::{ExpressionError, RuntimeExpression, expression_pattern};
+use crate::json_type::json_type_name;
 use crate::jsonpath::{JsonPath, JsonPathError};
 use crate::pointer::JsonPointer;
 
@@ -76,10 +77,39 @@ pub const EACH_KEY: &str = "$each";
 /// selects, each entry built by `each` from its element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapBinding {
-    /// The array read (a runtime expression of the original call).
-    pub source: RuntimeExpression,
+    /// The array read.
+    pub source: MapSource,
     /// What each element becomes.
     pub each: Each,
+}
+
+/// Where a map binding's array is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapSource {
+    /// A runtime expression of the original call: its arguments or its result.
+    Call(RuntimeExpression),
+    /// `$before.body` or `$before.body#/pointer`: the value the read run before the call
+    /// returned (before-image undos only).
+    Before(JsonPointer),
+}
+
+impl MapSource {
+    /// The runtime expression read, unless the array is in the before-image.
+    pub fn expression(&self) -> Option<&RuntimeExpression> {
+        match self {
+            Self::Call(expression) => Some(expression),
+            Self::Before(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for MapSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Call(expression) => expression.fmt(f),
+            Self::Before(pointer) => BeforeRef::Body(pointer.clone()).fmt(f),
+        }
+    }
 }
 
 /// What one element of a map binding's array becomes.
@@ -160,63 +190,6 @@ impl BindingError {
     }
 }
 
-/// The JSON type name of a value, as JSON Schema spells it: a number without a fractional part
-/// (`1`, `1.0`, `1e2`) is an `integer`.
-pub fn json_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() || number_is_integer(&n.to_string()) => {
-            "integer"
-        }
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Splits the JSON text of a number into its significant digits and the position of the decimal
-/// point among them (which may lie outside them, as in `1e5` or `1e-5`).
-fn digits_and_point(text: &str) -> Option<(Vec<u8>, i128)> {
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(at) => (&unsigned[..at], &unsigned[at + 1..]),
-        None => (unsigned, "0"),
-    };
-    let exponent = exponent.strip_prefix('+').unwrap_or(exponent);
-    // An exponent too long for i128 is far outside every digit position either way.
-    let exponent: i128 = match exponent.parse() {
-        Ok(e) => e,
-        Err(_) if exponent.starts_with('-') => i128::MIN / 2,
-        Err(_) => i128::MAX / 2,
-    };
-    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if whole.is_empty()
-        || !whole
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let digits: Vec<u8> = whole.bytes().chain(fraction.bytes()).collect();
-    Some((digits, whole.len() as i128 + exponent))
-}
-
-/// True when the JSON text of a number has no fractional part (`3`, `3.0`, `3e0`, `1e400`).
-pub(crate) fn number_is_integer(text: &str) -> bool {
-    digits_and_point(text).is_some_and(|(digits, point)| {
-        let first_fractional = point.clamp(0, digits.len() as i128) as usize;
-        digits[first_fractional..].iter().all(|&d| d == b'0')
-    })
-}
-
-/// True when the JSON text of a number is zero (`0`, `-0.0`, `0e5`).
-pub(crate) fn number_is_zero(text: &str) -> bool {
-    digits_and_point(text).is_some_and(|(digits, _)| digits.iter().all(|&d| d == b'0'))
-}
-
 impl Binding {
     /// Classifies and parses a SEP-3172 parameter value.
     pub fn parse_sep(value: &Value) -> Result<Self, BindingError> {
@@ -270,7 +243,7 @@ impl Binding {
                 })
                 .collect(),
             Self::Constant(_) | Self::Before(_) => Vec::new(),
-            Self::Map(map) => vec![&map.source],
+            Self::Map(map) => map.source.expression().into_iter().collect(),
         }
     }
 
@@ -295,7 +268,10 @@ impl Binding {
             }),
             Self::Constant(v) => Self::Constant(v.clone()),
             Self::Map(map) => Self::Map(MapBinding {
-                source: canonical(&map.source),
+                source: match &map.source {
+                    MapSource::Call(e) => MapSource::Call(canonical(e)),
+                    before @ MapSource::Before(_) => before.clone(),
+                },
                 each: map.each.clone(),
             }),
             Self::Before(before) => Self::Before(before.clone()),
@@ -331,8 +307,23 @@ impl MapBinding {
             ));
         }
         let source = match map.get(MAP_KEY) {
-            Some(Value::String(text)) if text.starts_with('$') => RuntimeExpression::parse(text)
-                .map_err(|e| map_error("/$map", format!("invalid runtime expression: {e}")))?,
+            Some(Value::String(text)) if text.starts_with("$before") => {
+                match BeforeRef::parse(text).map_err(|e| map_error("/$map", e.to_string()))? {
+                    BeforeRef::Body(pointer) => MapSource::Before(pointer),
+                    other => {
+                        return Err(map_error(
+                            "/$map",
+                            format!(
+                                "`{other}` is a string, never an array: a map binding reads the before-image as `$before.body#/pointer`"
+                            ),
+                        ));
+                    }
+                }
+            }
+            Some(Value::String(text)) if text.starts_with('$') => MapSource::Call(
+                RuntimeExpression::parse(text)
+                    .map_err(|e| map_error("/$map", format!("invalid runtime expression: {e}")))?,
+            ),
             Some(other) => {
                 return Err(map_error(
                     "/$map",

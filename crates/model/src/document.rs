@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::binding::json_type_name;
+use crate::json_type::json_type_name;
 
 /// The `_meta` key under which a 2026-07-28 result names the server that produced it.
 pub const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";

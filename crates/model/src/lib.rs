@@ -37,6 +37,7 @@ mod document;
 mod expression;
 mod input_schema;
 pub mod json;
+mod json_type;
 mod jsonpath;
 mod overlay;
 mod overlay_file;
@@ -48,8 +49,8 @@ mod tool;
 
 pub use before::{BEFORE_SECTION, BeforeImage, Undo};
 pub use binding::{
-    BeforeRef, Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, Template, TemplatePart,
-    item_reference, json_type_name, template_pattern,
+    BeforeRef, Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, MapSource, Template,
+    TemplatePart, item_reference, template_pattern,
 };
 pub use convert::{
     Conversion, ConversionNote, DocumentConversion, NoteKind, UnknownCarrier, convert_document,
@@ -63,6 +64,7 @@ pub use input_schema::{
     BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget, any_member, compile_input_schema, gave_up,
     has_pattern, without_patterns,
 };
+pub use json_type::json_type_name;
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{Applied, Origin, Overlay, OverlayError, OverlayIssue, OverlaySpan};
 pub use overlay_file::{

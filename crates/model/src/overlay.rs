@@ -135,7 +135,7 @@ fn invalid(pointer: &str, message: impl Into<String>) -> OverlayError {
 }
 
 fn json_type(value: &Value) -> &'static str {
-    crate::binding::json_type_name(value)
+    crate::json_type::json_type_name(value)
 }
 
 impl Overlay {

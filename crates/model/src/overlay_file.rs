@@ -113,6 +113,11 @@ pub struct OverlayResult {
     /// `text`: the JSON text of the result's only text item; `fastmcp-result`: the JSON text of
     /// the string `structuredContent.result`.
     pub from: OverlayResultSource,
+    /// A regular expression with named groups (`(?<branch>\S+)`): the text is matched with it
+    /// instead of parsed as JSON, and the value read is an object with the text of each named
+    /// group of the first match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
     /// The JSON Schema the value read must match; a value that does not is never used.
     pub schema: Value,
 }

@@ -1,6 +1,7 @@
 //! Results read from text: an overlay may declare that a tool's result holds its JSON value in
-//! its text content, or in a FastMCP `{"result": "<JSON string>"}`, with the JSON Schema of that
-//! value (`spec/recovery-metadata.md` §12.3). Only a declared reader ever parses text.
+//! its text content, or in a FastMCP `{"result": "<JSON string>"}`, or values a pattern finds in
+//! that text, with the JSON Schema of the value read (`spec/recovery-metadata.md` §12.3). Only a
+//! declared reader ever reads text.
 
 use serde_json::{Map, Value};
 
@@ -35,13 +36,66 @@ impl ResultSource {
     }
 }
 
-/// A declared reader: where the JSON text is, and the schema of the value it holds.
+/// A declared reader: where the text is, how it is read, and the schema of the value read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResultReader {
     /// Where the text is.
     pub from: ResultSource,
+    /// When declared, the text is matched with it instead of parsed as JSON.
+    pub pattern: Option<TextPattern>,
     /// The JSON Schema the value read must match.
     pub schema: Value,
+}
+
+/// A reader's pattern: a regular expression with named groups, each of which becomes a member
+/// of the value read.
+#[derive(Debug, Clone)]
+pub struct TextPattern(regex::Regex);
+
+impl PartialEq for TextPattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+/// The most memory a compiled pattern may take.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+impl TextPattern {
+    /// Compiles a pattern; it must name at least one group.
+    pub fn parse(pattern: &str) -> Result<Self, String> {
+        let regex = regex::RegexBuilder::new(pattern)
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .build()
+            .map_err(|e| format!("not a regular expression: {e}"))?;
+        if regex.capture_names().flatten().next().is_none() {
+            return Err(
+                "a pattern names at least one group, `(?<name>…)`: each becomes a member of the value read"
+                    .to_owned(),
+            );
+        }
+        Ok(Self(regex))
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// An object with the text of each named group that took part in the first match.
+    fn read(&self, text: &str) -> Result<Value, String> {
+        let captures = self
+            .0
+            .captures(text)
+            .ok_or("the text does not match the pattern the overlay declares")?;
+        Ok(Value::Object(
+            self.0
+                .capture_names()
+                .flatten()
+                .filter_map(|name| Some((name.to_owned(), captures.name(name)?.as_str().into())))
+                .collect(),
+        ))
+    }
 }
 
 impl ResultReader {
@@ -53,16 +107,36 @@ impl ResultReader {
                 String::new(),
                 format!(
                     "'result' is an object with \"from\" and \"schema\", not {}",
-                    crate::binding::json_type_name(value)
+                    crate::json_type::json_type_name(value)
                 ),
             ));
         };
-        if let Some(other) = members.keys().find(|k| *k != "from" && *k != "schema") {
+        if let Some(other) = members
+            .keys()
+            .find(|k| !["from", "pattern", "schema"].contains(&k.as_str()))
+        {
             return Err((
                 format!("/{}", crate::pointer::escape_token(other)),
-                format!("unknown key '{other}' (a result reader has \"from\" and \"schema\")"),
+                format!(
+                    "unknown key '{other}' (a result reader has \"from\", \"schema\" and an optional \"pattern\")"
+                ),
             ));
         }
+        let pattern = match members.get("pattern") {
+            None => None,
+            Some(Value::String(pattern)) => {
+                Some(TextPattern::parse(pattern).map_err(|why| ("/pattern".to_owned(), why))?)
+            }
+            Some(other) => {
+                return Err((
+                    "/pattern".to_owned(),
+                    format!(
+                        "'pattern' is a regular expression, not {}",
+                        crate::json_type::json_type_name(other)
+                    ),
+                ));
+            }
+        };
         let from = match members.get("from") {
             Some(Value::String(name)) => ResultSource::from_name(name).ok_or_else(|| {
                 (
@@ -75,7 +149,7 @@ impl ResultReader {
                     "/from".to_owned(),
                     format!(
                         "'from' is \"text\" or \"fastmcp-result\", not {}",
-                        crate::binding::json_type_name(other)
+                        crate::json_type::json_type_name(other)
                     ),
                 ));
             }
@@ -93,7 +167,7 @@ impl ResultReader {
                     "/schema".to_owned(),
                     format!(
                         "'schema' is a JSON Schema (an object or a boolean), not {}",
-                        crate::binding::json_type_name(other)
+                        crate::json_type::json_type_name(other)
                     ),
                 ));
             }
@@ -110,7 +184,11 @@ impl ResultReader {
                 format!("the schema cannot be used: {why}"),
             ));
         }
-        Ok(Self { from, schema })
+        Ok(Self {
+            from,
+            pattern,
+            schema,
+        })
     }
 
     /// The declaration's JSON form.
@@ -120,12 +198,19 @@ impl ResultReader {
             "from".to_owned(),
             Value::String(self.from.name().to_owned()),
         );
+        if let Some(pattern) = &self.pattern {
+            members.insert(
+                "pattern".to_owned(),
+                Value::String(pattern.as_str().to_owned()),
+            );
+        }
         members.insert("schema".to_owned(), self.schema.clone());
         Value::Object(members)
     }
 
-    /// The JSON value the result's text holds, or why there is none. The value is not yet checked
-    /// against [`ResultReader::schema`]; the caller validates it.
+    /// The value read from the result's text (the JSON it holds, or what the pattern found), or
+    /// why there is none. The value is not yet checked against [`ResultReader::schema`]; the
+    /// caller validates it.
     pub fn read(&self, result: &Map<String, Value>) -> Result<Value, String> {
         let text = match self.from {
             ResultSource::Text => {
@@ -157,7 +242,7 @@ impl ResultReader {
                     Some(other) => {
                         return Err(format!(
                             "structuredContent.result is {}, not a string of JSON",
-                            crate::binding::json_type_name(other)
+                            crate::json_type::json_type_name(other)
                         ));
                     }
                     None => {
@@ -166,6 +251,9 @@ impl ResultReader {
                 }
             }
         };
+        if let Some(pattern) = &self.pattern {
+            return pattern.read(text);
+        }
         crate::json::from_str(text).map_err(|e| {
             format!(
                 "the {} is not JSON (line {}, column {}): {e}",
@@ -226,6 +314,31 @@ mod tests {
     }
 
     #[test]
+    fn patterns_read_named_groups_of_the_first_match() {
+        let declaration = json!({"from": "text", "pattern": "(?m)^On branch (?<branch>\\S+)(?: ahead (?<ahead>\\d+))?$", "schema": {}});
+        let reader = ResultReader::from_declaration(&declaration).unwrap();
+        assert_eq!(reader.to_value(), declaration);
+        let r = result(
+            json!({"content": [{"type": "text", "text": "Repository status:\nOn branch main\nOn branch other"}]}),
+        );
+        // A group that took no part in the match is left out; no number is guessed.
+        assert_eq!(reader.read(&r).unwrap(), json!({"branch": "main"}));
+        let r = result(json!({"content": [{"type": "text", "text": "On branch x ahead 2"}]}));
+        assert_eq!(
+            reader.read(&r).unwrap(),
+            json!({"branch": "x", "ahead": "2"})
+        );
+        let r = result(json!({"content": [{"type": "text", "text": "HEAD detached"}]}));
+        assert!(reader.read(&r).unwrap_err().contains("does not match"));
+        let fastmcp = ResultReader::from_declaration(
+            &json!({"from": "fastmcp-result", "pattern": "PID (?<pid>\\d+)", "schema": {}}),
+        )
+        .unwrap();
+        let r = result(json!({"structuredContent": {"result": "Started with PID 4242"}}));
+        assert_eq!(fastmcp.read(&r).unwrap(), json!({"pid": "4242"}));
+    }
+
+    #[test]
     fn declarations_say_what_is_wrong_and_where() {
         let cases = [
             (json!("text"), ""),
@@ -239,6 +352,22 @@ mod tests {
                 "/schema",
             ),
             (json!({"from": "text", "schema": {}, "extra": 1}), "/extra"),
+            (
+                json!({"from": "text", "schema": {}, "pattern": 1}),
+                "/pattern",
+            ),
+            (
+                json!({"from": "text", "schema": {}, "pattern": "("}),
+                "/pattern",
+            ),
+            (
+                json!({"from": "text", "schema": {}, "pattern": "On (\\S+)"}),
+                "/pattern",
+            ),
+            (
+                json!({"from": "text", "schema": {}, "pattern": "(?<a>x{1000}){1000}"}),
+                "/pattern",
+            ),
         ];
         for (declaration, at) in cases {
             let (pointer, message) = ResultReader::from_declaration(&declaration).unwrap_err();

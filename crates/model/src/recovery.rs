@@ -45,7 +45,7 @@ impl TryFrom<Map<String, Value>> for Recovery {
             Some(other) => {
                 return Err(format!(
                     "strategy must be a string, found {}",
-                    crate::binding::json_type_name(&other)
+                    crate::json_type::json_type_name(&other)
                 ));
             }
             None => return Err("missing field `strategy`".to_owned()),
@@ -216,12 +216,12 @@ impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let number = serde_json::Number::deserialize(deserializer)?;
         let text = number.to_string();
-        if !crate::binding::number_is_integer(&text) {
+        if !crate::json_type::number_is_integer(&text) {
             return Err(serde::de::Error::custom(format!(
                 "expected a whole number, found {text}"
             )));
         }
-        if text.starts_with('-') && !crate::binding::number_is_zero(&text) {
+        if text.starts_with('-') && !crate::json_type::number_is_zero(&text) {
             return Err(serde::de::Error::custom(format!(
                 "expected a non-negative number, found {text}"
             )));

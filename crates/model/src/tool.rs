@@ -339,7 +339,7 @@ fn schema_shape<E: serde::de::Error>(
     let Value::Object(map) = value else {
         return Err(E::custom(format!(
             "{what} must be an object, found {}",
-            crate::binding::json_type_name(value)
+            crate::json_type::json_type_name(value)
         )));
     };
     if let Some(dialect) = map.get("$schema")

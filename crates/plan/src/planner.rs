@@ -10,7 +10,7 @@ use mcp_recovery_model::{
 use serde_json::{Map, Value};
 
 use crate::plan::{Plan, PlannedCall, Status, Step};
-use crate::resolve::{Response, resolve_arguments};
+use crate::resolve::{BeforeRead, Response, resolve_arguments};
 use crate::tools::{ToolList, UnusableTool};
 use crate::trace::TracedCall;
 
@@ -310,13 +310,19 @@ impl<'t> Planner<'t> {
             max_retries: None,
         };
         let response = self.response(tool, call);
+        // `$before.body` reads the read's result as `$response.body` reads the read tool's own.
+        let read_tool = self.tools.get(image.read.as_str()).and_then(|t| t.ok());
+        let before = BeforeRead {
+            result: read,
+            body: self.body(read_tool, Some(read)),
+        };
         let mut step = self.compensate(
             name,
             Carrier::Sep3172,
             &compensation,
             call,
             &response,
-            Some(read),
+            Some(&before),
         );
         step.reason = format!("{} (the read before the call: {outcome})", step.reason);
         step
@@ -326,10 +332,18 @@ impl<'t> Planner<'t> {
     /// overlay declares the tool's result is read from text, the value read and checked against
     /// the declared schema (or why there is none).
     fn response(&mut self, tool: &Tool, call: &TracedCall) -> Response {
-        let Some(reader) = tool.result_reader() else {
-            return Response::Structured(call.structured_content().cloned());
+        self.body(Some(tool), call.result.as_ref())
+    }
+
+    /// What a body expression reads in a result of `tool` (see [`Planner::response`]).
+    fn body(&mut self, tool: Option<&Tool>, result: Option<&Map<String, Value>>) -> Response {
+        let Some((tool, reader)) = tool.and_then(|tool| Some((tool, tool.result_reader()?))) else {
+            let content = result
+                .and_then(|result| result.get("structuredContent"))
+                .filter(|content| !content.is_null());
+            return Response::Structured(content.cloned());
         };
-        let Some(result) = &call.result else {
+        let Some(result) = result else {
             return Response::Read(Err("no result was recorded".to_owned()));
         };
         let value = match reader.read(result) {
@@ -359,7 +373,7 @@ impl<'t> Planner<'t> {
         compensation: &Compensation,
         call: &TracedCall,
         response: &Response,
-        before: Option<&Map<String, Value>>,
+        before: Option<&BeforeRead>,
     ) -> Step {
         let target = compensation.tool.as_str();
         let compensator = match self.tools.get(target).copied() {

@@ -1,8 +1,8 @@
 //! Evaluating bindings against a recorded call (`spec/recovery-metadata.md` §5.2 and §7).
 
 use mcp_recovery_model::{
-    BeforeRef, Binding, BodySide, Carrier, PointerReading as Reading, RuntimeExpression, Source,
-    TemplatePart, item_reference, json_type_name,
+    BeforeRef, Binding, BodySide, Carrier, JsonPointer, MapSource, PointerReading as Reading,
+    RuntimeExpression, Source, TemplatePart, item_reference, json_type_name,
 };
 use serde_json::{Map, Value};
 
@@ -16,6 +16,41 @@ pub(crate) enum Response {
     /// The value an overlay's reader read from the result's text and checked against its
     /// schema, or why there is none.
     Read(Result<Value, String>),
+}
+
+/// What a before-image undo reads: the result of the read run before the call, and the value
+/// `$before.body` reads in it (its `structuredContent`, or, when the overlay declares a reader
+/// for the read tool, the value read from its text and checked against the declared schema).
+pub(crate) struct BeforeRead<'a> {
+    pub result: &'a Map<String, Value>,
+    pub body: Response,
+}
+
+impl BeforeRead<'_> {
+    /// The value `pointer` selects in what `$before.body` reads, or why there is none.
+    fn select(
+        &self,
+        reference: &dyn std::fmt::Display,
+        pointer: &JsonPointer,
+    ) -> Result<&Value, String> {
+        let (body, place) = match &self.body {
+            Response::Structured(Some(body)) => (body, "the read's structuredContent"),
+            Response::Read(Ok(body)) => (body, "the value read from the read's text"),
+            Response::Structured(None) => {
+                return Err(format!(
+                    "`{reference}` needs the read's structuredContent, which it did not return (text content is never parsed)"
+                ));
+            }
+            Response::Read(Err(why)) => {
+                return Err(format!(
+                    "`{reference}` reads the read's text as the overlay declares, but {why}"
+                ));
+            }
+        };
+        pointer
+            .evaluate(body)
+            .ok_or_else(|| format!("`{reference}` selects nothing in {place}"))
+    }
 }
 
 /// Why one expression yields no value; the text completes "… bound to X: <why>".
@@ -96,31 +131,24 @@ pub(crate) fn resolve_binding(
     binding: &Binding,
     response: &Response,
     arguments: &Value,
-    before: Option<&Map<String, Value>>,
+    before: Option<&BeforeRead>,
 ) -> Result<Value, String> {
+    let before_image = |reference: &dyn std::fmt::Display| {
+        before.ok_or_else(|| {
+            format!("`{reference}` reads the before-image, which only a before-image undo has")
+        })
+    };
     match binding {
         Binding::Before(reference) => {
-            let Some(read) = before else {
-                return Err(format!(
-                    "`{reference}` reads the before-image, which only a before-image undo has"
-                ));
-            };
+            let read = before_image(reference)?;
             match reference {
-                BeforeRef::Text => only_item(read, reference, "text", |item| item.get("text")),
-                BeforeRef::Blob => only_item(read, reference, "resource", |item| {
+                BeforeRef::Text => {
+                    only_item(read.result, reference, "text", |item| item.get("text"))
+                }
+                BeforeRef::Blob => only_item(read.result, reference, "resource", |item| {
                     item.get("resource")?.get("blob")
                 }),
-                BeforeRef::Body(pointer) => {
-                    let content = read
-                        .get("structuredContent")
-                        .filter(|content| !content.is_null());
-                    match content.and_then(|content| pointer.evaluate(content)) {
-                        Some(value) => Ok(value.clone()),
-                        None => Err(format!(
-                            "`{reference}` selects nothing in the read's structuredContent"
-                        )),
-                    }
-                }
+                BeforeRef::Body(pointer) => read.select(reference, pointer).cloned(),
             }
         }
         Binding::Constant(value) => Ok(value.clone()),
@@ -151,7 +179,14 @@ pub(crate) fn resolve_binding(
             Ok(Value::String(text))
         }
         Binding::Map(map) => {
-            let source = resolve_expression(reading, &map.source, response, arguments)?;
+            let source = match &map.source {
+                MapSource::Call(expression) => {
+                    resolve_expression(reading, expression, response, arguments)?
+                }
+                MapSource::Before(pointer) => {
+                    before_image(&map.source)?.select(&map.source, pointer)?
+                }
+            };
             let Value::Array(elements) = source else {
                 return Err(format!(
                     "`{}` selected {}, but a map binding reads an array",
@@ -183,7 +218,7 @@ pub(crate) fn resolve_arguments(
     declared: &mcp_recovery_model::Compensation,
     call: &TracedCall,
     response: &Response,
-    before: Option<&Map<String, Value>>,
+    before: Option<&BeforeRead>,
 ) -> Result<Map<String, Value>, Vec<String>> {
     let reading = carrier.reading();
     let request = Value::Object(call.arguments.clone());
@@ -222,7 +257,7 @@ pub fn read_arguments(
     let mut resolved = Map::new();
     let mut failures = Vec::new();
     for (parameter, raw) in &image.arguments {
-        let outcome = Binding::parse_sep(raw)
+        let outcome = Binding::parse_overlay(raw)
             .map_err(|e| format!("malformed binding: {e}"))
             .and_then(|binding| resolve_binding(Reading::Pointer, &binding, &none, &request, None));
         match outcome {
@@ -349,12 +384,16 @@ mod tests {
         let resolve_before = |binding: &str, read: Option<Value>| {
             let binding = Binding::parse_overlay(&json!(binding)).unwrap();
             let read = read.map(|r| r.as_object().unwrap().clone());
+            let before = read.as_ref().map(|result| BeforeRead {
+                result,
+                body: Response::Structured(result.get("structuredContent").cloned()),
+            });
             resolve_binding(
                 Reading::Pointer,
                 &binding,
                 &Response::Structured(None),
                 &Value::Object(c.arguments.clone()),
-                read.as_ref(),
+                before.as_ref(),
             )
         };
         // Read as the journal is read, so the number keeps its spelling.
@@ -405,5 +444,54 @@ mod tests {
             let why = resolve_before(binding, read).unwrap_err();
             assert!(why.contains(needle), "{binding}: {why}");
         }
+    }
+
+    #[test]
+    fn map_bindings_over_the_before_image() {
+        let c = call(json!({}), json!({"content": []}));
+        let map = Binding::parse_overlay(&json!({
+            "$map": "$before.body#/entities",
+            "$each": {"entityName": "$item#/name", "contents": "$item#/observations"}
+        }))
+        .unwrap();
+        let result = Map::new();
+        let resolve = |body: Response| {
+            let before = BeforeRead {
+                result: &result,
+                body,
+            };
+            resolve_binding(
+                Reading::Pointer,
+                &map,
+                &Response::Structured(None),
+                &Value::Object(c.arguments.clone()),
+                Some(&before),
+            )
+        };
+        let graph = json!({"entities": [{"name": "ada", "observations": ["likes tea"]}]});
+        let expected = json!([{"entityName": "ada", "contents": ["likes tea"]}]);
+        assert_eq!(
+            resolve(Response::Read(Ok(graph.clone()))),
+            Ok(expected.clone())
+        );
+        assert_eq!(resolve(Response::Structured(Some(graph))), Ok(expected));
+        let why = resolve(Response::Read(Err("the text is not JSON".into()))).unwrap_err();
+        assert!(why.contains("the text is not JSON"), "{why}");
+        let why = resolve(Response::Structured(None)).unwrap_err();
+        assert!(why.contains("did not return"), "{why}");
+        let why = resolve(Response::Read(Ok(json!({"entities": {}})))).unwrap_err();
+        assert!(why.contains("a map binding reads an array"), "{why}");
+        let without = resolve_binding(
+            Reading::Pointer,
+            &map,
+            &Response::Structured(None),
+            &Value::Object(c.arguments.clone()),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            without.contains("only a before-image undo has"),
+            "{without}"
+        );
     }
 }

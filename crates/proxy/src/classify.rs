@@ -53,7 +53,7 @@ impl fmt::Display for Class {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Source {
-    /// Declared recovery metadata (either carrier).
+    /// Declared recovery metadata (either carrier, or an overlay's undo from a before-image).
     Metadata,
     /// MCP's `readOnlyHint` / `destructiveHint`.
     Hints,
@@ -101,7 +101,8 @@ const DESTRUCTIVE_WORDS: [&str; 13] = [
     "reset",
 ];
 
-/// Classifies one tool: explicit metadata, then hints, then the name; nothing means unknown.
+/// Classifies one tool: explicit metadata (an overlay's before-image undo first), then hints,
+/// then the name; nothing means unknown.
 /// When both carriers declare and disagree, the tool is unknown (neither is trusted).
 pub fn classify(tool: Option<&Tool>) -> Classification {
     let Some(tool) = tool else {
@@ -110,6 +111,13 @@ pub fn classify(tool: Option<&Tool>) -> Classification {
             source: Source::None,
         };
     };
+    // An overlay's undo from a before-image decides the plan ahead of any carrier.
+    if tool.before_image().is_some() {
+        return Classification {
+            class: Class::Compensable,
+            source: Source::Metadata,
+        };
+    }
     let declared = tool.declared_recovery();
     if let [first, second] = declared.as_slice()
         && !first.agrees_with(second)
@@ -194,6 +202,30 @@ mod tests {
         }));
         assert_eq!(
             classify(Some(&compensable)),
+            Classification {
+                class: Class::Compensable,
+                source: Source::Metadata
+            }
+        );
+    }
+
+    #[test]
+    fn a_before_image_undo_makes_a_tool_compensable() {
+        let mut listed = json!({"tools": [
+            {"name": "write_file", "inputSchema": {"type": "object"},
+             "annotations": {"destructiveHint": true}},
+            {"name": "read_file", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": true}}
+        ]});
+        mcp_recovery_model::Overlay::parse(
+            "[tools.write_file.before]\nread = \"read_file\"\nfound = { operationId = \"write_file\" }\n",
+            mcp_recovery_model::OverlayFormat::Toml,
+        )
+        .unwrap()
+        .apply(&mut listed);
+        let write = tool(listed["tools"][0].clone());
+        assert_eq!(
+            classify(Some(&write)),
             Classification {
                 class: Class::Compensable,
                 source: Source::Metadata

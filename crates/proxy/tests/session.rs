@@ -4,14 +4,12 @@
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+mod common;
 
-use mcp_recovery_journal::Journal;
-use mcp_recovery_proxy::{
-    Approver, DEFAULT_ROLLBACK_WINDOW, Overlays, Policy, PolicyFile, REQUEST_METHODS, ScriptRun,
-    Settings, run_scripted,
-};
+use std::path::Path;
+
+use common::{Journaled, run_journaled, settings};
+use mcp_recovery_proxy::{Overlays, Policy, PolicyFile, REQUEST_METHODS};
 use serde_json::{Map, Value};
 
 /// The server's tools: one destructive, one harmless.
@@ -62,19 +60,6 @@ fn server(revision: &'static str, respell: bool) -> impl FnMut(&str) -> Vec<Stri
     }
 }
 
-fn settings(policy: Policy) -> Settings {
-    Settings {
-        policy,
-        approver: Approver::Command("exit 1".into()),
-        session: "s1".into(),
-        upstream: "scripted".into(),
-        overlays: Overlays::default(),
-        secrets: mcp_recovery_client::Secrets::default(),
-        rollback_window: DEFAULT_ROLLBACK_WINDOW,
-        approvals: None,
-    }
-}
-
 fn deny_purge() -> Policy {
     Policy {
         deny: vec!["purge_*".into()],
@@ -87,11 +72,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","
 "#;
 
 /// A session run: its client lines (raw text), the server's received messages, the journal.
-struct Run {
-    client: Vec<String>,
-    received: Vec<String>,
-    records: Vec<Map<String, Value>>,
-}
+type Run = Journaled;
 
 impl Run {
     /// The `tools/call` requests the server received, by tool name.
@@ -132,32 +113,7 @@ fn run_session(
     server: impl FnMut(&str) -> Vec<String> + Send + 'static,
     client: &str,
 ) -> Run {
-    let path = dir.join("journal.jsonl");
-    let _ = std::fs::remove_file(&path);
-    let journal = Journal::open(&path, 1 << 30).unwrap();
-    let ScriptRun {
-        end,
-        output,
-        received,
-    } = run_scripted(
-        settings(policy),
-        Some(Arc::new(Mutex::new(journal))),
-        client.as_bytes().to_vec(),
-        Vec::new(),
-        server,
-    );
-    end.unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(mcp_recovery_journal::verify(&text).broken.is_none());
-    Run {
-        client: String::from_utf8(output)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect(),
-        received,
-        records: mcp_recovery_journal::read_records(&text).unwrap(),
-    }
+    run_journaled(dir, settings(policy), client.as_bytes().to_vec(), server)
 }
 
 /// Each line is a -32600 error with a null id.
@@ -514,16 +470,14 @@ fn a_tool_only_an_overlay_declares_counts_as_unlisted() {
         call(1, "overlay_only"),
         call(2, "get_state")
     );
-    let path = dir.path().join("journal.jsonl");
-    let journal = Journal::open(&path, 1 << 30).unwrap();
-    let ScriptRun { end, received, .. } = run_scripted(
+    let Journaled {
+        received, records, ..
+    } = run_journaled(
+        dir.path(),
         settings,
-        Some(Arc::new(Mutex::new(journal))),
         client.into_bytes(),
-        Vec::new(),
         server("2025-11-25", false),
     );
-    end.unwrap();
     let calls: Vec<String> = received
         .iter()
         .map(|line| parse(line))
@@ -531,8 +485,6 @@ fn a_tool_only_an_overlay_declares_counts_as_unlisted() {
         .map(|m| m["params"]["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(calls, ["get_state"], "{received:?}");
-    let records =
-        mcp_recovery_journal::read_records(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let refusal = records
         .iter()
         .find(|r| r["kind"] == "approval")

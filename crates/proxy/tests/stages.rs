@@ -6,14 +6,13 @@
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use mcp_recovery_journal::Journal;
-use mcp_recovery_proxy::{
-    Approver, DEFAULT_ROLLBACK_WINDOW, OnFailure, Overlays, Policy, ScriptRun, Settings,
-    run_scripted,
-};
+use common::{run_journaled, settings};
+use mcp_recovery_proxy::{OnFailure, Policy};
 use serde_json::{Map, Value, json};
 
 /// A calendar: `create_event` is compensated by `delete_event` with the id it returned;
@@ -78,19 +77,6 @@ fn server(
     }
 }
 
-fn settings(policy: Policy) -> Settings {
-    Settings {
-        policy,
-        approver: Approver::Command("exit 1".into()),
-        session: "s1".into(),
-        upstream: "scripted".into(),
-        overlays: Overlays::default(),
-        secrets: mcp_recovery_client::Secrets::default(),
-        rollback_window: DEFAULT_ROLLBACK_WINDOW,
-        approvals: None,
-    }
-}
-
 /// What a session did: the client's lines, what the server got, the journal's records.
 struct Run {
     client: Vec<Value>,
@@ -137,38 +123,17 @@ fn run(
     script: impl FnMut(&str) -> Vec<String> + Send + 'static,
     client: &[Value],
 ) -> Run {
-    let path = journal_path(dir);
-    let journal = Journal::open(&path, 1 << 30).unwrap();
-    let mut input = String::new();
-    for message in client {
-        input.push_str(&message.to_string());
-        input.push('\n');
-    }
-    let ScriptRun {
-        end,
-        output,
-        received,
-    } = run_scripted(
-        settings(policy),
-        Some(Arc::new(Mutex::new(journal))),
-        input.into_bytes(),
-        Vec::new(),
-        script,
-    );
-    end.unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(mcp_recovery_journal::verify(&text).broken.is_none());
-    let parse = |line: &str| -> Value { mcp_recovery_model::json::from_str(line).unwrap() };
-    let raw: Vec<String> = String::from_utf8(output)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
+    let input: String = client
+        .iter()
+        .map(|message| format!("{message}\n"))
         .collect();
+    let run = run_journaled(dir, settings(policy), input.into_bytes(), script);
+    let parse = |line: &String| -> Value { mcp_recovery_model::json::from_str(line).unwrap() };
     Run {
-        client: raw.iter().map(|line| parse(line)).collect(),
-        raw,
-        received: received.iter().map(|line| parse(line)).collect(),
-        records: mcp_recovery_journal::read_records(&text).unwrap(),
+        client: run.client.iter().map(parse).collect(),
+        received: run.received.iter().map(parse).collect(),
+        raw: run.client,
+        records: run.records,
     }
 }
 

@@ -205,7 +205,7 @@ impl<'a> Context<'a> {
                     _ => None,
                 };
                 map.into_iter().flat_map(move |map| {
-                    let target = map.source.body_target();
+                    let target = map.source.expression().and_then(|e| e.body_target());
                     map.each
                         .items()
                         .into_iter()

@@ -6,10 +6,10 @@ use crate::context::{Context, ToolRef};
 
 declare_rule! {
     /// ## What it does
-    /// In the `strict` set. Reports a destructive tool that declares no compensating call and
-    /// is not declared `irreversible`. A tool is destructive when it is not annotated
-    /// `readOnlyHint: true` and its `destructiveHint` is `true` or unset: MCP's default for an
-    /// unset `destructiveHint` is `true`.
+    /// In the `strict` set. Reports a destructive tool that declares no compensating call (nor
+    /// an overlay's undo from a before-image) and is not declared `irreversible`. A tool is
+    /// destructive when it is not annotated `readOnlyHint: true` and its `destructiveHint` is
+    /// `true` or unset: MCP's default for an unset `destructiveHint` is `true`.
     ///
     /// ## Why is this bad?
     /// Destructive effects are the ones a failed workflow most needs to undo. Saying nothing
@@ -32,7 +32,8 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         let covered = tool
             .declared
             .iter()
-            .any(|d| d.compensation.is_some() || d.reversibility == Reversibility::Irreversible);
+            .any(|d| d.compensation.is_some() || d.reversibility == Reversibility::Irreversible)
+            || typed.before_image().is_some();
         let destructive = typed.hint(Hint::Destructive);
         if destructive != Some(false) && typed.hint(Hint::ReadOnly) != Some(true) && !covered {
             out.push(destructive_tool(tool, &typed.name, destructive.is_none()));

@@ -109,7 +109,8 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                             format!("the map binding yields an array, but it accepts {accepted}");
                         out.push(mismatch(&site, binding, &what, Focus::Value));
                     }
-                    if let Some(source) = source_of(&site, &map.source)
+                    if let Some(expression) = map.source.expression()
+                        && let Some(source) = source_of(&site, expression)
                         && let Some(found) = source.types
                         && !found.intersects(TypeSet::ARRAY)
                     {

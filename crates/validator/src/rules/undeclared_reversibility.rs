@@ -7,8 +7,8 @@ use crate::context::{Context, ToolRef};
 declare_rule! {
     /// ## What it does
     /// In the `strict` set. Reports a tool that may change state (it is not annotated
-    /// `readOnlyHint: true`) and declares neither a recovery (either carrier) nor its
-    /// reversibility class.
+    /// `readOnlyHint: true`) and declares neither a recovery (either carrier, or an overlay's
+    /// undo from a before-image) nor its reversibility class.
     ///
     /// ## Why is this bad?
     /// An orchestrator cannot tell whether a completed call of this tool can be undone. After a
@@ -30,6 +30,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         if typed.hint(Hint::ReadOnly) != Some(true)
             && typed.sep_recovery().is_none()
             && typed.compensate().is_none()
+            && typed.before_image().is_none()
         {
             out.push(undeclared(tool, &typed.name));
         }

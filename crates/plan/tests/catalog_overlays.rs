@@ -1,0 +1,187 @@
+//! Undos the catalog's overlays (`overlays/`) make from before-images read from text: plans for
+//! recorded calls of a knowledge-graph server whose reads answer with JSON text only, and of a
+//! git server whose status is prose read with a pattern. The live check (`cargo xtask
+//! check-catalog`) runs the same overlays against the published servers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use mcp_recovery_model::{Overlay, OverlayFormat};
+use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_trace};
+use serde_json::{Value, json};
+
+fn overlay(name: &str) -> Overlay {
+    let path = format!("{}/../../overlays/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    Overlay::parse(&std::fs::read_to_string(path).unwrap(), OverlayFormat::Toml).unwrap()
+}
+
+fn plan(overlay_name: &str, tools: Value, lines: &[Value]) -> Plan {
+    let mut listed = json!({ "tools": tools });
+    overlay(overlay_name).apply(&mut listed);
+    let trace: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    build_plan(&load_tools(&listed).unwrap(), &parse_trace(&trace).unwrap())
+}
+
+fn text(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+fn tool(name: &str, properties: Value, required: &[&str]) -> Value {
+    json!({"name": name, "inputSchema": {"type": "object", "properties": properties, "required": required}})
+}
+
+/// The knowledge-graph tools as the release without structured results lists them: no hints,
+/// no output schemas.
+fn graph_tools() -> Value {
+    let names = json!({"type": "array", "items": {"type": "string"}});
+    let any = json!({"type": "array", "items": {"type": "object"}});
+    json!([
+        tool("create_entities", json!({"entities": any}), &["entities"]),
+        tool(
+            "create_relations",
+            json!({"relations": any}),
+            &["relations"]
+        ),
+        tool(
+            "add_observations",
+            json!({"observations": any}),
+            &["observations"]
+        ),
+        tool(
+            "delete_entities",
+            json!({"entityNames": names}),
+            &["entityNames"]
+        ),
+        tool(
+            "delete_observations",
+            json!({"deletions": any}),
+            &["deletions"]
+        ),
+        tool(
+            "delete_relations",
+            json!({"relations": any}),
+            &["relations"]
+        ),
+        tool("read_graph", json!({}), &[]),
+        tool(
+            "search_nodes",
+            json!({"query": {"type": "string"}}),
+            &["query"]
+        ),
+        tool("open_nodes", json!({"names": names}), &["names"]),
+    ])
+}
+
+#[test]
+fn graph_deletes_are_undone_from_what_was_read_before_them() {
+    let opened = json!({
+        "entities": [{"name": "kept", "entityType": "person", "observations": ["met ada", "was here"]}],
+        "relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]
+    });
+    let graph = json!({
+        "entities": [{"name": "kept", "entityType": "person", "observations": []}],
+        "relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]
+    });
+    let lines = [
+        json!({"name": "delete_observations",
+            "arguments": {"deletions": [{"entityName": "kept", "observations": ["was here", "never said"]}]},
+            "result": text("Observations deleted successfully"),
+            "before": {"name": "open_nodes", "arguments": {"names": ["kept"]},
+                       "result": text(&opened.to_string())}}),
+        json!({"name": "delete_relations",
+            "arguments": {"relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]},
+            "result": text("Relations deleted successfully"),
+            "before": {"name": "read_graph", "arguments": {}, "result": text(&graph.to_string())}}),
+        json!({"name": "delete_entities",
+            "arguments": {"entityNames": ["kept", "ghost"]},
+            "result": text("Entities deleted successfully"),
+            "before": {"name": "open_nodes", "arguments": {"names": ["kept", "ghost"]},
+                       "result": text(&opened.to_string())}}),
+    ];
+    let plan = plan("memory-server", graph_tools(), &lines);
+    let calls: Vec<(&str, Value)> = plan
+        .calls()
+        .map(|c| (c.name.as_str(), Value::Object(c.arguments.clone())))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                "create_entities",
+                json!({"entities": [{"name": "kept", "entityType": "person", "observations": ["met ada", "was here"]}]})
+            ),
+            (
+                "create_relations",
+                json!({"relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]})
+            ),
+            (
+                "add_observations",
+                json!({"observations": [{"entityName": "kept", "contents": ["met ada", "was here"]}]})
+            ),
+        ],
+        "{plan:#?}"
+    );
+}
+
+#[test]
+fn a_read_whose_text_is_not_the_declared_value_leaves_the_undo_unavailable() {
+    for (read, why) in [
+        (text("Knowledge graph is empty"), "not JSON"),
+        (text(r#"{"entities": "none"}"#), "does not match the schema"),
+        (json!({"content": []}), "no text content"),
+    ] {
+        let line = json!({"name": "delete_relations",
+            "arguments": {"relations": [{"from": "a", "to": "b", "relationType": "knows"}]},
+            "result": text("Relations deleted successfully"),
+            "before": {"name": "read_graph", "arguments": {}, "result": read}});
+        let plan = plan("memory-server", graph_tools(), &[line]);
+        let step = &plan.steps[0];
+        assert_eq!(step.status, Status::Unavailable, "{step:#?}");
+        assert!(step.reason.contains(why), "{why}: {}", step.reason);
+    }
+}
+
+#[test]
+fn a_checkout_is_undone_by_the_branch_the_status_named() {
+    let repo = json!({"repo_path": {"type": "string"}});
+    let tools = json!([
+        tool("git_add", json!({"repo_path": {"type": "string"}, "files": {"type": "array"}}), &["repo_path", "files"]),
+        tool("git_reset", repo.clone(), &["repo_path"]),
+        tool("git_commit", json!({"repo_path": {"type": "string"}, "message": {"type": "string"}}), &["repo_path", "message"]),
+        tool("git_create_branch", json!({"repo_path": {"type": "string"}, "branch_name": {"type": "string"}}), &["repo_path", "branch_name"]),
+        tool("git_checkout", json!({"repo_path": {"type": "string"}, "branch_name": {"type": "string"}}), &["repo_path", "branch_name"]),
+        {"name": "git_status", "inputSchema": {"type": "object", "properties": repo, "required": ["repo_path"]},
+         "annotations": {"readOnlyHint": true}},
+    ]);
+    let checkout = |status: &str| {
+        json!({"name": "git_checkout", "arguments": {"repo_path": "/r", "branch_name": "other"},
+            "result": text("Switched to branch 'other'"),
+            "before": {"name": "git_status", "arguments": {"repo_path": "/r"},
+                       "result": text(status)}})
+    };
+    let on_main =
+        "Repository status:\nOn branch main\nChanges to be committed:\n\tmodified:   a.txt";
+    let plan_on_main = plan("mcp-git", tools.clone(), &[checkout(on_main)]);
+    let calls: Vec<(&str, Value)> = plan_on_main
+        .calls()
+        .map(|c| (c.name.as_str(), Value::Object(c.arguments.clone())))
+        .collect();
+    assert_eq!(
+        calls,
+        [(
+            "git_checkout",
+            json!({"repo_path": "/r", "branch_name": "main"})
+        )]
+    );
+    // A detached HEAD names no branch: nothing is guessed.
+    let detached = plan(
+        "mcp-git",
+        tools,
+        &[checkout("Repository status:\nHEAD detached at 1a2b3c4")],
+    );
+    let step = &detached.steps[0];
+    assert_eq!(step.status, Status::Unavailable, "{step:#?}");
+    assert!(
+        step.reason.contains("does not match the pattern"),
+        "{}",
+        step.reason
+    );
+}
