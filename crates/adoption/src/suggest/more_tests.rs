@@ -82,7 +82,14 @@ fn a_copy_never_binds_the_original() {
         {"name": "clone_board", "inputSchema": object(
             json!({"board": text, "new_board": {"type": "integer"}}),
             json!(["board", "new_board"]))},
-        {"name": "remove_board", "inputSchema": object(json!({"board": text}), json!(["board"]))}
+        {"name": "remove_board", "inputSchema": object(json!({"board": text}), json!(["board"]))},
+        // The delete may be told which page by an optional argument the copy also takes: that
+        // argument names the original, so the pair is left out.
+        {"name": "duplicate_page", "inputSchema": object(
+            json!({"book": text, "page": text, "new_title": text}),
+            json!(["book", "page", "new_title"]))},
+        {"name": "delete_page", "inputSchema": {"type": "object",
+            "properties": {"book": text, "page": text}, "required": ["book"]}}
     ]));
     let found = suggest_with(&list, &[]);
     for suggestion in &found.suggestions {
@@ -95,7 +102,7 @@ fn a_copy_never_binds_the_original() {
                 Binding::Map { field, .. } => field,
             };
             assert!(
-                !["sheet", "board"].contains(&from.as_str()),
+                !["sheet", "board", "page"].contains(&from.as_str()),
                 "{parameter} of {} from the original: {suggestion:?}",
                 suggestion.tool
             );
@@ -111,6 +118,12 @@ fn a_copy_never_binds_the_original() {
             .skipped
             .iter()
             .any(|s| s.tool == "clone_board" && s.reason.contains("'board' must name the copy")),
+        "{found:#?}"
+    );
+    assert!(
+        found.skipped.iter().any(|s| s.tool == "duplicate_page"
+            && s.reason
+                .contains("'page' would come from 'page', which names what")),
         "{found:#?}"
     );
 }
