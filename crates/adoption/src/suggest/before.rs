@@ -130,7 +130,8 @@ fn qualified_place(
     (qualified && !noun.is_empty()).then_some(arguments)
 }
 
-/// The before-image drafted from `read` and `write` when the read takes exactly the place,
+/// The before-image drafted from `read` and `write` when the read takes exactly the place (and
+/// no option with a default),
 /// `arguments` gives each of its parameters from a required forward argument of a fitting
 /// type, the write takes the place under the same names and one more parameter that takes the
 /// whole text.
@@ -161,6 +162,14 @@ fn restore(
         })
     });
     if place.is_empty() || !placed || arguments.len() != place.len() {
+        return None;
+    }
+    // A read with a defaulted option (`length` 1000, `offset` 0) pages or converts even when the
+    // call leaves it out, so its text need not be what is stored: writing it back would lose data.
+    if read_properties
+        .iter()
+        .any(|(name, schema)| !place.contains(name) && schema.get("default").is_some())
+    {
         return None;
     }
     let [content] = write_required

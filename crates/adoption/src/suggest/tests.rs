@@ -444,6 +444,31 @@ fn writes_are_undone_from_a_before_image() {
     );
 }
 
+/// A read that pages by default (`length` 1000) returns no whole text to write back, whatever its
+/// call leaves out; one whose option has no default (`head`) reads everything unless asked not to.
+#[test]
+fn reads_that_page_by_default_give_no_before_image() {
+    let place = json!({"type": "string"});
+    let list = |option: Value| {
+        tools(json!([
+            {"name": "read_file", "annotations": {"readOnlyHint": true},
+             "inputSchema": {"type": "object", "properties": {"path": place, "limit": option},
+                "required": ["path"]}},
+            {"name": "write_file", "inputSchema": {"type": "object",
+                "properties": {"path": place, "content": {"type": "string"}},
+                "required": ["path", "content"]}}
+        ]))
+    };
+    let paged = suggest(&list(json!({"type": "number", "default": 1000})));
+    assert!(!by_tool(&paged).contains_key("write_file"), "{paged:#?}");
+    let whole = suggest(&list(json!({"type": "number"})));
+    assert_eq!(
+        by_tool(&whole)["write_file"].compensator(),
+        Some("write_file"),
+        "{whole:#?}"
+    );
+}
+
 fn recorded(session: &str, name: &str, arguments: Value, structured: Value) -> Recorded {
     Recorded {
         session: session.to_owned(),
