@@ -8,7 +8,7 @@ mod common;
 use std::fs;
 
 use common::{bin, code, codes, lint_json, root, run_in};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const TOOLS: &str = "fixtures/overlays/notes.tools.json";
 const OVERLAY: &str = "fixtures/overlays/notes.overlay.toml";
@@ -241,6 +241,69 @@ fn suggest_drafts_an_overlay_that_lints_clean() {
     );
     let mapping = &tools["create_note"]["_meta"]["dev.chronomcp/compensate"]["compensation"]["parameterMapping"];
     assert_eq!(mapping["noteId"], "$.output.structuredContent.noteId");
+}
+
+#[test]
+fn suggest_drafts_copies_edits_and_noun_qualified_fields_that_lint_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = json!({"type": "string"});
+    let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required});
+    let hints = |read_only: bool, destructive: bool, idempotent: bool| {
+        json!({"readOnlyHint": read_only, "destructiveHint": destructive,
+            "idempotentHint": idempotent, "openWorldHint": false})
+    };
+    let kinds = |values: Value| json!({"type": "string", "enum": values});
+    let tools = json!({"tools": [
+        {"name": "copy_sheet", "annotations": hints(false, false, false), "inputSchema": object(
+            json!({"path": text, "sheet": text, "new_name": text}),
+            json!(["path", "sheet", "new_name"]))},
+        {"name": "delete_sheet", "annotations": hints(false, true, true), "inputSchema": object(
+            json!({"path": text, "sheet": text}), json!(["path", "sheet"]))},
+        {"name": "read_file", "annotations": hints(true, false, true), "inputSchema": object(
+            json!({"path": text}), json!(["path"]))},
+        {"name": "write_file", "annotations": hints(false, true, true), "inputSchema": object(
+            json!({"path": text, "content": text}), json!(["path", "content"]))},
+        {"name": "edit_block", "annotations": hints(false, true, false), "inputSchema": object(
+            json!({"file_path": text, "old_string": text, "new_string": text}),
+            json!(["file_path", "old_string", "new_string"]))},
+        {"name": "create-index", "annotations": hints(false, false, false), "inputSchema": object(
+            json!({"collection": text}), json!(["collection"])),
+         "outputSchema": object(
+            json!({"collection": text, "indexName": text,
+                "indexType": kinds(json!(["classic", "vectorSearch", "search"]))}),
+            json!(["collection", "indexName", "indexType"]))},
+        {"name": "drop-index", "annotations": hints(false, true, true), "inputSchema": object(
+            json!({"collection": text, "indexName": text,
+                "type": kinds(json!(["classic", "search"]))}),
+            json!(["collection", "indexName", "type"]))}
+    ]});
+    fs::write(dir.path().join("tools.json"), tools.to_string()).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["suggest", "tools.json", "--out", "draft.toml"],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let report = String::from_utf8_lossy(&output.stderr);
+    for line in [
+        "copy_sheet: compensated by delete_sheet",
+        "edit_block: undone from a before-image (read_file then write_file)",
+        "create-index: compensated by drop-index",
+    ] {
+        assert!(report.contains(line), "{report}");
+    }
+    let draft = fs::read_to_string(dir.path().join("draft.toml")).unwrap();
+    assert!(draft.contains(r#"sheet = "$.input.new_name""#), "{draft}");
+    assert!(
+        draft.contains(r#"path = "$request.body#/file_path""#),
+        "{draft}"
+    );
+    assert!(
+        draft.contains(r#"type = "$.output.structuredContent.indexType""#),
+        "{draft}"
+    );
+    let (status, lint) = lint_json(dir.path(), &["--overlay", "draft.toml", "tools.json"]);
+    assert_eq!(status, 0, "{lint:#}");
+    assert!(codes(&lint).is_empty(), "{lint:#}");
 }
 
 #[test]

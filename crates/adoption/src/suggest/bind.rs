@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use mcp_recovery_model::Tool;
 use serde_json::{Map, Value};
 
+use super::copied::Copied;
 use super::fields::{fits, object_fields, simple, types};
 use super::identity::{described_identity, identity, same_identity, singular};
 use super::lexicon::{SELECTORS, words};
+use super::offered::Offered;
 use super::reader::result_schema;
 use super::types::{Binding, Reader};
 
@@ -18,15 +20,8 @@ pub(crate) struct Bound {
     pub(crate) mapping: BTreeMap<String, Binding>,
     pub(crate) reader: Option<Reader>,
     pub(crate) equivalences: Vec<String>,
-}
-
-/// What the forward tool offers a compensator parameter: its required result fields and its
-/// required arguments.
-pub(crate) struct Offered {
-    pub(crate) out_required: Vec<String>,
-    pub(crate) out_properties: Map<String, Value>,
-    pub(crate) in_required: Vec<String>,
-    pub(crate) in_properties: Map<String, Value>,
+    /// Bindings whose values the compensator's enum may not accept.
+    pub(crate) narrower: Vec<String>,
 }
 
 impl Offered {
@@ -70,16 +65,7 @@ impl Offered {
                 {
                     continue;
                 }
-                let binding = if output {
-                    Binding::Output {
-                        field: field.clone(),
-                    }
-                } else {
-                    Binding::Input {
-                        field: field.clone(),
-                    }
-                };
-                found.push((binding, field.clone()));
+                found.push((Binding::of(field, output), field.clone()));
             }
         }
         found
@@ -189,8 +175,15 @@ pub(crate) fn escape_pointer(token: &str) -> String {
 /// Binds every required parameter of the compensator: from a required result field or
 /// argument of the same name (result first), else from the one field that identifies the same
 /// thing (`sheet` from `new_name` when the forward tool creates a sheet), else from each
-/// element of an array the result holds. Two candidates are never chosen between.
-pub(crate) fn bind(forward: &Tool, compensator: &Tool, noun: &str) -> Result<Bound, String> {
+/// element of an array the result holds. Two candidates are never chosen between. For a `copy`
+/// what the compensator acts on comes only from a field naming the copy, and nothing comes from
+/// a field naming the original.
+pub(crate) fn bind(
+    forward: &Tool,
+    compensator: &Tool,
+    noun: &str,
+    copy: bool,
+) -> Result<Bound, String> {
     let (needed, wanted) = object_fields(Some(&compensator.input_schema));
     if needed.is_empty() {
         return Err(format!(
@@ -216,15 +209,34 @@ pub(crate) fn bind(forward: &Tool, compensator: &Tool, noun: &str) -> Result<Bou
             compensator.name
         ));
     }
+    let copied = if copy {
+        Some(Copied::of(
+            &offered,
+            noun,
+            &forward.name,
+            &compensator.name,
+        )?)
+    } else {
+        None
+    };
     let mut bound = Bound {
         mapping: BTreeMap::new(),
         reader: None,
         equivalences: Vec::new(),
+        narrower: Vec::new(),
     };
     for parameter in &needed {
         let Some(target) = wanted.get(parameter) else {
             return Err(format!("'{parameter}' is required but not described"));
         };
+        if let Some(copied) = copied.as_ref().filter(|c| c.about(parameter, target)) {
+            let (binding, field) = copied.bind(parameter, target, &forward.name)?;
+            bound
+                .equivalences
+                .push(format!("'{parameter}' from '{field}'"));
+            bound.mapping.insert(parameter.clone(), binding);
+            continue;
+        }
         if let Some(binding) = offered.by_name(parameter, target) {
             bound.mapping.insert(parameter.clone(), binding);
             continue;
@@ -281,6 +293,25 @@ pub(crate) fn bind(forward: &Tool, compensator: &Tool, noun: &str) -> Result<Bou
             },
         );
     }
+    if let Some(copied) = &copied {
+        for (parameter, binding) in &bound.mapping {
+            let (field, schema) = offered.source(binding);
+            if copied.original(field, schema) {
+                return Err(format!(
+                    "'{parameter}' would come from '{field}', which names what '{}' copies, not the copy",
+                    forward.name
+                ));
+            }
+        }
+    }
+    for (parameter, binding) in &bound.mapping {
+        if let Some(target) = wanted.get(parameter) {
+            let (field, schema) = offered.source(binding);
+            bound
+                .narrower
+                .extend(narrower(field, schema, parameter, target));
+        }
+    }
     if bound
         .mapping
         .values()
@@ -289,6 +320,35 @@ pub(crate) fn bind(forward: &Tool, compensator: &Tool, noun: &str) -> Result<Bou
         bound.reader = reader;
     }
     Ok(bound)
+}
+
+/// When the parameter takes only the values of an `enum` and the field may hold others: what
+/// the reason says of it (such a value fails the compensator's `inputSchema`, so the
+/// compensation is unavailable, never wrong).
+pub(crate) fn narrower(
+    field: &str,
+    source: &Value,
+    parameter: &str,
+    target: &Value,
+) -> Option<String> {
+    let accepted = target.get("enum")?.as_array()?;
+    let outside = match source.get("enum").and_then(Value::as_array) {
+        Some(values) => {
+            let outside: Vec<String> = values
+                .iter()
+                .filter(|v| !accepted.contains(v))
+                .map(Value::to_string)
+                .collect();
+            if outside.is_empty() {
+                return None;
+            }
+            format!(" ({})", outside.join(", "))
+        }
+        None => String::new(),
+    };
+    Some(format!(
+        "a value of '{field}' outside the enum of '{parameter}'{outside} makes the compensation unavailable at run time, never wrong"
+    ))
 }
 
 /// `'name'`, or `each of 'name'` as given.

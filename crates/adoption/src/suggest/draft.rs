@@ -3,12 +3,13 @@
 
 use mcp_recovery_model::{Hint, Tool};
 
+use super::before::before_image;
 use super::bind::{Bound, bind};
 use super::candidate::Candidate;
 use super::lexicon::{relation, words};
 use super::recorded::{Recorded, confirm, learn, pairings};
 use super::types::{Confidence, Proposal, Skipped, Suggestion, Suggestions};
-use super::unpaired::{before_image, irreversible, self_inverse};
+use super::unpaired::{irreversible, self_inverse};
 
 /// Drafts suggestions for every tool that declares no recovery and is not read-only, checked
 /// against and taught by recorded calls (none: the names and schemas alone): a drafted binding a journal
@@ -34,19 +35,24 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             if std::ptr::eq(forward, inverse) || inverse.tool.hint(Hint::ReadOnly) == Some(true) {
                 continue;
             }
-            let Some((confidence, why, at)) = relation(&forward.words, &inverse.words) else {
+            let Some(relation) = relation(&forward.words, &inverse.words) else {
                 continue;
             };
-            let noun = forward.noun(at);
+            let (confidence, why) = (relation.confidence, relation.why);
+            let noun = forward.noun(relation.at);
             let pairs = pairings(calls, &forward.tool.name, &inverse.tool.name);
-            let drafted = match bind(forward.tool, inverse.tool, &noun) {
+            let drafted = match bind(forward.tool, inverse.tool, &noun, relation.copy) {
                 Ok(bound) => confirm(bound, &pairs, confidence, why),
+                // What a journal shows after a copy may be a delete of the original: a copy is
+                // drafted from its schemas only.
+                Err(reason) if relation.copy => Err(reason),
                 Err(reason) => match learn(&pairs, inverse.tool) {
                     Some((mapping, learned)) => Ok((
                         Bound {
                             mapping,
                             reader: None,
                             equivalences: Vec::new(),
+                            narrower: Vec::new(),
                         },
                         Confidence::Medium,
                         format!("{why}; {learned}"),

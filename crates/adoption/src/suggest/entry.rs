@@ -55,7 +55,12 @@ impl Suggestion {
             } => {
                 let place: Map<String, Value> = arguments
                     .iter()
-                    .map(|a| (a.clone(), Value::String(format!("$request.body#/{a}"))))
+                    .map(|(parameter, given)| {
+                        (
+                            parameter.clone(),
+                            Value::String(format!("$request.body#/{given}")),
+                        )
+                    })
                     .collect();
                 let mut parameters = place.clone();
                 parameters.insert(content.clone(), Value::String("$before.text".to_owned()));

@@ -24,7 +24,9 @@ pub(crate) fn singular(word: &str) -> String {
 }
 
 /// What a field identifies: the thing, and how when its name says (`name`, `id`). A name made
-/// only of qualifiers and an identity word identifies what the tool acts on, `noun`.
+/// only of qualifiers and an identity word identifies what the tool acts on, `noun`; a name
+/// qualified by the noun names what the unqualified name does (`indexType` of an index is its
+/// `type`).
 pub(crate) fn identity(field: &str, noun: &str) -> (String, Option<String>) {
     let mut parts: Vec<String> = words(field)
         .iter()
@@ -37,6 +39,10 @@ pub(crate) fn identity(field: &str, noun: &str) -> (String, Option<String>) {
         .cloned();
     if kind.is_some() {
         parts.pop();
+    }
+    let own: Vec<&str> = noun.split('_').filter(|w| !w.is_empty()).collect();
+    if !own.is_empty() && parts.len() > own.len() && parts.iter().zip(&own).all(|(p, o)| p == o) {
+        parts.drain(..own.len());
     }
     let thing = if parts.is_empty() {
         noun.to_owned()

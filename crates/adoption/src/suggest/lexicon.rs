@@ -6,12 +6,14 @@ use super::types::Confidence;
 /// A verb and the verb that undoes it. `symmetric` pairs toggle a state, so each undoes the
 /// other; the others undo only forward (a delete is not undone by an empty create). A `broad`
 /// inverse undoes more than the call did (`git_reset` unstages everything `git_add` staged and
-/// what was staged before), so its drafts are never more than medium.
+/// what was staged before), so its drafts are never more than medium. A `copy` is undone by
+/// deleting the copy, never the original it was made from.
 pub(crate) struct Pair {
     forward: &'static str,
     inverse: &'static str,
     symmetric: bool,
     broad: bool,
+    copy: bool,
 }
 
 pub(crate) const fn pair(forward: &'static str, inverse: &'static str, symmetric: bool) -> Pair {
@@ -20,6 +22,7 @@ pub(crate) const fn pair(forward: &'static str, inverse: &'static str, symmetric
         inverse,
         symmetric,
         broad: false,
+        copy: false,
     }
 }
 
@@ -29,6 +32,17 @@ pub(crate) const fn broad(forward: &'static str, inverse: &'static str) -> Pair 
         inverse,
         symmetric: false,
         broad: true,
+        copy: false,
+    }
+}
+
+pub(crate) const fn copy(forward: &'static str, inverse: &'static str) -> Pair {
+    Pair {
+        forward,
+        inverse,
+        symmetric: false,
+        broad: false,
+        copy: true,
     }
 }
 
@@ -82,6 +96,12 @@ pub(crate) const PAIRS: &[Pair] = &[
     pair("label", "unlabel", true),
     pair("publish", "unpublish", true),
     pair("freeze", "unfreeze", true),
+    copy("copy", "delete"),
+    copy("copy", "remove"),
+    copy("duplicate", "delete"),
+    copy("duplicate", "remove"),
+    copy("clone", "delete"),
+    copy("clone", "remove"),
 ];
 
 /// Verbs whose effect leaves the system (a message read, money paid out) or is destroyed for
@@ -187,12 +207,19 @@ pub(crate) fn verb_of(words: &[String]) -> Option<(usize, &str)> {
     })
 }
 
-/// How `forward` and `inverse` names relate, when one undoes the other: the confidence, the
-/// reason, and where the verbs stand.
-pub(crate) fn relation(
-    forward: &[String],
-    inverse: &[String],
-) -> Option<(Confidence, String, usize)> {
+/// How two tool names relate when one undoes the other.
+pub(crate) struct Relation {
+    pub(crate) confidence: Confidence,
+    /// Why, in words.
+    pub(crate) why: String,
+    /// Where the verbs stand in the names.
+    pub(crate) at: usize,
+    /// The forward verb copies: the inverse must act on the copy.
+    pub(crate) copy: bool,
+}
+
+/// How `forward` and `inverse` names relate, when one undoes the other.
+pub(crate) fn relation(forward: &[String], inverse: &[String]) -> Option<Relation> {
     if forward.len() != inverse.len() {
         return None;
     }
@@ -206,26 +233,29 @@ pub(crate) fn relation(
     let listed = PAIRS.iter().find(|p| {
         (p.forward == f && p.inverse == i) || (p.symmetric && p.forward == i && p.inverse == f)
     });
-    if let Some(p) = listed {
-        if p.broad {
-            return Some((
-                Confidence::Medium,
-                format!("'{i}' undoes '{f}' (verb lexicon), and may undo more than the call did"),
-                *at,
-            ));
-        }
-        return Some((
+    let (confidence, why) = match listed {
+        Some(p) if p.broad => (
+            Confidence::Medium,
+            format!("'{i}' undoes '{f}' (verb lexicon), and may undo more than the call did"),
+        ),
+        Some(p) if p.copy => (
+            Confidence::High,
+            format!("'{i}' of the copy undoes '{f}' (verb lexicon)"),
+        ),
+        Some(_) => (
             Confidence::High,
             format!("'{i}' undoes '{f}' (verb lexicon)"),
-            *at,
-        ));
-    }
-    if i.strip_prefix("un") == Some(f) || f.strip_prefix("un") == Some(i) {
-        return Some((
+        ),
+        None if i.strip_prefix("un") == Some(f) || f.strip_prefix("un") == Some(i) => (
             Confidence::Medium,
             format!("'{i}' and '{f}' differ by 'un'"),
-            *at,
-        ));
-    }
-    None
+        ),
+        None => return None,
+    };
+    Some(Relation {
+        confidence,
+        why,
+        at: *at,
+        copy: listed.is_some_and(|p| p.copy),
+    })
 }

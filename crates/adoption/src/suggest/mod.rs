@@ -5,13 +5,16 @@
 //! irreversible. Recorded calls of a proxy journal confirm, contradict or teach bindings.
 //! Anything uncertain is left out.
 
+mod before;
 mod bind;
 mod candidate;
+mod copied;
 mod draft;
 mod entry;
 mod fields;
 mod identity;
 mod lexicon;
+mod offered;
 mod reader;
 mod recorded;
 mod types;
@@ -22,5 +25,7 @@ pub use lexicon::words;
 pub use recorded::Recorded;
 pub use types::{Binding, Confidence, Proposal, Reader, Skipped, Suggestion, Suggestions};
 
+#[cfg(test)]
+mod more_tests;
 #[cfg(test)]
 mod tests;

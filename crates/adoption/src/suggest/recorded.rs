@@ -204,6 +204,9 @@ pub(crate) fn confirm(
             bound.equivalences.join(", ")
         );
     }
+    if !bound.narrower.is_empty() {
+        reason = format!("{reason}; {}", bound.narrower.join("; "));
+    }
     if pairs.is_empty() || bound.reader.is_some() {
         return Ok((bound, confidence, reason));
     }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::*;
 
-fn tools(value: Value) -> Vec<Tool> {
+pub(super) fn tools(value: Value) -> Vec<Tool> {
     serde_json::from_value(value).unwrap()
 }
 
@@ -21,18 +21,30 @@ fn output(field: &str) -> Binding {
     }
 }
 
-fn input(field: &str) -> Binding {
+pub(super) fn input(field: &str) -> Binding {
     Binding::Input {
         field: field.to_owned(),
     }
 }
 
-fn by_tool(found: &Suggestions) -> BTreeMap<&str, &Suggestion> {
+pub(super) fn by_tool(found: &Suggestions) -> BTreeMap<&str, &Suggestion> {
     found
         .suggestions
         .iter()
         .map(|s| (s.tool.as_str(), s))
         .collect()
+}
+
+/// `delete_sheet` of the sheet in `path` named `new_name`.
+pub(super) fn sheet_deleted_by_new_name() -> Proposal {
+    Proposal::Compensable {
+        compensator: "delete_sheet".into(),
+        mapping: BTreeMap::from([
+            ("path".into(), input("path")),
+            ("sheet".into(), input("new_name")),
+        ]),
+        reader: None,
+    }
 }
 
 #[test]
@@ -200,17 +212,7 @@ fn parameters_pair_by_what_they_name() {
     let found = suggest(&list);
     let by_tool = by_tool(&found);
     let sheet = by_tool["create_sheet"];
-    assert_eq!(
-        sheet.proposal,
-        Proposal::Compensable {
-            compensator: "delete_sheet".into(),
-            mapping: BTreeMap::from([
-                ("path".into(), input("path")),
-                ("sheet".into(), input("new_name")),
-            ]),
-            reader: None,
-        }
-    );
+    assert_eq!(sheet.proposal, sheet_deleted_by_new_name());
     assert_eq!(sheet.confidence, Confidence::Medium);
     assert!(
         sheet.reason.contains("'sheet' from 'new_name'"),
@@ -425,7 +427,7 @@ fn writes_are_undone_from_a_before_image() {
         write.proposal,
         Proposal::Before {
             read: "read_file".into(),
-            arguments: vec!["path".into()],
+            arguments: BTreeMap::from([("path".into(), "path".into())]),
             write: "write_file".into(),
             content: "content".into(),
         }
@@ -439,6 +441,31 @@ fn writes_are_undone_from_a_before_image() {
         json!({"before": {"read": "read_file", "arguments": {"path": "$request.body#/path"},
             "found": {"operationId": "write_file",
                 "parameters": {"path": "$request.body#/path", "content": "$before.text"}}}})
+    );
+}
+
+/// A read that pages by default (`length` 1000) returns no whole text to write back, whatever its
+/// call leaves out; one whose option has no default (`head`) reads everything unless asked not to.
+#[test]
+fn reads_that_page_by_default_give_no_before_image() {
+    let place = json!({"type": "string"});
+    let list = |option: Value| {
+        tools(json!([
+            {"name": "read_file", "annotations": {"readOnlyHint": true},
+             "inputSchema": {"type": "object", "properties": {"path": place, "limit": option},
+                "required": ["path"]}},
+            {"name": "write_file", "inputSchema": {"type": "object",
+                "properties": {"path": place, "content": {"type": "string"}},
+                "required": ["path", "content"]}}
+        ]))
+    };
+    let paged = suggest(&list(json!({"type": "number", "default": 1000})));
+    assert!(!by_tool(&paged).contains_key("write_file"), "{paged:#?}");
+    let whole = suggest(&list(json!({"type": "number"})));
+    assert_eq!(
+        by_tool(&whole)["write_file"].compensator(),
+        Some("write_file"),
+        "{whole:#?}"
     );
 }
 

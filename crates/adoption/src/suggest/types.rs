@@ -54,6 +54,16 @@ pub enum Binding {
 }
 
 impl Binding {
+    /// The binding of a top-level field of the result (`output`) or of the arguments.
+    pub(crate) fn of(field: &str, output: bool) -> Self {
+        let field = field.to_owned();
+        if output {
+            Self::Output { field }
+        } else {
+            Self::Input { field }
+        }
+    }
+
     /// The JSONPath of the mcp-compensate carrier, when the subset can write it.
     pub(crate) fn path(&self) -> Option<String> {
         match self {
@@ -102,8 +112,8 @@ pub enum Proposal {
     Before {
         /// The read tool.
         read: String,
-        /// The forward arguments it is called with (same names).
-        arguments: Vec<String>,
+        /// Its parameters, which the write takes too, → the forward arguments giving them.
+        arguments: BTreeMap<String, String>,
         /// The tool writing the before-image back.
         write: String,
         /// Its parameter that takes the before-image's text.

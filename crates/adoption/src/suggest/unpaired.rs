@@ -1,13 +1,12 @@
-//! Drafts for a tool no listed inverse undoes: a move or rename undoing itself, a before-image
-//! for a write, or irreversible for a verb whose effect cannot be taken back.
+//! Drafts for a tool no listed inverse undoes: a move or rename undoing itself, or
+//! irreversible for a verb whose effect cannot be taken back.
 
 use std::collections::BTreeMap;
 
-use mcp_recovery_model::Hint;
 use serde_json::{Map, Value};
 
 use super::candidate::Candidate;
-use super::fields::{fits, object_fields, simple, types};
+use super::fields::{fits, object_fields, simple};
 use super::identity::{identity, same_identity};
 use super::lexicon::{IRREVERSIBLE, READ_VERBS, verb_of, words};
 use super::types::{Binding, Confidence, Proposal, Suggestion};
@@ -128,93 +127,6 @@ fn undone_by_itself(
         confidence,
         reason,
     }
-}
-
-/// Verbs of tools that replace or change what is stored at a place: undone from a
-/// before-image when no inverse is listed.
-pub(crate) const OVERWRITES: &[&str] =
-    &["write", "edit", "append", "overwrite", "replace", "patch"];
-
-/// Parameter names that take the whole text written.
-pub(crate) const CONTENTS: &[&str] = &["content", "contents", "text", "data", "body"];
-
-/// An undo from a before-image: the forward tool changes what is stored at a place, a
-/// `read_X` annotated read-only takes exactly the place, and `write_X` takes the place and its whole text
-/// (`write_file` with `read_file`). The read runs before the call and the write puts back what
-/// it found. Exactly one such read and one such write, or nothing.
-pub(crate) fn before_image(
-    forward: &Candidate<'_>,
-    candidates: &[Candidate<'_>],
-) -> Option<Suggestion> {
-    let at = forward
-        .words
-        .iter()
-        .position(|w| OVERWRITES.contains(&w.as_str()))?;
-    let with_verb = |verb: &str| {
-        let mut words = forward.words.clone();
-        words[at] = verb.to_owned();
-        words
-    };
-    let (read_words, write_words) = (with_verb("read"), with_verb("write"));
-    let reads: Vec<&Candidate<'_>> = candidates
-        .iter()
-        // A proxy runs only a read its server annotates read-only.
-        .filter(|c| c.words == read_words && c.tool.hint(Hint::ReadOnly) == Some(true))
-        .collect();
-    let writes: Vec<&Candidate<'_>> = candidates
-        .iter()
-        .filter(|c| c.words == write_words && !c.read_only())
-        .collect();
-    let ([read], [write]) = (reads.as_slice(), writes.as_slice()) else {
-        return None;
-    };
-    let (place, read_properties) = object_fields(Some(&read.tool.input_schema));
-    let (write_required, write_properties) = object_fields(Some(&write.tool.input_schema));
-    let (forward_required, forward_properties) = object_fields(Some(&forward.tool.input_schema));
-    let fitting = |name: &String, properties: &Map<String, Value>| {
-        simple(name)
-            && read_properties
-                .get(name)
-                .zip(properties.get(name))
-                .is_some_and(|(r, p)| fits(p, r))
-    };
-    if place.is_empty()
-        || !place.iter().all(|p| {
-            write_required.contains(p)
-                && forward_required.contains(p)
-                && fitting(p, &write_properties)
-                && fitting(p, &forward_properties)
-        })
-    {
-        return None;
-    }
-    let [content] = write_required
-        .iter()
-        .filter(|p| !place.contains(p))
-        .collect::<Vec<_>>()[..]
-    else {
-        return None;
-    };
-    let text = write_properties
-        .get(content)
-        .is_some_and(|s| types(s) == ["string"]);
-    if !text || !CONTENTS.contains(&content.to_ascii_lowercase().as_str()) || !simple(content) {
-        return None;
-    }
-    Some(Suggestion {
-        tool: forward.tool.name.clone(),
-        proposal: Proposal::Before {
-            read: read.tool.name.clone(),
-            arguments: place.clone(),
-            write: write.tool.name.clone(),
-            content: content.clone(),
-        },
-        confidence: Confidence::Medium,
-        reason: format!(
-            "no inverse is listed: '{}' reads the text before the call and '{}' writes it back as '{content}' (before-image); what did not exist before is not undone",
-            read.tool.name, write.tool.name
-        ),
-    })
 }
 
 /// `irreversible` for a tool named with a verb whose effect cannot be taken back.
