@@ -22,7 +22,7 @@ use crate::live::build_binary_with;
 use crate::targets::Targets;
 
 const USAGE: &str =
-    "usage: cargo xtask bench [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
+    "usage: cargo xtask bench [small] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
 
 /// The musts of the bench: a figure above its limit fails `cargo xtask bench`.
 const LINT_LIMIT: f64 = 1.0;
@@ -200,6 +200,10 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     if args == ["plan"] {
         return plan_figures(root);
     }
+    let (small, args) = match args {
+        ["small", rest @ ..] => (true, rest),
+        _ => (false, args),
+    };
     let mut corpus = root.join("target/bench-corpus");
     let mut runs = 5usize;
     let mut it = args.iter();
@@ -220,6 +224,13 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut targets = Targets::default();
 
+    if small {
+        let files = collect_files(&[corpus.clone()]).map_err(|e| e.to_string())?;
+        let (_, _, twenty) = survey(&files);
+        let file = twenty.ok_or("the corpus has no file of 20 tools")?;
+        small_file_figures(&exe, &floor, &cli, &file, &mut targets)?;
+        return targets.report();
+    }
     corpus_figures(&exe, &floor, &cli, &corpus, runs, &mut targets)?;
     large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
     minified_findings()?;
@@ -307,11 +318,24 @@ fn corpus_figures(
         CENSUS_LIMIT,
     );
 
-    // A 20-tool server linted by a fresh process: what a pre-commit hook pays.
     let file = twenty.ok_or("the corpus has no file of 20 tools")?;
+    small_file_figures(exe, floor, cli, &file, targets)
+}
+
+/// A 20-tool server linted by a fresh process, what a pre-commit hook pays, against the floor's
+/// process on the same file (`cargo xtask bench small` alone).
+fn small_file_figures(
+    exe: &Path,
+    floor: &Path,
+    cli: &Path,
+    file: &Path,
+    targets: &mut Targets,
+) -> Result<(), String> {
+    let wall = |s: &Sample| s.wall;
+    let cpu = |s: &Sample| s.cpu;
     let modes = [
-        Mode::new("floor", floor, &[], &file),
-        Mode::new("lint", cli, &["lint", "--isolated"], &file),
+        Mode::new("floor", floor, &[], file),
+        Mode::new("lint", cli, &["lint", "--isolated"], file),
     ];
     let samples = rounds(exe, &modes, SMALL_ROUNDS)?;
     let multiple = ratio(&samples[1], &samples[0], wall);

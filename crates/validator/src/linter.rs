@@ -136,18 +136,24 @@ impl Linter {
         };
         let mut findings = Vec::new();
         let schema_stage = self.enabled(Rule::SchemaViolation);
-        if let (true, Some(reason)) = (schema_stage, self.schema.unavailable()) {
-            findings.push(rules::schema_violation::schema_unavailable(
-                array.pointer().to_owned(),
-                reason,
-            ));
-        }
+        // Said once, by the first tool that needs the compiled schema when it cannot be built.
+        let mut unavailable_said = false;
         let mut tools = Vec::with_capacity(array.tools.len());
         for (i, raw) in array.tools.iter().enumerate() {
             let (tool, typed_error) = ToolRef::read(array.tool_pointer(i), raw);
             if schema_stage {
                 let mut reported = false;
-                for violation in self.schema.check(raw) {
+                let violations = self.schema.check(raw).unwrap_or_else(|reason| {
+                    if !unavailable_said {
+                        unavailable_said = true;
+                        findings.push(rules::schema_violation::schema_unavailable(
+                            array.pointer().to_owned(),
+                            reason,
+                        ));
+                    }
+                    Vec::new()
+                });
+                for violation in violations {
                     // A malformed binding is R104's, which points at the faulty character.
                     if tool.typed.is_some() && is_binding_path(&violation.path) {
                         continue;

@@ -12,15 +12,24 @@ use serde_json::{Map, Value};
 use crate::finding::{excerpt, show};
 use crate::rules::schema_violation;
 
-/// The compiled tool schema.
+mod plain;
+
+/// The tool schema as `mcp_recovery_schema::tool_schema` generates it, kept as text: reading it
+/// costs a fraction of generating it, which every run would pay before its first tool. A test
+/// keeps the two equal.
+const TOOL_SCHEMA: &str = include_str!("schema_stage/tool.schema.json");
+
+/// The tool schema, compiled when a tool first needs it: a tool the schema surely accepts
+/// (`plain`) is passed without it.
 pub(crate) struct SchemaStage {
-    validator: Result<Validator, String>,
+    schema: Value,
+    validator: OnceLock<Result<Validator, String>>,
 }
 
 impl std::fmt::Debug for SchemaStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SchemaStage")
-            .field("compiled", &self.validator.is_ok())
+            .field("compiled", &self.validator.get().map(Result::is_ok))
             .finish()
     }
 }
@@ -33,29 +42,37 @@ pub(crate) struct Violation {
 }
 
 impl SchemaStage {
-    /// Compiles the tool schema; remote references are never fetched (no retriever is built in).
+    /// The tool schema, not compiled yet.
     pub(crate) fn new() -> Self {
-        let schema = mcp_recovery_schema::tool_schema();
-        let validator = jsonschema::options()
-            .with_draft(Draft::Draft202012)
-            .with_keyword("pattern", lazy_pattern)
-            .build(&schema)
-            .map_err(|e| excerpt(&e.to_string(), 200));
-        Self { validator }
+        Self {
+            // The text is the generated schema (tested); should it ever not parse, the schema
+            // is generated as before.
+            schema: serde_json::from_str(TOOL_SCHEMA)
+                .unwrap_or_else(|_| mcp_recovery_schema::tool_schema()),
+            validator: OnceLock::new(),
+        }
     }
 
-    /// Why the schema could not be compiled, if it could not.
-    pub(crate) fn unavailable(&self) -> Option<&str> {
-        self.validator.as_ref().err().map(String::as_str)
+    /// The compiled schema; remote references are never fetched (no retriever is built in).
+    fn compiled(&self) -> &Result<Validator, String> {
+        self.validator.get_or_init(|| {
+            jsonschema::options()
+                .with_draft(Draft::Draft202012)
+                .with_keyword("pattern", lazy_pattern)
+                .build(&self.schema)
+                .map_err(|e| excerpt(&e.to_string(), 200))
+        })
     }
 
-    /// The violations of one tool, one per problem, ordered by path.
-    pub(crate) fn check(&self, tool: &Value) -> Vec<Violation> {
-        let Ok(validator) = &self.validator else {
-            return Vec::new();
-        };
+    /// The violations of one tool, one per problem, ordered by path; `Err` with the reason when
+    /// the tool needs the compiled schema and it cannot be compiled.
+    pub(crate) fn check(&self, tool: &Value) -> Result<Vec<Violation>, &str> {
+        if plain::surely_valid(&self.schema, tool) {
+            return Ok(Vec::new());
+        }
+        let validator = self.compiled().as_ref().map_err(String::as_str)?;
         if validator.is_valid(tool) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let mut out = Vec::new();
         for error in validator.iter_errors(tool) {
@@ -63,7 +80,7 @@ impl SchemaStage {
         }
         out.sort();
         out.dedup();
-        out
+        Ok(out)
     }
 }
 
@@ -258,9 +275,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The stored text is the generated schema; when the model's types change, write
+    /// `mcp-recovery schema tool.schema.json` (or `spec/schema/tool.schema.json` after
+    /// `cargo xtask codegen`) into `src/schema_stage/tool.schema.json`.
+    #[test]
+    fn the_stored_tool_schema_is_the_generated_one() {
+        // Compared as written, so the order of members is the generated one too.
+        let stored = serde_json::to_string(&serde_json::from_str::<Value>(TOOL_SCHEMA).unwrap());
+        assert!(
+            stored.unwrap() == serde_json::to_string(&mcp_recovery_schema::tool_schema()).unwrap(),
+            "src/schema_stage/tool.schema.json is not the generated tool schema"
+        );
+    }
+
     #[test]
     fn the_tool_schema_compiles() {
-        assert_eq!(SchemaStage::new().unavailable(), None);
+        assert!(SchemaStage::new().compiled().is_ok());
     }
 
     /// Every pattern of the tool schema builds, so none is found broken on first use.
@@ -301,8 +331,8 @@ mod tests {
                     "operationId": "u", "parameters": {"id": expression}}}}
             })
         };
-        assert_eq!(stage.check(&tool("$response.body#/id")), []);
-        let v = stage.check(&tool("$response.bogus"));
+        assert_eq!(stage.check(&tool("$response.body#/id")), Ok(vec![]));
+        let v = stage.check(&tool("$response.bogus")).unwrap();
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].path.ends_with("/parameters/id"), "{v:?}");
         assert_eq!(
@@ -318,7 +348,8 @@ mod tests {
             "name": "t",
             "inputSchema": {"type": "object"},
             "annotations": {"readOnlyHint": "yes", "recovery": {"compensatingOperation": {"operationId": "u", "parameters": {}}}}
-        }));
+        }))
+        .unwrap();
         let paths: Vec<&str> = v.iter().map(|v| v.path.as_str()).collect();
         assert_eq!(
             paths,
