@@ -19,6 +19,10 @@ pub const GENERATED: &[(&str, Generator)] = &[
     ("spec/schema/tool.schema.json", || {
         Ok(json(mcp_recovery_schema::tool_schema()))
     }),
+    // The linter's own copy, inside its crate so that the published crate carries it.
+    ("crates/validator/src/schema_stage/tool.schema.json", || {
+        Ok(json(mcp_recovery_schema::tool_schema()))
+    }),
     ("spec/schema/tools-list.schema.json", || {
         Ok(json(mcp_recovery_schema::tools_list_schema()))
     }),

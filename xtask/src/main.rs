@@ -40,6 +40,8 @@ tasks:
                       lint and census over the corpus and two large files against a plain
                       serde_json parse (xtask/floor), then the plan, then the latency,
                       throughput and memory of calls through the proxy
+  bench small [--corpus DIR]
+                      one 20-tool file linted by a fresh process against the floor's
   bench plan          the plan figures alone
   bench proxy         the proxy figures alone
   census-shared       census of ../shared/data/real-servers (fails when it is missing)

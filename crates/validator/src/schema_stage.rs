@@ -275,9 +275,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The stored text is the generated schema; when the model's types change, write
-    /// `mcp-recovery schema tool.schema.json` (or `spec/schema/tool.schema.json` after
-    /// `cargo xtask codegen`) into `src/schema_stage/tool.schema.json`.
+    /// The stored text is the generated schema; `cargo xtask codegen` writes it when the
+    /// model's types change.
     #[test]
     fn the_stored_tool_schema_is_the_generated_one() {
         // Compared as written, so the order of members is the generated one too.
