@@ -68,12 +68,10 @@ impl Finding {
     }
 }
 
-/// Shortens a value's text for a message, on a character boundary.
+/// Shortens a value's text for a message, on a character boundary (escaping is the
+/// renderer's).
 pub(crate) fn excerpt(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    mcp_recovery_base::text::shorten(text, max_chars).into_owned()
 }
 
 /// A JSON value rendered briefly for a message.

@@ -26,6 +26,6 @@ pub use recorded::Recorded;
 pub use types::{Binding, Confidence, Proposal, Reader, Skipped, Suggestion, Suggestions};
 
 #[cfg(test)]
-mod more_tests;
+mod naming_tests;
 #[cfg(test)]
 mod tests;
