@@ -49,10 +49,6 @@ impl Profile {
             Self::ExternallyMediated => "A7-A8",
         }
     }
-
-    fn index(self) -> usize {
-        self as usize
-    }
 }
 
 /// A profile a tool does not reach, and the declaration that is missing.
@@ -222,39 +218,38 @@ pub fn profile_tools(tools: &[Value]) -> ServerProfile {
         .iter()
         .filter_map(|t| t.get("name").and_then(Value::as_str))
         .collect();
-    let mut every = [true; 4];
-    let profiles = tools
+    let profiles: Vec<ToolProfile> = tools
         .iter()
-        .map(|tool| {
-            let facts = facts(tool, &names);
-            let mut reached = Vec::new();
-            let mut gaps = Vec::new();
-            for profile in Profile::ALL {
-                match gap(profile, &facts) {
-                    None => reached.push(profile),
-                    Some(missing) => {
-                        every[profile.index()] = false;
-                        gaps.push(Gap { profile, missing });
-                    }
-                }
-            }
-            ToolProfile {
-                tool: tool
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("<unnamed>")
-                    .to_owned(),
-                reached,
-                gaps,
-            }
-        })
+        .map(|tool| profile_tool(tool, &names))
         .collect();
     ServerProfile {
-        tools: profiles,
         reached: Profile::ALL
             .into_iter()
-            .filter(|p| every[p.index()])
+            .filter(|p| profiles.iter().all(|t| t.reached.contains(p)))
             .collect(),
+        tools: profiles,
+    }
+}
+
+/// The profiles of one tool of a list whose tools have `names`.
+pub fn profile_tool(tool: &Value, names: &HashSet<&str>) -> ToolProfile {
+    let facts = facts(tool, names);
+    let mut reached = Vec::new();
+    let mut gaps = Vec::new();
+    for profile in Profile::ALL {
+        match gap(profile, &facts) {
+            None => reached.push(profile),
+            Some(missing) => gaps.push(Gap { profile, missing }),
+        }
+    }
+    ToolProfile {
+        tool: tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("<unnamed>")
+            .to_owned(),
+        reached,
+        gaps,
     }
 }
 

@@ -1,15 +1,15 @@
 //! What one file contributes to a census: counters that add up across files, plus a small
 //! per-server summary for the medians.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use mcp_recovery_adoption::profile::{Profile, profile_tools};
+use mcp_recovery_adoption::profile::{Profile, profile_tool};
 use mcp_recovery_base::read::{ReadError, ReadPolicy, read_file};
 use mcp_recovery_model::{
-    COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint, LocateError, locate_tools,
+    COMPENSATE_META_KEY, COMPENSATION_STRATEGY, Hint, LocateError, ToolList, locate_tools,
 };
-use mcp_recovery_validator::{Linter, Report, Severity};
+use mcp_recovery_validator::{Linter, READ_IN_PARTS_FROM, Report, Severity};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -245,7 +245,7 @@ pub(crate) struct FileCensus {
     pub lint: Option<LintCounts>,
 }
 
-fn lint_counts(report: &Report) -> LintCounts {
+pub(crate) fn lint_counts(report: &Report) -> LintCounts {
     let mut counts = LintCounts::new();
     for d in &report.diagnostics {
         counts.entry((d.code, d.severity)).or_insert((d.name, 0)).1 += 1;
@@ -270,31 +270,77 @@ pub(crate) fn tools_of(document: &Value) -> Result<&[Value], NotToolsReason> {
     }
 }
 
+/// What a server's tools add up to, one tool at a time.
+struct Counter<'n> {
+    /// The names of every tool of the list (a compensator must be one of them).
+    names: HashSet<&'n str>,
+    tally: Tally,
+    /// Per profile, in catalog order: whether every tool so far reaches it, and how many do.
+    profiles: [(bool, u64); 4],
+}
+
+impl<'n> Counter<'n> {
+    fn new(names: HashSet<&'n str>) -> Self {
+        Self {
+            names,
+            tally: Tally::default(),
+            profiles: [(true, 0); 4],
+        }
+    }
+
+    fn add(&mut self, entry: &Value) {
+        match entry.as_object() {
+            Some(tool) => self.tally.add_tool(tool),
+            None => self.tally.non_object_entries += 1,
+        }
+        let reached = profile_tool(entry, &self.names).reached;
+        for (profile, (every, tools)) in Profile::ALL.iter().zip(&mut self.profiles) {
+            let reaches = reached.contains(profile);
+            *every &= reaches;
+            *tools += u64::from(reaches);
+        }
+    }
+
+    fn finish(self) -> (Tally, ServerSummary) {
+        let tally = self.tally;
+        let summary = ServerSummary {
+            profiles: self.profiles,
+            tools: tally.tools,
+            distinct_signatures: u32::try_from(tally.signatures.iter().filter(|&&n| n > 0).count())
+                .unwrap_or(u32::MAX),
+            dominant: tally.signatures.iter().copied().max().unwrap_or(0),
+            emits_hint: tally.wire_any > 0,
+        };
+        (tally, summary)
+    }
+}
+
 /// Examines one parsed document.
 pub(crate) fn examine_document(document: &Value) -> Result<(Tally, ServerSummary), NotToolsReason> {
     let tools = tools_of(document)?;
-    let mut tally = Tally::default();
-    for entry in tools {
-        match entry.as_object() {
-            Some(tool) => tally.add_tool(tool),
-            None => tally.non_object_entries += 1,
-        }
-    }
-    let profile = profile_tools(tools);
-    let summary = ServerSummary {
-        profiles: Profile::ALL.map(|p| (profile.reaches(p), profile.tools_reaching(p) as u64)),
-        tools: tally.tools,
-        distinct_signatures: u32::try_from(tally.signatures.iter().filter(|&&n| n > 0).count())
-            .unwrap_or(u32::MAX),
-        dominant: tally.signatures.iter().copied().max().unwrap_or(0),
-        emits_hint: tally.wire_any > 0,
-    };
-    Ok((tally, summary))
+    let names = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let mut counter = Counter::new(names);
+    tools.iter().for_each(|tool| counter.add(tool));
+    Ok(counter.finish())
 }
 
-/// Examines the bytes of one file: parse once, count, and lint the parsed value.
+/// Examines the bytes of one file: parse once, count, and lint the parsed value. A large file
+/// is read a part of its tools at a time, as `lint` reads it.
 pub(crate) fn examine_bytes(path: String, bytes: &[u8], linter: Option<&Linter>) -> FileCensus {
     let size = bytes.len() as u64;
+    if bytes.len() >= READ_IN_PARTS_FROM
+        && let Some((outcome, lint)) = examine_in_parts(bytes, linter)
+    {
+        return FileCensus {
+            path,
+            bytes: size,
+            outcome: Ok(outcome),
+            lint,
+        };
+    }
     match mcp_recovery_model::json::from_slice(bytes) {
         Ok(document) => FileCensus {
             path,
@@ -312,6 +358,29 @@ pub(crate) fn examine_bytes(path: String, bytes: &[u8], linter: Option<&Linter>)
             lint: linter.map(|l| lint_counts(&l.lint_source(bytes))),
         },
     }
+}
+
+/// [`examine_bytes`] on a tools list read a part of its tools at a time; `None` for a document
+/// only the whole read judges.
+pub(crate) fn examine_in_parts(
+    bytes: &[u8],
+    linter: Option<&Linter>,
+) -> Option<((Tally, ServerSummary), Option<LintCounts>)> {
+    let list = ToolList::skim(std::str::from_utf8(bytes).ok()?)?;
+    let mut counter = Counter::new((0..list.len()).filter_map(|i| list.name(i)).collect());
+    let lint = match linter {
+        Some(linter) => {
+            let report = linter.lint_tool_list(&list, |tool| counter.add(tool))?;
+            Some(lint_counts(&report))
+        }
+        None => {
+            for i in 0..list.len() {
+                counter.add(&list.read(i)?.0);
+            }
+            None
+        }
+    };
+    Some((counter.finish(), lint))
 }
 
 /// A file that could not be read at all.

@@ -493,3 +493,42 @@ fn svg_rendering() {
 fn json_rendering() {
     insta::assert_json_snapshot!(sample());
 }
+
+/// A large file is counted and linted a part of its tools at a time: the same census and the
+/// same findings as the whole document gives, on every fixture and on lists longer than a part.
+#[test]
+fn reading_in_parts_counts_as_the_whole_read() {
+    use crate::examine::{examine_document, examine_in_parts};
+    use mcp_recovery_validator::{LintOptions, Linter};
+    let linter = Linter::new(LintOptions::default()).unwrap();
+    let fixtures = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures"));
+    let mut sources: Vec<Vec<u8>> = mcp_recovery_base::walk::json_documents(&fixtures)
+        .documents
+        .iter()
+        .map(|path| std::fs::read(path).unwrap())
+        .collect();
+    let many: Vec<Value> = (0..1500)
+        .map(|i| match i % 4 {
+            0 => tool(&format!("t{i}"), json!({"readOnlyHint": true})),
+            1 => json!({"name": format!("t{i}"), "inputSchema": {"type": "object"},
+                "_meta": {"dev.chronomcp/compensate": {"reversibility": "compensable",
+                    "compensation": {"tool": format!("t{}", (i + 700) % 1500), "args": {}}}}}),
+            2 => bare(&format!("t{}", i / 8)),
+            _ => json!(i),
+        })
+        .collect();
+    sources.push(serde_json::to_vec(&rpc(many)).unwrap());
+    let mut read = 0;
+    for source in sources {
+        let Some((counted, lint)) = examine_in_parts(&source, Some(&linter)) else {
+            continue;
+        };
+        let document = mcp_recovery_model::json::from_slice(&source).unwrap();
+        assert_eq!(Ok(counted.clone()), examine_document(&document));
+        let whole = crate::examine::lint_counts(&linter.lint_value_unordered(&document));
+        assert_eq!(lint, Some(whole));
+        assert_eq!(examine_in_parts(&source, None).unwrap().0, counted);
+        read += 1;
+    }
+    assert!(read > 50, "{read}");
+}

@@ -20,6 +20,8 @@
 
 mod direct;
 
+pub(crate) use direct::{Element, Skimmed};
+
 use std::cell::Cell;
 
 use memchr::memchr2;
@@ -46,6 +48,12 @@ pub fn from_str_noting_repeats(text: &str) -> Result<(Value, bool), serde_json::
         Some(parsed) => Ok(parsed),
         None => read(serde_json::Deserializer::from_str(text), text.as_bytes()),
     }
+}
+
+/// Reads `text` leaving its tools arrays unbuilt (see [`crate::ToolList`]); `None` when the
+/// text is not one JSON value, repeats a member name, or is read only by serde_json's parser.
+pub(crate) fn skim(text: &str) -> Option<Skimmed> {
+    direct::skim(text)
 }
 
 /// Parses strict JSON bytes (UTF-8), keeping every number's text.
@@ -449,6 +457,7 @@ mod tests {
     /// Agreement of the two readers on `text`: the one-pass reader may decline anything, but what
     /// it reads, serde_json's reads to the same value.
     fn agree(text: &str) -> Result<bool, TestCaseError> {
+        skim_agrees(text)?;
         let Some((value, repeated)) = direct::parse(text) else {
             return Ok(false);
         };
@@ -457,6 +466,34 @@ mod tests {
         prop_assert_eq!(value.to_string(), theirs.to_string(), "{:?}", text);
         prop_assert_eq!(repeated, their_repeat, "{:?}", text);
         Ok(true)
+    }
+
+    /// `text` as the tools of a list: skimmed only when the one-pass reader reads the list
+    /// without a repeated name, and then each tool read alone is the element read whole.
+    fn skim_agrees(text: &str) -> Result<(), TestCaseError> {
+        let list = format!(r#"{{"result": {{"tools": [{text}, {{"name": {text}}}]}}}}"#);
+        let whole = direct::parse(&list);
+        let Some(skimmed) = crate::ToolList::skim(&list) else {
+            prop_assert!(
+                whole.is_none() || whole.unwrap().1,
+                "not skimmed: {:?}",
+                list
+            );
+            return Ok(());
+        };
+        let Some((Value::Object(whole), _)) = whole else {
+            return Err(TestCaseError::fail(format!("skimmed, not read: {list:?}")));
+        };
+        let tools = &whole["result"]["tools"];
+        for i in 0..2 {
+            let (tool, _) = skimmed.read(i).unwrap();
+            prop_assert_eq!(tool.to_string(), tools[i].to_string());
+            prop_assert_eq!(
+                skimmed.name(i),
+                tools[i].get("name").and_then(Value::as_str)
+            );
+        }
+        Ok(())
     }
 
     proptest! {

@@ -46,6 +46,7 @@ mod present;
 mod reader;
 mod recovery;
 mod tool;
+mod tool_list;
 
 pub use before::{BEFORE_SECTION, BeforeImage, Undo};
 pub use binding::{
@@ -81,3 +82,4 @@ pub use tool::{
     COMPENSATE_META_KEY, Hint, Icon, IconTheme, OVERLAY_META_KEY, TaskSupport, Tool,
     ToolAnnotations, ToolExecution, ToolMeta, ToolsList,
 };
+pub use tool_list::ToolList;

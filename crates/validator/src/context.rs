@@ -2,12 +2,13 @@
 //! they share (tools by name, bindings, where a binding reads its value from). Message wording
 //! lives in the rules' own files.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 use mcp_recovery_model::{
     Binding, BodySide, Compensation, DeclaredRecovery, JsonPointer, MapBinding, ParameterBinding,
-    RuntimeExpression, Tool, escape_token, item_reference,
+    PatternBudget, RuntimeExpression, Tool, escape_token, item_reference,
 };
 use serde::Deserialize;
 use serde::de::value::MapDeserializer;
@@ -35,6 +36,8 @@ pub(crate) fn annotations_pointer(tool: &ToolRef<'_>) -> String {
 /// One entry of the tools array.
 #[derive(Debug)]
 pub(crate) struct ToolRef<'a> {
+    /// Its index in the tools array.
+    pub index: usize,
     /// Pointer of the tool in the document (`/result/tools/3`).
     pub pointer: String,
     /// The tool as written.
@@ -55,7 +58,11 @@ impl<'a> ToolRef<'a> {
     /// dominated the cost of linting. The rules read schemas from the raw tool
     /// ([`ToolRef::input_schema`], [`ToolRef::output_schema`]); the fields left out are checked
     /// by the schema stage.
-    pub(crate) fn read(pointer: String, raw: &'a Value) -> (Self, Option<serde_json::Error>) {
+    pub(crate) fn read(
+        index: usize,
+        pointer: String,
+        raw: &'a Value,
+    ) -> (Self, Option<serde_json::Error>) {
         static PLACEHOLDER: LazyLock<Value> =
             LazyLock::new(|| serde_json::json!({"type": "object"}));
         let name = raw.get("name").and_then(Value::as_str);
@@ -87,6 +94,7 @@ impl<'a> ToolRef<'a> {
             .map(Tool::declared_recovery)
             .unwrap_or_default();
         let tool = Self {
+            index,
             pointer,
             raw,
             name,
@@ -124,29 +132,105 @@ impl<'a> ToolRef<'a> {
     pub(crate) fn at(&self, relative: &str) -> String {
         format!("{}{relative}", self.pointer)
     }
+
+    /// The names of the other tools this one names: its compensators, and the read and undos
+    /// of its before-image.
+    pub(crate) fn names_used(&self) -> Vec<String> {
+        let mut used: Vec<String> = self
+            .declared
+            .iter()
+            .filter_map(|d| Some(d.compensation.as_ref()?.tool.clone()))
+            .collect();
+        if let Some(image) = self.typed.as_ref().and_then(Tool::before_image) {
+            used.push(image.read);
+            used.extend(image.found.map(|u| u.operation_id));
+            used.extend(image.missing.map(|u| u.operation_id));
+        }
+        used
+    }
 }
 
-/// What the semantic rules see: every tool, and a name index.
+/// What the rules know of the whole tools array, however much of it they read at once, and what
+/// they keep across it.
+#[derive(Debug)]
+pub(crate) struct List<'a> {
+    /// Pointer of the tools array.
+    pointer: &'static str,
+    /// Each tool's name, in order.
+    names: Vec<Option<&'a str>>,
+    /// The first tool of each name.
+    first: HashMap<&'a str, usize>,
+    /// One budget for the patterns the rules evaluate in the file.
+    pub patterns: RefCell<PatternBudget>,
+    /// Compensators by index, with what R119 reports of them once the whole list is read.
+    pub compensators: RefCell<BTreeMap<usize, crate::rules::unusable_input_schema::Use>>,
+}
+
+impl<'a> List<'a> {
+    pub(crate) fn new(pointer: &'static str, names: Vec<Option<&'a str>>) -> Self {
+        let mut first = HashMap::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            if let Some(name) = name {
+                first.entry(*name).or_insert(i);
+            }
+        }
+        Self {
+            pointer,
+            names,
+            first,
+            patterns: RefCell::new(PatternBudget::new()),
+            compensators: RefCell::default(),
+        }
+    }
+
+    /// How many tools the list has.
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Every tool's name, in order (tools without one left out).
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.names.iter().flatten().copied()
+    }
+
+    /// The index of the first tool with this name.
+    pub(crate) fn first(&self, name: &str) -> Option<usize> {
+        self.first.get(name).copied()
+    }
+
+    /// Pointer of the tool at `index`.
+    pub(crate) fn tool_pointer(&self, index: usize) -> String {
+        format!("{}/{index}", self.pointer)
+    }
+}
+
+/// What the semantic rules see: the tools they report on (consecutive entries of the list), the
+/// tools outside them that those name, and the whole list's names.
 #[derive(Debug)]
 pub(crate) struct Context<'a> {
     pub tools: Vec<ToolRef<'a>>,
-    names: HashMap<&'a str, usize>,
+    others: HashMap<usize, ToolRef<'a>>,
+    pub list: &'a List<'a>,
 }
 
 impl<'a> Context<'a> {
-    pub(crate) fn new(tools: Vec<ToolRef<'a>>) -> Self {
-        let mut names = HashMap::with_capacity(tools.len());
-        for (i, tool) in tools.iter().enumerate() {
-            if let Some(name) = tool.name {
-                names.entry(name).or_insert(i);
-            }
+    pub(crate) fn new(
+        tools: Vec<ToolRef<'a>>,
+        others: HashMap<usize, ToolRef<'a>>,
+        list: &'a List<'a>,
+    ) -> Self {
+        Self {
+            tools,
+            others,
+            list,
         }
-        Self { tools, names }
     }
 
-    /// The first tool with this name.
+    /// The first tool of the list with this name.
     pub(crate) fn tool_named(&self, name: &str) -> Option<&ToolRef<'a>> {
-        self.names.get(name).map(|i| &self.tools[*i])
+        let index = self.list.first(name)?;
+        let offset = index.wrapping_sub(self.tools.first()?.index);
+        self.tools.get(offset).or_else(|| self.others.get(&index))
     }
 
     /// Every declared compensating call, with the tools on both ends.

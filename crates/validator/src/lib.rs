@@ -30,6 +30,6 @@ pub use catalog::{find_rule, rules, rules_markdown};
 pub use config_file::{CONFIG_SCHEMA, ConfigFile, OverrideFile, config_schema};
 pub use diagnostic::{Diagnostic, Report, Severity, Span, escape_xml};
 pub use level::{DefaultLevel, Preset, RULES_DOC_URL, RuleInfo};
-pub use linter::{LintOptions, Linter, UnknownRule};
+pub use linter::{LintOptions, Linter, READ_IN_PARTS_FROM, UnknownRule};
 pub use overlaid::{OverlaidReport, overlay_positions};
 pub use span::LineIndex;

@@ -3,12 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use mcp_recovery_model::ToolList;
 use serde_json::Value;
 
 use mcp_recovery_base::text::escape_controls;
 
 use crate::codes::Rule;
-use crate::context::{Context, ToolRef};
+use crate::context::{Context, List, ToolRef};
 use crate::diagnostic::{Diagnostic, Report, Severity, Span};
 use crate::finding::{Finding, Focus};
 use crate::level::{DefaultLevel, Preset};
@@ -16,6 +17,14 @@ use crate::load;
 use crate::rules;
 use crate::schema_stage::SchemaStage;
 use crate::span::{self, LineIndex, Place};
+
+/// Documents from this size (in bytes) on are linted a part of their tools at a time, which
+/// bounds the memory a lint holds to a small multiple of the text; below it the whole document
+/// is read at once, which is faster.
+pub const READ_IN_PARTS_FROM: usize = 4 << 20;
+
+/// Tools read at once when a document is read in parts.
+const PART: usize = 512;
 
 /// Which rules run and at what severity. Entries are codes or names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,7 +98,40 @@ impl Linter {
 
     /// Lints the bytes of a document (a `tools/list` JSON-RPC response, `{"tools": [...]}` or a
     /// bare array of tools). Diagnostics carry spans into `source`.
+    ///
+    /// A large document is read a part of its tools at a time (see [`Self::lint_tool_list`]);
+    /// the report is the same.
     pub fn lint_source(&self, source: &[u8]) -> Report {
+        if source.len() >= READ_IN_PARTS_FROM
+            && let Some(report) = self.lint_source_in_parts(source)
+        {
+            return report;
+        }
+        self.lint_source_whole(source)
+    }
+
+    /// [`Self::lint_source`] reading the tools a part at a time, whatever the document's size;
+    /// `None` when the document is one that only the whole read judges (invalid JSON, not a
+    /// tools list, a member name written twice).
+    pub fn lint_source_in_parts(&self, source: &[u8]) -> Option<Report> {
+        let list = ToolList::skim(std::str::from_utf8(source).ok()?)?;
+        let (tools, findings) = self.check_list(&list, |_| {})?;
+        Some(self.finish(tools, findings, Some(source), true))
+    }
+
+    /// Lints a tools list a part of its tools at a time, so that a large document is never
+    /// held as one tree: each tool is read when its part is checked (and shown to `visit`), and
+    /// the tools a part names that are written elsewhere are read beside it. The diagnostics are
+    /// those of [`Self::lint_value_unordered`] on the whole document. `None` when some tool
+    /// writes a member name twice (R007 needs the whole document to place it); `visit` may
+    /// have seen some tools by then.
+    pub fn lint_tool_list(&self, list: &ToolList<'_>, visit: impl FnMut(&Value)) -> Option<Report> {
+        let (tools, findings) = self.check_list(list, visit)?;
+        Some(self.finish(tools, findings, None, false))
+    }
+
+    /// [`Self::lint_source`] on the whole document at once.
+    pub(crate) fn lint_source_whole(&self, source: &[u8]) -> Report {
         let (tools, findings) = match load::parse(source) {
             Ok(parsed) => {
                 let document = parsed.document;
@@ -135,54 +177,133 @@ impl Linter {
             Err(finding) => return (0, vec![*finding]),
         };
         let mut findings = Vec::new();
-        let schema_stage = self.enabled(Rule::SchemaViolation);
-        // Said once, by the first tool that needs the compiled schema when it cannot be built.
         let mut unavailable_said = false;
-        let mut tools = Vec::with_capacity(array.tools.len());
-        for (i, raw) in array.tools.iter().enumerate() {
-            let (tool, typed_error) = ToolRef::read(array.tool_pointer(i), raw);
-            if schema_stage {
-                let mut reported = false;
-                let violations = self.schema.check(raw).unwrap_or_else(|reason| {
-                    if !unavailable_said {
-                        unavailable_said = true;
-                        findings.push(rules::schema_violation::schema_unavailable(
-                            array.pointer().to_owned(),
-                            reason,
-                        ));
-                    }
-                    Vec::new()
-                });
-                for violation in violations {
-                    // A malformed binding is R104's, which points at the faulty character.
-                    if tool.typed.is_some() && is_binding_path(&violation.path) {
-                        continue;
-                    }
-                    reported = true;
-                    findings.push(rules::schema_violation::violation(
-                        tool.at(&violation.path),
-                        tool.name,
-                        violation.message,
-                    ));
-                }
-                if let (false, Some(error)) = (reported, &typed_error) {
-                    findings.push(rules::schema_violation::not_a_tool(
-                        tool.pointer.clone(),
-                        tool.name,
-                        error,
-                    ));
-                }
-            }
-            tools.push(tool);
+        let tools: Vec<ToolRef<'_>> = array
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| {
+                self.read_tool(
+                    array.pointer(),
+                    i,
+                    raw,
+                    &mut unavailable_said,
+                    &mut findings,
+                )
+            })
+            .collect();
+        let list = List::new(array.pointer(), tools.iter().map(|t| t.name).collect());
+        self.run_rules(&Context::new(tools, HashMap::new(), &list), &mut findings);
+        rules::unusable_input_schema::finish(&list, &mut findings);
+        (list.len(), findings)
+    }
+
+    /// [`Self::check`] on a list read a part at a time (see [`Self::lint_tool_list`]); `None`
+    /// when some tool writes a member name twice, which only the whole document can place.
+    fn check_list(
+        &self,
+        tools: &ToolList<'_>,
+        mut visit: impl FnMut(&Value),
+    ) -> Option<(usize, Vec<Finding>)> {
+        let pointer = tools.shape().tools_pointer();
+        let list = List::new(pointer, (0..tools.len()).map(|i| tools.name(i)).collect());
+        let mut findings = Vec::new();
+        let mut unavailable_said = false;
+        for start in (0..tools.len()).step_by(PART) {
+            let end = tools.len().min(start + PART);
+            let values = (start..end)
+                .map(|i| {
+                    tools
+                        .read(i)
+                        .filter(|(_, repeats)| !repeats)
+                        .map(|(v, _)| v)
+                })
+                .collect::<Option<Vec<Value>>>()?;
+            values.iter().for_each(&mut visit);
+            let part: Vec<ToolRef<'_>> = values
+                .iter()
+                .zip(start..)
+                .map(|(raw, i)| {
+                    self.read_tool(pointer, i, raw, &mut unavailable_said, &mut findings)
+                })
+                .collect();
+            // The tools this part names that are written elsewhere in the list.
+            let mut outside: Vec<usize> = part
+                .iter()
+                .flat_map(ToolRef::names_used)
+                .filter_map(|name| list.first(&name))
+                .filter(|i| !(start..end).contains(i))
+                .collect();
+            outside.sort_unstable();
+            outside.dedup();
+            let named = outside
+                .into_iter()
+                .map(|i| Some((i, tools.read(i)?.0)))
+                .collect::<Option<Vec<(usize, Value)>>>()?;
+            let others = named
+                .iter()
+                .map(|(i, raw)| (*i, ToolRef::read(*i, list.tool_pointer(*i), raw).0))
+                .collect();
+            self.run_rules(&Context::new(part, others, &list), &mut findings);
         }
-        let count = tools.len();
-        let context = Context::new(tools);
+        rules::unusable_input_schema::finish(&list, &mut findings);
+        Some((list.len(), findings))
+    }
+
+    /// Stage 2 for one tool: its typed read and the schema stage's findings.
+    fn read_tool<'a>(
+        &self,
+        array: &str,
+        index: usize,
+        raw: &'a Value,
+        unavailable_said: &mut bool,
+        findings: &mut Vec<Finding>,
+    ) -> ToolRef<'a> {
+        let (tool, typed_error) = ToolRef::read(index, format!("{array}/{index}"), raw);
+        if !self.enabled(Rule::SchemaViolation) {
+            return tool;
+        }
+        let mut reported = false;
+        let violations = self.schema.check(raw).unwrap_or_else(|reason| {
+            // Said once per document, by the first tool that needs the compiled schema.
+            if !*unavailable_said {
+                *unavailable_said = true;
+                findings.push(rules::schema_violation::schema_unavailable(
+                    array.to_owned(),
+                    reason,
+                ));
+            }
+            Vec::new()
+        });
+        for violation in violations {
+            // A malformed binding is R104's, which points at the faulty character.
+            if tool.typed.is_some() && is_binding_path(&violation.path) {
+                continue;
+            }
+            reported = true;
+            findings.push(rules::schema_violation::violation(
+                tool.at(&violation.path),
+                tool.name,
+                violation.message,
+            ));
+        }
+        if let (false, Some(error)) = (reported, &typed_error) {
+            findings.push(rules::schema_violation::not_a_tool(
+                tool.pointer.clone(),
+                tool.name,
+                error,
+            ));
+        }
+        tool
+    }
+
+    /// Stages 3 and 4: every enabled semantic rule over the tools at hand.
+    fn run_rules(&self, context: &Context<'_>, findings: &mut Vec<Finding>) {
         for rule in Rule::ALL {
             if let (true, Some(check)) = (self.enabled(*rule), rule.check()) {
-                check(&context, &mut findings);
+                check(context, findings);
             }
         }
-        (count, findings)
     }
 
     /// Applies configuration and positions, and orders the diagnostics.
@@ -369,3 +490,6 @@ fn range_of(
     }
     None
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,20 +17,49 @@ const DEPTH: usize = 100;
 /// Parses `text` as one JSON value and tells whether some object repeats a member name; `None`
 /// when the text is not a value this path reads.
 pub(super) fn parse(text: &str) -> Option<(Value, bool)> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        at: 0,
-        depth: 0,
-        items: Vec::new(),
-        members: Vec::new(),
-        scratch: String::new(),
-        repeated: false,
-    };
+    let mut parser = Parser::new(text);
     parser.whitespace();
     let value = parser.value()?;
     parser.whitespace();
     (parser.at == parser.bytes.len()).then_some((value, parser.repeated))
+}
+
+/// The tools arrays of a document, left unbuilt: where each element is written, and its `name`
+/// when it is an object whose `name` member is a string.
+#[derive(Debug)]
+pub(crate) struct Skimmed {
+    /// The document with every tools array empty.
+    pub document: Value,
+    /// The arrays left unbuilt, by JSON Pointer (`""`, `/tools`, `/result/tools`).
+    pub arrays: Vec<(&'static str, Vec<Element>)>,
+}
+
+/// One element of an unbuilt array.
+#[derive(Debug)]
+pub(crate) struct Element {
+    pub start: usize,
+    pub end: usize,
+    pub name: Option<Box<str>>,
+}
+
+/// Reads `text` as [`parse`] does, except that the arrays where a tools list keeps its tools
+/// (the root array, `/tools`, `/result/tools`) are checked and measured without being built.
+/// `None` whenever [`parse`] would answer `None` for the text, or some object repeats a member
+/// name, or the root is no container.
+pub(super) fn skim(text: &str) -> Option<Skimmed> {
+    let mut parser = Parser::new(text);
+    let mut arrays = Vec::new();
+    parser.whitespace();
+    let document = match parser.peek()? {
+        b'[' => {
+            arrays.push(("", parser.unbuilt_array()?));
+            Value::Array(Vec::new())
+        }
+        b'{' => parser.skim_object(false, &mut arrays)?,
+        _ => return None,
+    };
+    parser.whitespace();
+    (parser.at == parser.bytes.len() && !parser.repeated).then_some(Skimmed { document, arrays })
 }
 
 struct Parser<'t> {
@@ -47,7 +76,20 @@ struct Parser<'t> {
     repeated: bool,
 }
 
-impl Parser<'_> {
+impl<'t> Parser<'t> {
+    fn new(text: &'t str) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            depth: 0,
+            items: Vec::new(),
+            members: Vec::new(),
+            scratch: String::new(),
+            repeated: false,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -147,14 +189,170 @@ impl Parser<'_> {
         Some(Value::Object(map))
     }
 
+    /// At `{` of the root object (or of its `result` when `in_result`): builds every member
+    /// but the tools array.
+    fn skim_object(
+        &mut self,
+        in_result: bool,
+        arrays: &mut Vec<(&'static str, Vec<Element>)>,
+    ) -> Option<Value> {
+        self.depth += 1;
+        self.at += 1;
+        self.whitespace();
+        let mut map = Map::new();
+        if self.eat(b"}").is_none() {
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                let name = self.string()?;
+                self.whitespace();
+                self.eat(b":")?;
+                self.whitespace();
+                let value = match (name.as_str(), self.peek()?, in_result) {
+                    ("tools", b'[', _) => {
+                        let pointer = if in_result { "/result/tools" } else { "/tools" };
+                        arrays.push((pointer, self.unbuilt_array()?));
+                        Value::Array(Vec::new())
+                    }
+                    ("result", b'{', false) => self.skim_object(true, arrays)?,
+                    _ => self.value()?,
+                };
+                self.repeated |= map.insert(name, value).is_some();
+                if !self.more(b'}')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(Value::Object(map))
+    }
+
+    /// At `[`: checks each element and notes where it is written.
+    fn unbuilt_array(&mut self) -> Option<Vec<Element>> {
+        if self.depth == DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        self.at += 1;
+        self.whitespace();
+        let mut elements = Vec::new();
+        if self.eat(b"]").is_none() {
+            loop {
+                let start = self.at;
+                let name = if self.peek()? == b'{' {
+                    self.skip_object_noting_name()?
+                } else {
+                    self.skip_value()?;
+                    None
+                };
+                elements.push(Element {
+                    start,
+                    end: self.at,
+                    name,
+                });
+                if !self.more(b']')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(elements)
+    }
+
+    /// At `{`: checks the object and returns its `name` member when that is a string.
+    fn skip_object_noting_name(&mut self) -> Option<Option<Box<str>>> {
+        if self.depth == DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        self.at += 1;
+        self.whitespace();
+        let mut name = None;
+        if self.eat(b"}").is_none() {
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                let is_name = self.string_equals("name")?;
+                self.whitespace();
+                self.eat(b":")?;
+                self.whitespace();
+                if is_name && self.peek()? == b'"' {
+                    name = Some(self.string()?.into_boxed_str());
+                } else {
+                    self.skip_value()?;
+                }
+                if !self.more(b'}')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(name)
+    }
+
+    /// Checks one value as [`Self::value`] reads it, without building it.
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string_read().map(drop),
+            b'{' => self.skip_object_noting_name().map(drop),
+            b'[' => {
+                if self.depth == DEPTH {
+                    return None;
+                }
+                self.depth += 1;
+                self.at += 1;
+                self.whitespace();
+                if self.eat(b"]").is_none() {
+                    loop {
+                        self.skip_value()?;
+                        if !self.more(b']')? {
+                            break;
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b't' => self.eat(b"true"),
+            b'f' => self.eat(b"false"),
+            b'n' => self.eat(b"null"),
+            b'-' | b'0'..=b'9' => {
+                self.at = self.number_end()?;
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// At `"`: reads a string as [`Self::string`] does without keeping it, and tells whether
+    /// it is `expected`.
+    fn string_equals(&mut self, expected: &str) -> Option<bool> {
+        Some(match self.string_read()? {
+            Some((start, end)) => &self.bytes[start..end] == expected.as_bytes(),
+            None => self.scratch == expected,
+        })
+    }
+
     /// At `"`.
     fn string(&mut self) -> Option<String> {
+        Some(match self.string_read()? {
+            Some((start, end)) => self.text.get(start..end)?.to_owned(),
+            None => self.scratch.clone(),
+        })
+    }
+
+    /// At `"`: moves past the string; `Some(range)` when it is written without escapes (its
+    /// text is that range of the source), `None` when its decoded text is in the scratch text.
+    #[allow(clippy::option_option)]
+    fn string_read(&mut self) -> Option<Option<(usize, usize)>> {
         let start = self.at + 1;
         let mut i = plain_run(self.bytes, start);
         match self.bytes.get(i)? {
             b'"' => {
                 self.at = i + 1;
-                return self.text.get(start..i).map(str::to_owned);
+                return Some(Some((start, i)));
             }
             b'\\' => {}
             _ => return None,
@@ -172,7 +370,7 @@ impl Parser<'_> {
             i = run;
         }
         self.at = i + 1;
-        Some(self.scratch.clone())
+        Some(None)
     }
 
     /// Decodes the escape after the `\` at `i - 1` into the scratch text; returns where it ends.
@@ -221,7 +419,17 @@ impl Parser<'_> {
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, kept as written.
     fn number(&mut self) -> Option<Value> {
         let start = self.at;
-        let mut i = start;
+        let i = self.number_end()?;
+        self.at = i;
+        let text = self.text.get(start..i)?;
+        Some(Value::Number(Number::from_string_unchecked(
+            text.to_owned(),
+        )))
+    }
+
+    /// Where the number at the cursor ends, when it is one.
+    fn number_end(&self) -> Option<usize> {
+        let mut i = self.at;
         if self.bytes.get(i) == Some(&b'-') {
             i += 1;
         }
@@ -248,11 +456,7 @@ impl Parser<'_> {
             }
             i = end;
         }
-        self.at = i;
-        let text = self.text.get(start..i)?;
-        Some(Value::Number(Number::from_string_unchecked(
-            text.to_owned(),
-        )))
+        Some(i)
     }
 }
 

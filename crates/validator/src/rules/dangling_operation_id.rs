@@ -31,7 +31,7 @@ const SUGGEST_LIMIT: usize = 2_000;
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for site in ctx.sites() {
         if site.compensator.is_none() {
-            let suggestion = (ctx.tools.len() <= SUGGEST_LIMIT)
+            let suggestion = (ctx.list.len() <= SUGGEST_LIMIT)
                 .then(|| closest(ctx, &site.compensation.tool))
                 .flatten();
             out.push(dangling(&site, suggestion));
@@ -69,7 +69,7 @@ fn before_images(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             if ctx.tool_named(name).is_some() {
                 continue;
             }
-            let help = match (ctx.tools.len() <= SUGGEST_LIMIT)
+            let help = match (ctx.list.len() <= SUGGEST_LIMIT)
                 .then(|| closest(ctx, name))
                 .flatten()
             {
@@ -91,9 +91,8 @@ fn before_images(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 
 fn closest<'a>(ctx: &'a Context<'_>, missing: &str) -> Option<&'a str> {
     let limit = (missing.chars().count() / 3).clamp(1, 3);
-    ctx.tools
-        .iter()
-        .filter_map(|t| t.name)
+    ctx.list
+        .names()
         .map(|name| (edit_distance(missing, name), name))
         .filter(|(d, _)| *d <= limit)
         .min()

@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
 use crate::context::Context;
@@ -25,14 +23,10 @@ declare_rule! {
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
-    let mut first: HashMap<&str, &str> = HashMap::new();
     for tool in &ctx.tools {
         let Some(name) = tool.name else { continue };
-        match first.get(name) {
-            Some(earlier) => out.push(duplicate(&tool.at("/name"), name, earlier)),
-            None => {
-                first.insert(name, &tool.pointer);
-            }
+        if let Some(first) = ctx.list.first(name).filter(|first| *first != tool.index) {
+            out.push(duplicate(&tool.at("/name"), name, &ctx.list.tool_pointer(first)));
         }
     }
 }

@@ -1,3 +1,4 @@
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use jsonschema::{Draft, Validator};
@@ -47,7 +48,10 @@ declare_rule! {
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
-    let mut constants = Constants::default();
+    let mut constants = Constants {
+        validators: HashMap::new(),
+        patterns: &ctx.list.patterns,
+    };
     for site in ctx.sites() {
         let Some(compensator_schema) = site.compensator_input_schema() else {
             continue;
@@ -207,12 +211,11 @@ fn compare(source: &Resolution, accepts: &Resolution) -> Option<String> {
 /// Constant validation over one document: each subschema compiled once (by address, the
 /// document outlives the check), and one pattern budget ([`PatternBudget`]) for the file. Past
 /// the budget, constants are still type-checked, and their patterns are left unjudged.
-#[derive(Default)]
-struct Constants {
+struct Constants<'l> {
     /// By the address of the subschema: the document is neither moved nor changed while the
     /// rules run, so an address names one subschema for the whole check.
     validators: HashMap<*const Value, Option<(Validator, bool)>>,
-    patterns: PatternBudget,
+    patterns: &'l RefCell<PatternBudget>,
 }
 
 /// The compiled `schema` and whether it has a `pattern`; `None` when it cannot be compiled on
@@ -235,7 +238,7 @@ fn compiled<'v>(
         .as_ref()
 }
 
-impl Constants {
+impl Constants<'_> {
     fn problem(
         &mut self,
         root: &Value,
@@ -260,11 +263,11 @@ impl Constants {
         let draft = draft_of(root);
         for schema in subschemas_at(root, parameter)? {
             let Some((validator, has_pattern)) =
-                compiled(&mut self.validators, &self.patterns, schema, draft)
+                compiled(&mut self.validators, &self.patterns.borrow(), schema, draft)
             else {
                 continue;
             };
-            if *has_pattern && !self.patterns.take() {
+            if *has_pattern && !self.patterns.borrow_mut().take() {
                 continue;
             }
             // A pattern the engine gave up on says nothing about the value.

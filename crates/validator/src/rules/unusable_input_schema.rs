@@ -1,10 +1,8 @@
-use std::collections::BTreeMap;
-
 use mcp_recovery_model::compile_input_schema;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
-use crate::context::{Context, ToolRef};
+use crate::context::{Context, List};
 
 declare_rule! {
     /// ## What it does
@@ -36,46 +34,63 @@ declare_rule! {
     summary: "the compensator's `inputSchema` cannot be compiled (remote `$ref`, unknown `$schema`, malformed keyword), so its compensations are always unavailable",
 }
 
-pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
-    // Compensator (by its pointer, one finding each) → the tools it compensates, in order.
-    let mut users: BTreeMap<&str, (&ToolRef<'_>, Vec<&str>)> = BTreeMap::new();
+/// A compensator as the whole list uses it.
+#[derive(Debug)]
+pub(crate) struct Use {
+    name: Option<String>,
+    pointer: String,
+    /// Why its `inputSchema` cannot be compiled; `None` when it can.
+    why: Option<String>,
+    /// The tools it compensates, in the order they are written.
+    compensated: Vec<String>,
+}
+
+/// Notes every compensator the tools at hand name; what is wrong is reported by [`finish`],
+/// once per compensator, when the whole list has been read.
+pub(crate) fn check(ctx: &Context<'_>, _: &mut Vec<Finding>) {
+    let mut uses = ctx.list.compensators.borrow_mut();
     for site in ctx.sites() {
-        let (Some(compensator), Some(_)) = (site.compensator, site.compensator_input_schema())
+        let (Some(compensator), Some(schema)) = (site.compensator, site.compensator_input_schema())
         else {
             continue;
         };
-        let entry = users
-            .entry(compensator.pointer.as_str())
-            .or_insert_with(|| (compensator, Vec::new()));
-        if !entry.1.contains(&site.typed.name.as_str()) {
-            entry.1.push(site.typed.name.as_str());
-        }
-    }
-    for (compensator, compensated) in users.into_values() {
-        let Some(schema) = compensator.input_schema() else {
-            continue;
-        };
-        if let Err(why) = compile_input_schema(schema) {
-            out.push(unusable(compensator, &compensated, &why));
+        let entry = uses.entry(compensator.index).or_insert_with(|| Use {
+            name: compensator.name.map(str::to_owned),
+            pointer: compensator.at("/inputSchema"),
+            why: compile_input_schema(schema).err(),
+            compensated: Vec::new(),
+        });
+        if !entry.compensated.contains(&site.typed.name) {
+            entry.compensated.push(site.typed.name.clone());
         }
     }
 }
 
-fn unusable(compensator: &ToolRef<'_>, compensated: &[&str], why: &str) -> Finding {
-    let name = compensator.name.unwrap_or_default();
-    let tools = compensated
+/// One finding per compensator whose `inputSchema` cannot be compiled.
+pub(crate) fn finish(list: &List<'_>, out: &mut Vec<Finding>) {
+    for usage in std::mem::take(&mut *list.compensators.borrow_mut()).into_values() {
+        if let Some(why) = &usage.why {
+            out.push(unusable(&usage, why));
+        }
+    }
+}
+
+fn unusable(usage: &Use, why: &str) -> Finding {
+    let name = usage.name.as_deref().unwrap_or_default();
+    let tools = usage
+        .compensated
         .iter()
         .map(|t| format!("'{t}'"))
         .collect::<Vec<_>>()
         .join(", ");
     Finding::new(
         Rule::UnusableInputSchema,
-        compensator.at("/inputSchema"),
+        usage.pointer.clone(),
         format!(
             "the inputSchema of compensating tool '{name}' cannot be compiled, so compensating {tools} is always unavailable: {}",
             excerpt(why, 200)
         ),
     )
-    .tool(compensator.name)
+    .tool(usage.name.as_deref())
     .help("inline remote references (or move them under `$defs`), drop an unknown `$schema`, and fix malformed keywords")
 }
