@@ -12,6 +12,7 @@ use super::identity::{described_identity, identity, same_identity, singular};
 use super::lexicon::{SELECTORS, words};
 use super::offered::Offered;
 use super::reader::result_schema;
+use super::returned::described_result;
 use super::types::{Binding, Reader};
 
 /// The bindings drafted for a pair, and whether any of them rests on an equivalence rather
@@ -22,6 +23,8 @@ pub(crate) struct Bound {
     pub(crate) equivalences: Vec<String>,
     /// Bindings whose values the compensator's enum may not accept.
     pub(crate) narrower: Vec<String>,
+    /// Parameters read from a result the forward tool's description says it returns.
+    pub(crate) described: Vec<String>,
 }
 
 impl Offered {
@@ -175,7 +178,9 @@ pub(crate) fn escape_pointer(token: &str) -> String {
 /// Binds every required parameter of the compensator: from a required result field or
 /// argument of the same name (result first), else from the one field that identifies the same
 /// thing (`sheet` from `new_name` when the forward tool creates a sheet), else from each
-/// element of an array the result holds. Two candidates are never chosen between. For a `copy`
+/// element of an array the result holds. A forward tool without a schema of its result gives the
+/// parameters its description says it returns from its text, through a drafted reader. Two
+/// candidates are never chosen between. For a `copy`
 /// what the compensator acts on comes only from a field naming the copy, and nothing comes from
 /// a field naming the original.
 pub(crate) fn bind(
@@ -191,7 +196,14 @@ pub(crate) fn bind(
             compensator.name
         ));
     }
-    let (output, reader) = result_schema(forward);
+    let (mut output, mut reader) = result_schema(forward);
+    let mut described = Vec::new();
+    if output.is_none()
+        && !copy
+        && let Some((schema, drafted, fields)) = described_result(forward, &needed, &wanted)
+    {
+        (output, reader, described) = (Some(schema), Some(drafted), fields);
+    }
     let (out_required, out_properties) = object_fields(output.as_ref());
     let (in_required, in_properties) = object_fields(Some(&forward.input_schema));
     let offered = Offered {
@@ -224,6 +236,7 @@ pub(crate) fn bind(
         reader: None,
         equivalences: Vec::new(),
         narrower: Vec::new(),
+        described,
     };
     for parameter in &needed {
         let Some(target) = wanted.get(parameter) else {

@@ -53,6 +53,7 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
                             reader: None,
                             equivalences: Vec::new(),
                             narrower: Vec::new(),
+                            described: Vec::new(),
                         },
                         Confidence::Medium,
                         format!("{why}; {learned}"),

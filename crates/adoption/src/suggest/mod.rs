@@ -17,6 +17,7 @@ mod lexicon;
 mod offered;
 mod reader;
 mod recorded;
+mod returned;
 mod types;
 mod unpaired;
 
@@ -27,5 +28,7 @@ pub use types::{Binding, Confidence, Proposal, Reader, Skipped, Suggestion, Sugg
 
 #[cfg(test)]
 mod naming_tests;
+#[cfg(test)]
+mod returned_tests;
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::tests::{by_tool, input, sheet_deleted_by_new_name, tools};
 use super::*;
 
-fn object(properties: Value, required: Value) -> Value {
+pub(super) fn object(properties: Value, required: Value) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 

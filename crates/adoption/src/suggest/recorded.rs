@@ -192,7 +192,7 @@ pub(crate) fn confirm(
     confidence: Confidence,
     why: String,
 ) -> Result<(Bound, Confidence, String), String> {
-    let confidence = if bound.equivalences.is_empty() {
+    let confidence = if bound.equivalences.is_empty() && bound.described.is_empty() {
         confidence
     } else {
         Confidence::Medium
@@ -202,6 +202,13 @@ pub(crate) fn confirm(
         reason = format!(
             "{reason}; {} (they name the same thing)",
             bound.equivalences.join(", ")
+        );
+    }
+    if !bound.described.is_empty() {
+        let names: Vec<String> = bound.described.iter().map(|p| format!("'{p}'")).collect();
+        reason = format!(
+            "{reason}; {} read from the JSON text of the result, which the description says returns it (a text without it leaves the compensation unavailable)",
+            names.join(", ")
         );
     }
     if !bound.narrower.is_empty() {
