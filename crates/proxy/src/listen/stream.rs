@@ -1,5 +1,5 @@
 //! The stream writer: a POST's answers or a GET's messages as server-sent events, written and
-//! flushed one by one, resumable with `Last-Event-ID`.
+//! flushed one by one (the head with the first), resumable with `Last-Event-ID`.
 
 use std::collections::{HashSet, VecDeque};
 use std::io::Write;
