@@ -168,11 +168,17 @@ fn build_floor(root: &Path) -> Result<PathBuf, String> {
 
 /// `cargo xtask bench`.
 pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
-    if args == ["proxy"] {
+    if args.first() == Some(&"proxy") {
         // The measured binaries are built optimized whatever this one is; the client loop here
-        // costs both sides of the comparison alike.
+        // costs both sides of the comparison alike. `--cli PATH` measures a CLI built before
+        // (two builds compared in turns under the same conditions).
+        let cli = match &args[1..] {
+            [] => None,
+            ["--cli", path] => Some(Path::new(path)),
+            _ => return Err("usage: cargo xtask bench proxy [--cli PATH]".into()),
+        };
         let mut targets = Targets::default();
-        crate::proxy_bench::run(root, &mut targets)?;
+        crate::proxy_bench::run(root, cli, &mut targets)?;
         return targets.report();
     }
     if cfg!(debug_assertions) {
@@ -235,7 +241,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
     minified_findings()?;
     plan_figures(root)?;
-    crate::proxy_bench::run(root, &mut targets)?;
+    crate::proxy_bench::run(root, None, &mut targets)?;
     targets.report()
 }
 

@@ -43,7 +43,8 @@ tasks:
   bench small [--corpus DIR]
                       one 20-tool file linted by a fresh process against the floor's
   bench plan          the plan figures alone
-  bench proxy         the proxy figures alone
+  bench proxy [--cli PATH]
+                      the proxy figures alone (of a CLI built before, with --cli)
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers

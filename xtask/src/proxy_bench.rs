@@ -369,9 +369,13 @@ fn concurrent_figures(cli: &Path, tmp: &Path, targets: &mut Targets) -> Result<(
     Ok(())
 }
 
-/// Builds the optimized CLI and runs every mode; prints Markdown tables.
-pub fn run(root: &Path, targets: &mut Targets) -> Result<(), String> {
-    let cli = build_binary_with(root, "mcp-recovery", "mcp-recovery", true)?;
+/// Builds the optimized CLI (or takes `cli`, built before) and runs every mode; prints Markdown
+/// tables.
+pub fn run(root: &Path, cli: Option<&Path>, targets: &mut Targets) -> Result<(), String> {
+    let cli = match cli {
+        Some(cli) => cli.to_path_buf(),
+        None => build_binary_with(root, "mcp-recovery", "mcp-recovery", true)?,
+    };
     let tmp_dir = crate::workspace::temp_dir("mcp-recovery-proxy-bench")?;
     let tmp = tmp_dir.path();
     let cli_text = cli.display().to_string();

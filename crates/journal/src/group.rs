@@ -4,10 +4,15 @@
 //! running starts one that covers every record written so far; the others wait for it, and those
 //! whose records came during it are covered by the next one. One `fsync` thus serves every
 //! record that arrived while the previous one ran.
+//!
+//! Waiters sleep parked, each woken only when it has something to do: when a sync covered its
+//! record, or (the earliest one left) when it is to start the next sync. A condition variable
+//! woken for all would wake every waiter after every sync, most of them to sleep again.
 
 use std::fs::File;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::Thread;
 
 use crate::error::JournalError;
 
@@ -18,7 +23,6 @@ pub(crate) struct Group {
     file: File,
     path: String,
     state: Mutex<State>,
-    synced: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -32,6 +36,8 @@ struct State {
     /// The error of a failed sync: after it, nothing written is known to be durable, so every
     /// later wait fails too.
     failed: Option<(io::ErrorKind, String)>,
+    /// The threads waiting while a sync runs, with the append each waits for.
+    waiters: Vec<(u64, Thread)>,
 }
 
 impl Group {
@@ -40,7 +46,6 @@ impl Group {
             file,
             path,
             state: Mutex::new(State::default()),
-            synced: Condvar::new(),
         })
     }
 
@@ -58,6 +63,7 @@ impl Group {
 
     /// Returns once append `number` is on disk (syncing it when no sync is running).
     fn wait(&self, number: u64) -> Result<(), JournalError> {
+        let me = std::thread::current();
         let mut state = self.lock();
         loop {
             if let Some((kind, message)) = &state.failed {
@@ -70,10 +76,13 @@ impl Group {
                 return Ok(());
             }
             if state.syncing {
-                state = self
-                    .synced
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
+                state.waiters.push((number, me.clone()));
+                drop(state);
+                // Woken by the sync that covers the append, or to start the next one; a wake
+                // for any other reason only checks again.
+                std::thread::park();
+                state = self.lock();
+                state.waiters.retain(|(_, waiter)| waiter.id() != me.id());
                 continue;
             }
             // Every append counted so far has been written: this sync covers them all.
@@ -87,8 +96,24 @@ impl Group {
                 Ok(()) => state.durable = state.durable.max(covers),
                 Err(error) => state.failed = Some((error.kind(), error.to_string())),
             }
-            self.synced.notify_all();
+            wake(&mut state);
         }
+    }
+}
+
+/// After a sync: wakes the waiters it made durable (every one when it failed), and the earliest
+/// waiter left, which starts the next sync.
+fn wake(state: &mut State) {
+    let (durable, failed) = (state.durable, state.failed.is_some());
+    state.waiters.retain(|(number, waiter)| {
+        let done = failed || *number <= durable;
+        if done {
+            waiter.unpark();
+        }
+        !done
+    });
+    if let Some((_, next)) = state.waiters.iter().min_by_key(|(number, _)| *number) {
+        next.unpark();
     }
 }
 

@@ -74,6 +74,8 @@ pub(super) const BACKLOG: usize = 1024;
 pub(super) const STREAM_BUFFER: usize = 256;
 /// How often an open stream sends a comment, so a client that went away is noticed.
 pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Longest a stream's head waits for its first event, so that both leave in one write.
+pub(super) const HEAD_HOLD: Duration = Duration::from_millis(50);
 
 /// The key of the session shared by clients without `Mcp-Session-Id` (never a real id, which
 /// is 32 hex digits).

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::config::Limits;
+use super::workers::Workers;
 
 /// Connections answered 503 at once; beyond it an excess connection is closed unanswered.
 const REFUSERS: usize = 4;
@@ -59,6 +60,7 @@ pub(crate) fn run(public: &TcpListener, internal: &Path, limits: Limits) {
     let open = Arc::new(AtomicUsize::new(0));
     let refusing = Arc::new(AtomicUsize::new(0));
     let max = limits.max_connections.max(1);
+    let workers = Arc::new(Workers::new());
     for stream in public.incoming() {
         let Ok(stream) = stream else {
             continue;
@@ -66,7 +68,8 @@ pub(crate) fn run(public: &TcpListener, internal: &Path, limits: Limits) {
         match Slot::take(&open, max) {
             Some(slot) => {
                 let internal = internal.to_path_buf();
-                std::thread::spawn(move || relay(stream, &internal, limits.io_timeout, slot));
+                let threads = Arc::clone(&workers);
+                workers.run(move || relay(stream, &internal, limits.io_timeout, slot, &threads));
             }
             None => {
                 // Answered by a bounded few; past them the connection is simply closed.
@@ -305,7 +308,7 @@ fn lock(traffic: &Mutex<Traffic>) -> std::sync::MutexGuard<'_, Traffic> {
 
 /// Relays one admitted connection until either side closes; the slot is held until both
 /// directions are done.
-fn relay(client: TcpStream, internal: &Path, io_timeout: Duration, slot: Slot) {
+fn relay(client: TcpStream, internal: &Path, io_timeout: Duration, slot: Slot, workers: &Workers) {
     let Ok(server) = UnixStream::connect(internal) else {
         return;
     };
@@ -314,6 +317,8 @@ fn relay(client: TcpStream, internal: &Path, io_timeout: Duration, slot: Slot) {
     };
     let _ = client.set_read_timeout(Some(io_timeout));
     let _ = client.set_write_timeout(Some(io_timeout));
+    // An answer is written whole as soon as it is complete: nothing to gain from holding it back.
+    let _ = client.set_nodelay(true);
     let traffic = Arc::new(Mutex::new(Traffic {
         awaiting: false,
         last_answer: Instant::now(),
@@ -321,7 +326,7 @@ fn relay(client: TcpStream, internal: &Path, io_timeout: Duration, slot: Slot) {
     let answers = Arc::clone(&traffic);
     let slot = Arc::new(slot);
     let held = Arc::clone(&slot);
-    std::thread::spawn(move || {
+    workers.run(move || {
         answers_to_client(server_in, client_out, &answers);
         drop(held);
     });
@@ -345,6 +350,8 @@ fn requests_to_server(
     // When the request under way must be in whole: one deadline per request, so a client
     // trickling bytes cannot hold its place longer than a stalled one.
     let mut deadline: Option<Instant> = None;
+    // The read timeout last set (set again only when it changes: one system call less a read).
+    let mut timeout = Some(io_timeout);
     loop {
         let wait = deadline.map_or(io_timeout, |at| {
             at.saturating_duration_since(Instant::now()).min(io_timeout)
@@ -352,7 +359,10 @@ fn requests_to_server(
         if wait.is_zero() {
             return close(&client, &server);
         }
-        let _ = client.set_read_timeout(Some(wait));
+        if timeout != Some(wait) {
+            let _ = client.set_read_timeout(Some(wait));
+            timeout = Some(wait);
+        }
         match client.read(&mut buffer) {
             Ok(0) => {
                 let _ = server.shutdown(Shutdown::Write);

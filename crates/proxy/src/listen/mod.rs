@@ -24,6 +24,8 @@ mod http;
 mod registry;
 mod routing;
 mod stream;
+#[cfg(unix)]
+mod workers;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! The stream writer: a POST's answers or a GET's messages as server-sent events, written and
-//! flushed one by one, resumable with `Last-Event-ID`.
+//! flushed one by one (the head with the first), resumable with `Last-Event-ID`.
 
 use std::collections::{HashSet, VecDeque};
 use std::io::Write;
@@ -12,13 +12,17 @@ use tiny_http::Request;
 
 use crate::wire::{id_key, is_response};
 
-use super::config::{KEEP_ALIVE, PARKED_STREAMS, PRIMING_REVISION, RETRY_MS, STREAM_BUFFER};
+use super::config::{
+    HEAD_HOLD, KEEP_ALIVE, PARKED_STREAMS, PRIMING_REVISION, RETRY_MS, STREAM_BUFFER,
+};
 use super::downstream::Downstream;
 use super::http::{header, lock};
 
 /// Answers `request` with `body` as a `text/event-stream`, each event sent (and flushed) as it
-/// is written, the head at once: the HTTP server's own writer would hold events back until 8 KiB
-/// had gathered, so an answer the client must give mid-call would never be asked for in time.
+/// is written: the HTTP server's own writer would hold events back until 8 KiB had gathered,
+/// so an answer the client must give mid-call would never be asked for in time. The head (and
+/// the priming event) wait at most [`HEAD_HOLD`] for the first message, and the last event
+/// carries the end of the body, so a call answered quickly costs one write, not four.
 pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
     // Priming events go to clients of the revisions that define them.
     let prime = header(&request, "MCP-Protocol-Version")
@@ -45,35 +49,46 @@ pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&
         head.push_str("Connection: close\r\n");
     }
     head.push_str("\r\n");
-    let send = |writer: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
+    let frame = |out: &mut Vec<u8>, bytes: &[u8]| {
         if chunked {
-            write!(writer, "{:x}\r\n", bytes.len())?;
-            writer.write_all(bytes)?;
-            writer.write_all(b"\r\n")?;
+            out.extend_from_slice(format!("{:x}\r\n", bytes.len()).as_bytes());
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(b"\r\n");
         } else {
-            writer.write_all(bytes)?;
+            out.extend_from_slice(bytes);
         }
-        writer.flush()
     };
-    if writer
-        .write_all(head.as_bytes())
-        .and_then(|()| writer.flush())
-        .is_err()
-    {
-        return;
+    // What the next write sends: the head first.
+    let mut out = head.into_bytes();
+    if prime {
+        frame(&mut out, &body.priming());
     }
-    if prime && send(&mut *writer, &body.priming()).is_err() {
-        return;
-    }
-    while let Some(event) = body.next_event() {
+    let mut hold = Some(HEAD_HOLD);
+    while !body.finished() {
+        match body.next_message_within(hold.take().unwrap_or(KEEP_ALIVE)) {
+            None => break,
+            Some(Ok(text)) => frame(&mut out, &body.event(&text)),
+            Some(Err(())) if out.is_empty() => frame(&mut out, b": keep-alive\n\n"),
+            // The hold is over: the head leaves without an event.
+            Some(Err(())) => {}
+        }
+        if body.finished() {
+            break;
+        }
         // A client that went away ends the stream.
-        if send(&mut *writer, &event).is_err() {
+        if writer
+            .write_all(&out)
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
             return;
         }
+        out.clear();
     }
     if chunked {
-        let _ = writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush());
+        out.extend_from_slice(b"0\r\n\r\n");
     }
+    let _ = writer.write_all(&out).and_then(|()| writer.flush());
 }
 
 /// A response body that streams a session's messages as server-sent events.
@@ -152,8 +167,15 @@ impl Stream {
         })
     }
 
-    /// The next message, or `None` when the stream is over.
-    pub(super) fn next_message(&mut self) -> Option<Result<String, ()>> {
+    /// Whether the stream has nothing more to send: no event to send again and every request
+    /// it carries answered.
+    pub(super) fn finished(&self) -> bool {
+        self.replay.is_empty() && self.remaining.as_ref().is_some_and(HashSet::is_empty)
+    }
+
+    /// The next message (`Err` when none came within `wait`), or `None` when the stream is
+    /// over.
+    pub(super) fn next_message_within(&mut self, wait: Duration) -> Option<Result<String, ()>> {
         if let Some(text) = self.replay.pop_front() {
             self.answered(&text);
             return Some(Ok(text));
@@ -167,7 +189,7 @@ impl Stream {
         }
         match self
             .receiver
-            .recv_timeout((self.patience - waited).min(KEEP_ALIVE))
+            .recv_timeout((self.patience - waited).min(wait))
         {
             Ok(text) => {
                 self.last = Instant::now();
@@ -193,7 +215,7 @@ impl Stream {
     /// Waits for every answer (for a client that accepts only JSON).
     pub(super) fn collect(mut self) -> Vec<Value> {
         let mut answers = Vec::new();
-        while let Some(next) = self.next_message() {
+        while let Some(next) = self.next_message_within(KEEP_ALIVE) {
             if let Ok(text) = next
                 && let Ok(value) = mcp_recovery_model::json::from_str(&text)
             {
@@ -205,21 +227,14 @@ impl Stream {
 }
 
 impl Stream {
-    /// The next event's bytes (a keep-alive comment when none came in time), or `None` when the
-    /// stream is over.
-    pub(super) fn next_event(&mut self) -> Option<Vec<u8>> {
-        match self.next_message()? {
-            Ok(text) => {
-                let stream = self.number.unwrap_or(0);
-                let event = self.downstream.sent(stream, &text);
-                let mut event =
-                    format!("id: {stream}-{event}\nevent: message\ndata: ").into_bytes();
-                event.extend_from_slice(text.as_bytes());
-                event.extend_from_slice(b"\n\n");
-                Some(event)
-            }
-            Err(()) => Some(b": keep-alive\n\n".to_vec()),
-        }
+    /// The event that sends `text`, numbered.
+    pub(super) fn event(&self, text: &str) -> Vec<u8> {
+        let stream = self.number.unwrap_or(0);
+        let event = self.downstream.sent(stream, text);
+        let mut bytes = format!("id: {stream}-{event}\nevent: message\ndata: ").into_bytes();
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.extend_from_slice(b"\n\n");
+        bytes
     }
 
     /// The priming event: an id for the stream's start and the reconnection time.
