@@ -20,7 +20,7 @@
 
 mod direct;
 
-pub(crate) use direct::{Element, Skimmed};
+pub(crate) use direct::{Element, skim};
 
 use std::cell::Cell;
 
@@ -48,12 +48,6 @@ pub fn from_str_noting_repeats(text: &str) -> Result<(Value, bool), serde_json::
         Some(parsed) => Ok(parsed),
         None => read(serde_json::Deserializer::from_str(text), text.as_bytes()),
     }
-}
-
-/// Reads `text` leaving its tools arrays unbuilt (see [`crate::ToolList`]); `None` when the
-/// text is not one JSON value, repeats a member name, or is read only by serde_json's parser.
-pub(crate) fn skim(text: &str) -> Option<Skimmed> {
-    direct::skim(text)
 }
 
 /// Parses strict JSON bytes (UTF-8), keeping every number's text.

@@ -163,7 +163,7 @@ pub(crate) struct List<'a> {
     /// One budget for the patterns the rules evaluate in the file.
     pub patterns: RefCell<PatternBudget>,
     /// Compensators by index, with what R119 reports of them once the whole list is read.
-    pub compensators: RefCell<BTreeMap<usize, crate::rules::unusable_input_schema::Use>>,
+    pub compensators: RefCell<BTreeMap<usize, CompensatorUse>>,
 }
 
 impl<'a> List<'a> {
@@ -202,6 +202,17 @@ impl<'a> List<'a> {
     pub(crate) fn tool_pointer(&self, index: usize) -> String {
         format!("{}/{index}", self.pointer)
     }
+}
+
+/// A compensator as the whole list uses it.
+#[derive(Debug)]
+pub(crate) struct CompensatorUse {
+    pub name: Option<String>,
+    pub pointer: String,
+    /// Why its `inputSchema` cannot be compiled; `None` when it can.
+    pub why: Option<String>,
+    /// The tools it compensates, in the order they are written.
+    pub compensated: Vec<String>,
 }
 
 /// What the semantic rules see: the tools they report on (consecutive entries of the list), the

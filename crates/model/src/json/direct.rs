@@ -46,7 +46,7 @@ pub(crate) struct Element {
 /// (the root array, `/tools`, `/result/tools`) are checked and measured without being built.
 /// `None` whenever [`parse`] would answer `None` for the text, or some object repeats a member
 /// name, or the root is no container.
-pub(super) fn skim(text: &str) -> Option<Skimmed> {
+pub(crate) fn skim(text: &str) -> Option<Skimmed> {
     let mut parser = Parser::new(text);
     let mut arrays = Vec::new();
     parser.whitespace();
@@ -169,13 +169,7 @@ impl<'t> Parser<'t> {
         }
         let base = self.members.len();
         loop {
-            if self.peek()? != b'"' {
-                return None;
-            }
-            let name = self.string()?;
-            self.whitespace();
-            self.eat(b":")?;
-            self.whitespace();
+            let name = self.member_name()?;
             let value = self.value()?;
             self.members.push((name, value));
             if !self.more(b'}')? {
@@ -202,13 +196,7 @@ impl<'t> Parser<'t> {
         let mut map = Map::new();
         if self.eat(b"}").is_none() {
             loop {
-                if self.peek()? != b'"' {
-                    return None;
-                }
-                let name = self.string()?;
-                self.whitespace();
-                self.eat(b":")?;
-                self.whitespace();
+                let name = self.member_name()?;
                 let value = match (name.as_str(), self.peek()?, in_result) {
                     ("tools", b'[', _) => {
                         let pointer = if in_result { "/result/tools" } else { "/tools" };
@@ -333,6 +321,18 @@ impl<'t> Parser<'t> {
             Some((start, end)) => &self.bytes[start..end] == expected.as_bytes(),
             None => self.scratch == expected,
         })
+    }
+
+    /// A member's name and the `:` after it.
+    fn member_name(&mut self) -> Option<String> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let name = self.string()?;
+        self.whitespace();
+        self.eat(b":")?;
+        self.whitespace();
+        Some(name)
     }
 
     /// At `"`.

@@ -2,7 +2,7 @@ use mcp_recovery_model::compile_input_schema;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, excerpt};
-use crate::context::{Context, List};
+use crate::context::{CompensatorUse, Context, List};
 
 declare_rule! {
     /// ## What it does
@@ -34,17 +34,6 @@ declare_rule! {
     summary: "the compensator's `inputSchema` cannot be compiled (remote `$ref`, unknown `$schema`, malformed keyword), so its compensations are always unavailable",
 }
 
-/// A compensator as the whole list uses it.
-#[derive(Debug)]
-pub(crate) struct Use {
-    name: Option<String>,
-    pointer: String,
-    /// Why its `inputSchema` cannot be compiled; `None` when it can.
-    why: Option<String>,
-    /// The tools it compensates, in the order they are written.
-    compensated: Vec<String>,
-}
-
 /// Notes every compensator the tools at hand name; what is wrong is reported by [`finish`],
 /// once per compensator, when the whole list has been read.
 pub(crate) fn check(ctx: &Context<'_>, _: &mut Vec<Finding>) {
@@ -54,7 +43,7 @@ pub(crate) fn check(ctx: &Context<'_>, _: &mut Vec<Finding>) {
         else {
             continue;
         };
-        let entry = uses.entry(compensator.index).or_insert_with(|| Use {
+        let entry = uses.entry(compensator.index).or_insert_with(|| CompensatorUse {
             name: compensator.name.map(str::to_owned),
             pointer: compensator.at("/inputSchema"),
             why: compile_input_schema(schema).err(),
@@ -75,7 +64,7 @@ pub(crate) fn finish(list: &List<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-fn unusable(usage: &Use, why: &str) -> Finding {
+fn unusable(usage: &CompensatorUse, why: &str) -> Finding {
     let name = usage.name.as_deref().unwrap_or_default();
     let tools = usage
         .compensated
