@@ -21,8 +21,7 @@ use crate::corpus::{CorpusConfig, generate};
 use crate::live::build_binary_with;
 use crate::targets::Targets;
 
-const USAGE: &str =
-    "usage: cargo xtask bench [small] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
+const USAGE: &str = "usage: cargo xtask bench [small|large] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
 
 /// The musts of the bench: a figure above its limit fails `cargo xtask bench`.
 const LINT_LIMIT: f64 = 1.0;
@@ -168,19 +167,6 @@ fn build_floor(root: &Path) -> Result<PathBuf, String> {
 
 /// `cargo xtask bench`.
 pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
-    if args.first() == Some(&"proxy") {
-        // The measured binaries are built optimized whatever this one is; the client loop here
-        // costs both sides of the comparison alike. `--cli PATH` measures a CLI built before
-        // (two builds compared in turns under the same conditions).
-        let cli = match &args[1..] {
-            [] => None,
-            ["--cli", path] => Some(Path::new(path)),
-            _ => return Err("usage: cargo xtask bench proxy [--cli PATH]".into()),
-        };
-        let mut targets = Targets::default();
-        crate::proxy_bench::run(root, cli, &mut targets)?;
-        return targets.report();
-    }
     if cfg!(debug_assertions) {
         // Timing an unoptimized build measures the wrong thing: rerun optimized.
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
@@ -203,12 +189,25 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
             Err(format!("optimized bench failed: {status}"))
         };
     }
+    if args.first() == Some(&"proxy") {
+        // The clients run in this (optimized) process, sharing the two cores with the proxy and
+        // the server. `--cli PATH` measures a CLI built before (two builds compared in turns
+        // under the same conditions).
+        let cli = match &args[1..] {
+            [] => None,
+            ["--cli", path] => Some(Path::new(path)),
+            _ => return Err("usage: cargo xtask bench proxy [--cli PATH]".into()),
+        };
+        let mut targets = Targets::default();
+        crate::proxy_bench::run(root, cli, &mut targets)?;
+        return targets.report();
+    }
     if args == ["plan"] {
         return plan_figures(root);
     }
-    let (small, args) = match args {
-        ["small", rest @ ..] => (true, rest),
-        _ => (false, args),
+    let (only, args) = match args {
+        [only @ ("small" | "large"), rest @ ..] => (Some(*only), rest),
+        _ => (None, args),
     };
     let mut corpus = root.join("target/bench-corpus");
     let mut runs = 5usize;
@@ -230,7 +229,11 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut targets = Targets::default();
 
-    if small {
+    if only == Some("large") {
+        large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
+        return targets.report();
+    }
+    if only == Some("small") {
         let files = collect_files(&[corpus.clone()]).map_err(|e| e.to_string())?;
         let (_, _, twenty) = survey(&files);
         let file = twenty.ok_or("the corpus has no file of 20 tools")?;

@@ -1570,3 +1570,113 @@ fn trickling_clients_hold_their_places_only_until_the_request_deadline() {
         assert!(cut < Duration::from_secs(15), "cut after {cut:?}");
     }
 }
+
+/// Sends one POST on `stream` and reads its whole answer: the head (lower-cased) and the body,
+/// unchunked.
+fn exchange(
+    stream: &mut TcpStream,
+    session: Option<&str>,
+    accept: &str,
+    body: &Value,
+) -> (String, String) {
+    let address = stream.peer_addr().unwrap();
+    let body = body.to_string();
+    let session = session.map_or_else(String::new, |id| format!("Mcp-Session-Id: {id}\r\n"));
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: {accept}\r\n{session}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "closed after {head:?}"
+        );
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line.to_ascii_lowercase());
+    }
+    let mut text = Vec::new();
+    if let Some(length) = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+    {
+        text.resize(length.trim().parse().unwrap(), 0);
+        reader.read_exact(&mut text).unwrap();
+    } else if head.contains("transfer-encoding: chunked") {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).unwrap();
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).unwrap();
+            if size == 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..size]);
+        }
+    }
+    // Whatever the reader holds beyond the answer would belong to the next one: there is none.
+    assert!(reader.buffer().is_empty(), "bytes after the answer");
+    (head, String::from_utf8(text).unwrap())
+}
+
+/// A call answered at once comes back as plain JSON, and the connection carries the next
+/// request; a client that accepts only event streams, or a call that sends events before its
+/// answer, gets a stream as before.
+#[test]
+fn quick_answers_are_json_on_a_connection_kept_open() {
+    let (dir, _log, _journal, _server, upstream) = behind_demo();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let both = "application/json, text/event-stream";
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": initialize_params()});
+    let (head, body) = exchange(&mut stream, None, both, &initialize);
+    assert!(head.contains("content-type: application/json"), "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 1, "{answer}");
+    let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = exchange(&mut stream, Some(&session), both, &notified);
+    assert!(head.starts_with("http/1.1 202"), "{head}");
+    for id in 2..5 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "get_state", "arguments": {}}});
+        let (head, body) = exchange(&mut stream, Some(&session), both, &call);
+        assert!(head.contains("content-type: application/json"), "{head}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert!(
+            answer["result"]["structuredContent"].is_object(),
+            "{answer}"
+        );
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "get_state", "arguments": {}}});
+    let (head, body) = exchange(&mut stream, Some(&session), "text/event-stream", &call);
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(body.contains("\"id\":9"), "{body}");
+
+    // Events before the answer keep the stream.
+    let upstream = mid_call_server();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let seen = call_stream(&client, 7, "slow");
+    assert_eq!(seen.len(), 3, "{seen:?}");
+}

@@ -129,8 +129,9 @@ impl Hub {
             .filter(|m| is_request(m))
             .filter_map(id_key)
             .collect();
-        let wants_stream = header(&request, "Accept")
-            .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
+        let accept = header(&request, "Accept").map(|accept| accept.to_ascii_lowercase());
+        let accepts = |kind: &str| accept.as_ref().is_some_and(|accept| accept.contains(kind));
+        let wants_stream = accepts("text/event-stream");
         let (sender, receiver) = sync_channel(STREAM_BUFFER);
         let stream = if ids.is_empty() {
             None
@@ -168,7 +169,8 @@ impl Hub {
             last: Instant::now(),
         };
         if wants_stream {
-            return event_stream(request, body, created.as_deref());
+            let json = accepts("application/json");
+            return event_stream(request, body, created.as_deref(), json);
         }
         let answers = body.collect();
         let value = match <[Value; 1]>::try_from(answers) {
@@ -189,7 +191,7 @@ impl Hub {
         };
         if let Some(last) = header(&request, "Last-Event-ID") {
             return match Stream::resume(&downstream, &last, self.patience()) {
-                Some(body) => event_stream(request, body, None),
+                Some(body) => event_stream(request, body, None, false),
                 None => answer(
                     request,
                     plain(404, "no stream of this session has that Last-Event-ID"),
@@ -221,7 +223,7 @@ impl Hub {
             patience: Duration::MAX,
             last: Instant::now(),
         };
-        event_stream(request, body, None);
+        event_stream(request, body, None, false);
     }
 
     pub(super) fn delete(&self, request: Request, session: Option<String>) {

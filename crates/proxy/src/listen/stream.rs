@@ -22,8 +22,11 @@ use super::http::{header, lock};
 /// is written: the HTTP server's own writer would hold events back until 8 KiB had gathered,
 /// so an answer the client must give mid-call would never be asked for in time. The head (and
 /// the priming event) wait at most [`HEAD_HOLD`] for the first message, and the last event
-/// carries the end of the body, so a call answered quickly costs one write, not four.
-pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&str>) {
+/// carries the end of the body, so a call answered quickly costs one write, not four. When
+/// `json` (the client accepts `application/json` too) and that first message is the stream's
+/// last, it is answered as plain JSON instead: there is nothing to resume, and a client that
+/// reads the body to its end can send its next request on the same connection.
+pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&str>, json: bool) {
     // Priming events go to clients of the revisions that define them.
     let prime = header(&request, "MCP-Protocol-Version")
         .is_some_and(|version| version.trim() >= PRIMING_REVISION);
@@ -34,6 +37,28 @@ pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&
     // HTTP/1.0 has no chunks: the body ends when the connection does.
     let chunked = version >= tiny_http::HTTPVersion(1, 1);
     let mut writer = request.into_writer();
+    let mut next = body.next_message_within(HEAD_HOLD);
+    if json
+        && body.finished()
+        && let Some(Ok(text)) = &next
+    {
+        let mut out = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            text.len()
+        );
+        if let Some(id) = session {
+            out.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+        }
+        if close {
+            out.push_str("Connection: close\r\n");
+        }
+        out.push_str("\r\n");
+        out.push_str(text);
+        let _ = writer
+            .write_all(out.as_bytes())
+            .and_then(|()| writer.flush());
+        return;
+    }
     let mut head = String::from(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n",
     );
@@ -63,9 +88,8 @@ pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&
     if prime {
         frame(&mut out, &body.priming());
     }
-    let mut hold = Some(HEAD_HOLD);
-    while !body.finished() {
-        match body.next_message_within(hold.take().unwrap_or(KEEP_ALIVE)) {
+    loop {
+        match next {
             None => break,
             Some(Ok(text)) => frame(&mut out, &body.event(&text)),
             Some(Err(())) if out.is_empty() => frame(&mut out, b": keep-alive\n\n"),
@@ -84,6 +108,7 @@ pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&
             return;
         }
         out.clear();
+        next = body.next_message_within(KEEP_ALIVE);
     }
     if chunked {
         out.extend_from_slice(b"0\r\n\r\n");
