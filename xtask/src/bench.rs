@@ -21,7 +21,7 @@ use crate::corpus::{CorpusConfig, generate};
 use crate::live::build_binary_with;
 use crate::targets::Targets;
 
-const USAGE: &str = "usage: cargo xtask bench [small|large] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
+const USAGE: &str = "usage: cargo xtask bench [corpus|small|large] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
 
 /// The musts of the bench: a figure above its limit fails `cargo xtask bench`.
 const LINT_LIMIT: f64 = 1.0;
@@ -206,7 +206,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         return plan_figures(root);
     }
     let (only, args) = match args {
-        [only @ ("small" | "large"), rest @ ..] => (Some(*only), rest),
+        [only @ ("corpus" | "small" | "large"), rest @ ..] => (Some(*only), rest),
         _ => (None, args),
     };
     let mut corpus = root.join("target/bench-corpus");
@@ -241,6 +241,9 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         return targets.report();
     }
     corpus_figures(&exe, &floor, &cli, &corpus, runs, &mut targets)?;
+    if only == Some("corpus") {
+        return targets.report();
+    }
     large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
     minified_findings()?;
     plan_figures(root)?;

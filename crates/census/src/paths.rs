@@ -39,6 +39,9 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
     Ok(files)
 }
 
+/// Files a worker examines before it hands their results on.
+pub(crate) const BATCH: usize = 16;
+
 /// Runs a census over files and directories (walked for `*.json`, one file per server).
 ///
 /// Up to [`CensusOptions::threads`] workers each read, parse and lint one file at a time and send
@@ -62,25 +65,36 @@ pub fn census_paths_observed(
     // The workers borrow the linter while this thread merges into the builder.
     let linter = builder.linter.take();
     let policy = options.read;
-    let (sender, receiver) = mpsc::sync_channel::<FileCensus>(2 * threads);
+    let (sender, receiver) = mpsc::sync_channel::<Vec<FileCensus>>(2 * threads);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let sender = sender.clone();
             let (files, next, linter) = (&files, &next, linter.as_ref());
             scope.spawn(move || {
+                // Results go a batch at a time (they are counters, not documents), so the
+                // merging thread is woken once a batch rather than once a file.
+                let mut batch = Vec::with_capacity(BATCH);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = files.get(i) else { break };
-                    if sender.send(read_and_examine(path, linter, policy)).is_err() {
-                        break;
+                    batch.push(read_and_examine(path, linter, policy));
+                    if batch.len() == BATCH
+                        && sender
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_err()
+                    {
+                        return;
                     }
                 }
+                let _ = sender.send(batch);
             });
         }
         drop(sender);
-        for (done, file) in receiver.into_iter().enumerate() {
+        let mut done = 0;
+        for file in receiver.into_iter().flatten() {
             builder.add_file(file);
-            observe(done + 1, files.len());
+            done += 1;
+            observe(done, files.len());
         }
     });
     builder.linter = linter;

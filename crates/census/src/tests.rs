@@ -411,6 +411,36 @@ fn census_paths_walks_json_files_and_matches_the_builder() {
     assert_eq!(c.files.not_tools_lists, 1);
 }
 
+/// More files than the workers hand on at once, and a last batch that is not full: every file
+/// is counted once, whatever the number of workers, and the observer sees each count once.
+#[test]
+fn files_handed_on_in_batches_are_each_counted_once() {
+    let dir = TempDir::new("batches");
+    let files = 3 * super::paths::BATCH + 5;
+    for i in 0..files {
+        let hint = json!({"readOnlyHint": i % 3 == 0});
+        let doc = rpc(vec![tool(&format!("t{i}"), hint), bare("u")]);
+        std::fs::write(dir.0.join(format!("s{i:03}.json")), doc.to_string()).unwrap();
+    }
+    let mut censuses = Vec::new();
+    for threads in [1, 2, 3] {
+        let options = CensusOptions {
+            threads,
+            ..CensusOptions::default()
+        };
+        let mut seen = Vec::new();
+        let c = census_paths_observed(std::slice::from_ref(&dir.0), &options, |done, total| {
+            seen.push((done, total));
+        })
+        .unwrap();
+        assert_eq!(c.servers, files as u64);
+        assert_eq!(c.tools, 2 * files as u64);
+        assert_eq!(seen, (0..=files).map(|d| (d, files)).collect::<Vec<_>>());
+        censuses.push(c);
+    }
+    assert!(censuses.windows(2).all(|w| w[0] == w[1]));
+}
+
 #[test]
 fn oversized_files_are_listed_not_read() {
     let dir = TempDir::new("large");
