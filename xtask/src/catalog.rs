@@ -52,6 +52,9 @@ struct Case {
     workflow: Vec<Call>,
     /// How many compensations the rollback must run.
     undone: usize,
+    /// How many compensating calls the client must be told they made (more than `undone` when
+    /// an undo makes several).
+    undo_calls: usize,
     /// Whether the failing call's outcome is unknown: a server whose every failure is a
     /// JSON-RPC internal error may have acted before it failed, so the rollback must report
     /// that call as not undone (and the state check shows it did not act).
@@ -73,8 +76,9 @@ enum Observe {
     Commands(PathBuf, Vec<Vec<&'static str>>),
 }
 
-/// Runs the whole check; the error names the step and the server that failed.
-pub fn check(root: &Path) -> Result<(), String> {
+/// Runs the whole check, or only the workflows of one overlay (`only`, its file stem); the error
+/// names the step and the server that failed.
+pub fn check(root: &Path, only: Option<&str>) -> Result<(), String> {
     let binary = timed("build mcp-recovery", || {
         live::build_binary(root, "mcp-recovery", "mcp-recovery")
     })?;
@@ -88,9 +92,22 @@ pub fn check(root: &Path) -> Result<(), String> {
         live::npm_install(&npm_old, &[NPM_OLD_MEMORY])
     })?;
     let venv = tmp.join("venv");
-    timed("pip install", || live::venv(&venv, PYPI_PACKAGES))?;
-    let cases = cases(tmp, &npm, &npm_old, &venv)?;
+    let mut cases = cases(tmp, &npm, &npm_old, &venv)?;
     untested_overlays(root, &cases)?;
+    if let Some(only) = only {
+        cases.retain(|case| case.overlay == only);
+        if cases.is_empty() {
+            return Err(format!(
+                "check-catalog: no workflow tests overlays/{only}.toml"
+            ));
+        }
+    }
+    if cases
+        .iter()
+        .any(|case| case.server[0].starts_with(&text(&venv)))
+    {
+        timed("pip install", || live::venv(&venv, PYPI_PACKAGES))?;
+    }
     let mut failures = Vec::new();
     for case in &cases {
         if let Err(e) = timed(&case.label, || run_case(root, &binary, tmp, case)) {
@@ -201,6 +218,7 @@ fn filesystem_case(script: &Path, root: &Path) -> Result<Case, String> {
             ),
         ],
         undone: 4,
+        undo_calls: 4,
         unknown_failure: false,
         observe: Observe::Tree(root.to_path_buf()),
         set_aside: vec!["d/new.rolled-back", "d/new.rolled-back/b.txt.rolled-back"],
@@ -253,6 +271,7 @@ fn excel_case(program: &Path, root: &Path) -> Result<Case, String> {
             ),
         ],
         undone: 5,
+        undo_calls: 5,
         unknown_failure: false,
         observe: Observe::Reads(vec![
             ("describe_workbook", json!({"path": book})),
@@ -311,6 +330,7 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
             ),
         ],
         undone: 3,
+        undo_calls: 3,
         unknown_failure: false,
         observe: Observe::Commands(
             repo.to_path_buf(),
@@ -328,7 +348,9 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
 /// server-memory: entities, relations and observations created by the workflow go; an entity
 /// and an observation that existed before stay, though the workflow named them again; an
 /// observation, a relation and an entity the workflow deleted come back from what was read before
-/// each delete, and names it asked to delete that did not exist are not created. The 2025
+/// each delete, and names it asked to delete that did not exist are not created. The entity
+/// deleted has a relation to an entity not named in the delete, which only the second call of
+/// its undo brings back (and which `open_nodes` of the 2025 release does not return). The 2025
 /// release answers every failure with a JSON-RPC internal error, whose outcome is unknown.
 fn memory_case(version: &str, script: &Path, file: &Path, unknown_failure: bool) -> Case {
     Case {
@@ -346,7 +368,10 @@ fn memory_case(version: &str, script: &Path, file: &Path, unknown_failure: bool)
             ),
             (
                 "create_relations",
-                json!({"relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]}),
+                json!({"relations": [
+                    {"from": "other", "to": "kept", "relationType": "is_home_of"},
+                    {"from": "kept", "to": "other", "relationType": "lives_in"}
+                ]}),
             ),
         ],
         workflow: vec![
@@ -387,6 +412,7 @@ fn memory_case(version: &str, script: &Path, file: &Path, unknown_failure: bool)
             ("create_entities", json!({"entities": "not an array"})),
         ],
         undone: 6,
+        undo_calls: 7,
         unknown_failure,
         observe: Observe::Reads(vec![("read_graph", json!({}))]),
         set_aside: Vec::new(),
@@ -508,6 +534,19 @@ fn check_report(answer: &Value, case: &Case) -> Result<(), String> {
     };
     if report["counts"] != expected || !left_as_expected {
         return Err(format!("the rollback reported {report}, not {expected}"));
+    }
+    // Every compensating call is named: the first of each undo, and those of its `then`.
+    let named: usize = report["undone"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|undone| 1 + undone["then"].as_array().map_or(0, Vec::len))
+        .sum();
+    if named != case.undo_calls {
+        return Err(format!(
+            "the rollback named {named} compensating calls, not {}: {report}",
+            case.undo_calls
+        ));
     }
     Ok(())
 }

@@ -104,6 +104,21 @@ pub struct OverlayUndo {
     /// Its parameters: bindings, `$before.text` and `$before.body#/…` included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Map<String, Value>>,
+    /// Further calls made after this one, in order, when one call cannot undo the tool; a
+    /// failed call stops the undo there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<Vec<OverlayUndoPart>>,
+}
+
+/// A further call of a before-image's undo.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverlayUndoPart {
+    /// The compensating tool.
+    pub operation_id: String,
+    /// Its parameters: bindings, `$before.text` and `$before.body#/…` included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Map<String, Value>>,
 }
 
 /// How an overlay reads a tool's result from text.

@@ -93,10 +93,12 @@ fn graph_deletes_are_undone_from_what_was_read_before_them() {
         json!({"name": "delete_entities",
             "arguments": {"entityNames": ["kept", "ghost"]},
             "result": text("Entities deleted successfully"),
-            "before": {"name": "open_nodes", "arguments": {"names": ["kept", "ghost"]},
+            "before": {"name": "read_graph", "arguments": {},
                        "result": text(&opened.to_string())}}),
     ];
     let plan = plan("memory-server", graph_tools(), &lines);
+    // The entity comes back first, then its relations, in one step.
+    assert_eq!(plan.steps[0].then.len(), 1, "{plan:#?}");
     let calls: Vec<(&str, Value)> = plan
         .calls()
         .map(|c| (c.name.as_str(), Value::Object(c.arguments.clone())))
@@ -107,6 +109,10 @@ fn graph_deletes_are_undone_from_what_was_read_before_them() {
             (
                 "create_entities",
                 json!({"entities": [{"name": "kept", "entityType": "person", "observations": ["met ada", "was here"]}]})
+            ),
+            (
+                "create_relations",
+                json!({"relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]})
             ),
             (
                 "create_relations",
