@@ -281,8 +281,9 @@ fn excel_case(program: &Path, root: &Path) -> Result<Case, String> {
     })
 }
 
-/// mcp-server-git: files staged by the workflow are unstaged again, the changes in the work
-/// tree stay, and the branch checked out before the workflow is checked out again.
+/// mcp-server-git: files staged by the workflow are unstaged again, a file staged before the
+/// workflow is staged again after each reset, the changes in the work tree stay, and the branch
+/// checked out before the workflow is checked out again.
 fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
     write(&repo.join("a.txt"), "a\n")?;
     write(&repo.join("b.txt"), "b\n")?;
@@ -310,13 +311,14 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
     git(&["branch", "other"])?;
     write(&repo.join("a.txt"), "a changed\n")?;
     write(&repo.join("b.txt"), "b changed\n")?;
+    write(&repo.join("d/c.txt"), "c\n")?;
     let path = text(repo);
     Ok(Case {
         label: "mcp-server-git".to_owned(),
         overlay: "mcp-git",
         server: vec![text(program)],
         env: Vec::new(),
-        setup: Vec::new(),
+        setup: vec![("git_add", json!({"repo_path": path, "files": ["d/c.txt"]}))],
         workflow: vec![
             ("git_add", json!({"repo_path": path, "files": ["a.txt"]})),
             (
@@ -330,7 +332,7 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
             ),
         ],
         undone: 3,
-        undo_calls: 3,
+        undo_calls: 5,
         unknown_failure: false,
         observe: Observe::Commands(
             repo.to_path_buf(),

@@ -70,8 +70,8 @@ pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{Applied, Origin, Overlay, OverlayError, OverlayIssue, OverlaySpan};
 pub use overlay_file::{
     OVERLAY_ANNOTATIONS, OverlayAnnotations, OverlayBefore, OverlayDocument, OverlayFormat,
-    OverlayMeta, OverlayResult, OverlayResultSource, OverlayTool, OverlayUndo, OverlayUndoPart,
-    RESULT_SECTION,
+    OverlayMatches, OverlayMeta, OverlayResult, OverlayResultSource, OverlayTool, OverlayUndo,
+    OverlayUndoPart, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
 pub use reader::{ResultReader, ResultSource};

@@ -133,8 +133,22 @@ pub struct OverlayResult {
     /// group of the first match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// With a pattern, which matches are read: `first` (the default), or `all`, when the value
+    /// read is an array with one such object per match (empty when nothing matches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<OverlayMatches>,
     /// The JSON Schema the value read must match; a value that does not is never used.
     pub schema: Value,
+}
+
+/// Which matches of a reader's pattern are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverlayMatches {
+    /// The first match: the value read is one object.
+    First,
+    /// Every match: the value read is an array of objects.
+    All,
 }
 
 /// Where the JSON text of a result is.

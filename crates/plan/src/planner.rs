@@ -305,6 +305,7 @@ impl<'t> Planner<'t> {
         let parts = undo.parts().count();
         let mut planned: Vec<PlannedCall> = Vec::new();
         let mut reasons: Vec<String> = Vec::new();
+        let mut nothing = Vec::new();
         for (index, (_, part)) in undo.parts().enumerate() {
             let compensation = Compensation {
                 tool: part.operation_id.clone(),
@@ -345,8 +346,27 @@ impl<'t> Planner<'t> {
                     ..step
                 };
             }
-            planned.extend(step.call);
-            reasons.push(step.reason);
+            // A further call fed by a map binding that found nothing has nothing to put back.
+            let empty = |call: &PlannedCall| {
+                compensation.bindings.iter().any(|b| {
+                    matches!(b.binding, Ok(Binding::Map(_)))
+                        && call.arguments.get(&b.parameter) == Some(&Value::Array(Vec::new()))
+                })
+            };
+            match step.call {
+                Some(call) if index > 0 && empty(&call) => nothing.push(call.name),
+                Some(call) => {
+                    planned.push(call);
+                    reasons.push(step.reason);
+                }
+                None => {}
+            }
+        }
+        if !nothing.is_empty() {
+            reasons.push(format!(
+                "not '{}': a `$map` found nothing to put back",
+                nothing.join("', '")
+            ));
         }
         let mut calls = planned.into_iter();
         Step {
