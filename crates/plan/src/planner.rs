@@ -362,9 +362,10 @@ impl<'t> Planner<'t> {
                 None => {}
             }
         }
+        let mut reason = reasons.join(", then ");
         if !nothing.is_empty() {
-            reasons.push(format!(
-                "not '{}': a `$map` found nothing to put back",
+            reason.push_str(&format!(
+                "; not '{}': a `$map` found nothing to put back",
                 nothing.join("', '")
             ));
         }
@@ -374,10 +375,7 @@ impl<'t> Planner<'t> {
             status: Status::Compensate,
             call: calls.next(),
             then: calls.collect(),
-            reason: format!(
-                "{} (the read before the call: {outcome})",
-                reasons.join(", then ")
-            ),
+            reason: format!("{reason} (the read before the call: {outcome})"),
         }
     }
 

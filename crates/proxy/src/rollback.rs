@@ -23,11 +23,13 @@ use part::{Part, PartEnd};
 /// How a rollback ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Compensating calls that succeeded in this run.
+    /// Compensations that succeeded in this run (a step whose undo makes several calls counts
+    /// once, when its last call succeeded and this run made at least one of them).
     pub compensated: usize,
-    /// Compensations an earlier run sent and the server answered (successfully or not).
+    /// Compensations an earlier run sent and the server answered (successfully or not; for an
+    /// undo of several calls, every call succeeded earlier, or one failed earlier).
     pub already: usize,
-    /// Compensating calls that failed, were refused or whose outcome is unknown.
+    /// Compensations with a call that failed, was refused or whose outcome is unknown.
     pub failed: usize,
     /// Steps not compensated: failed calls, read-only tools, those needing attention, and
     /// compensations not sent (the connection could take no more; a rerun sends them).
@@ -117,7 +119,9 @@ impl Report {
 /// compensator is idempotent (up to `maxRetries`), waiting at most `timeoutMs` (else
 /// `default_timeout`). `prior` makes it resumable: a compensation the server answered is never
 /// re-sent; one whose outcome is unknown is re-sent only to an idempotent compensator; one never
-/// sent (journaled as a `not-sent` skip when [`Effects::unsent`] says so) is sent.
+/// sent (journaled as a `not-sent` skip when [`Effects::unsent`] says so) is sent. A step whose
+/// undo makes several calls makes them in order, each gated, journaled (with `part`) and resumed
+/// on its own; the first that does not succeed stops the step.
 /// `beyond` says which calls the rollback cannot reach (the proxy's rollback window): it is
 /// journaled as a `beyond-window` skip and reported as needing attention.
 #[allow(clippy::too_many_arguments)]
