@@ -48,9 +48,11 @@ tasks:
   census-shared       census of ../shared/data/real-servers (fails when it is missing)
   check-live-servers  install pinned real MCP servers in a temporary directory, lint each live
                       and compare its tools with ../shared/data/real-servers
-  check-catalog       install the servers overlays/ names (pinned, in a temporary directory),
+  check-catalog [OVERLAY]
+                      install the servers overlays/ names (pinned, in a temporary directory),
                       run a failing workflow through `mcp-recovery proxy` with each overlay and
-                      check from outside that the rollback left the state as it was
+                      check from outside that the rollback left the state as it was (with
+                      OVERLAY, only the workflows of overlays/OVERLAY.toml)
   check-packages      build the wheel (maturin) and the npm packages, install and run them,
                       try the pre-commit hooks, check the JUnit report, the workflows and
                       action.yml, and `cargo publish --dry-run` every crate
@@ -89,7 +91,8 @@ fn main() -> ExitCode {
         ["census-shared"] => shared::census_shared(&root),
         ["check-live-servers"] => live::check(&root),
         ["check-packages"] => packages::check(&root),
-        ["check-catalog"] => catalog::check(&root),
+        ["check-catalog"] => catalog::check(&root, None),
+        ["check-catalog", overlay] => catalog::check(&root, Some(overlay)),
         ["check-proxy"] => proxy_check::check(&root),
         ["check-conformance"] => conformance_check::check(&root),
         ["check-spec-repo"] => spec_repo::check(&root),

@@ -123,14 +123,14 @@ fn a_before_image_counts_as_a_declared_recovery() {
 }
 
 /// The tools a before-image names must be listed: each one that is not is R101 at its place in
-/// the overlay.
+/// the overlay, a further call of an undo (`then`) included.
 #[test]
 fn tools_a_before_image_names_must_be_listed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("o.toml");
     fs::write(
         &path,
-        "[tools.write_file.before]\nread = \"read_fil\"\nfound = { operationId = \"write_file\" }\nmissing = { operationId = \"delete_file\" }\n",
+        "[tools.write_file.before]\nread = \"read_fil\"\nfound = { operationId = \"write_file\", then = [{ operationId = \"write_file\" }, { operationId = \"remove_file\" }] }\nmissing = { operationId = \"delete_file\" }\n",
     )
     .unwrap();
     let (status, report) = lint_json(&root(), &["--overlay", path.to_str().unwrap(), TOOLS]);
@@ -151,6 +151,11 @@ fn tools_a_before_image_names_must_be_listed() {
         found,
         [
             ("R101", "/tools/write_file/before/read", 2),
+            (
+                "R101",
+                "/tools/write_file/before/found/then/1/operationId",
+                3
+            ),
             ("R101", "/tools/write_file/before/missing/operationId", 4),
         ],
         "{report:#}"

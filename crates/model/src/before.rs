@@ -26,14 +26,20 @@ pub struct BeforeImage {
     pub missing: Option<Undo>,
 }
 
-/// One outcome-conditioned compensation.
+/// One outcome-conditioned compensation: a call, and the further calls (`then`) made after it,
+/// in order, when one call cannot undo the tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Undo {
     /// The compensating tool.
     pub operation_id: String,
     /// Its parameters: overlay bindings, `$before` included.
     pub parameters: Map<String, Value>,
+    /// The calls made after this one, in order; each has no `then` of its own.
+    pub then: Vec<Undo>,
 }
+
+/// The member of an undo listing the calls made after its first.
+pub const THEN_MEMBER: &str = "then";
 
 type Fault = (String, String);
 
@@ -110,13 +116,51 @@ fn bindings(
 }
 
 impl Undo {
-    fn parse(value: &Value, at: &str) -> Result<Self, Fault> {
+    /// Reads an undo at `at`; `part` is true for an element of another undo's `then`, which has
+    /// no `then` of its own.
+    fn parse(value: &Value, at: &str, part: bool) -> Result<Self, Fault> {
         let members = object(value, at, "an undo")?;
-        only(members, at, &["operationId", "parameters"])?;
+        let allowed: &[&str] = if part {
+            &["operationId", "parameters"]
+        } else {
+            &["operationId", "parameters", THEN_MEMBER]
+        };
+        only(members, at, allowed)?;
+        let operation_id = name(members, "operationId", at)?;
+        let parameters = bindings(members, "parameters", at, Binding::parse_overlay, false)?;
+        let then = match members.get(THEN_MEMBER) {
+            None => Vec::new(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| Self::parse(part, &format!("{at}/{THEN_MEMBER}/{i}"), true))
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(fault(
+                    &format!("{at}/{THEN_MEMBER}"),
+                    format!(
+                        "'{THEN_MEMBER}' is an array of further calls, not {}",
+                        json_type_name(other)
+                    ),
+                ));
+            }
+        };
         Ok(Self {
-            operation_id: name(members, "operationId", at)?,
-            parameters: bindings(members, "parameters", at, Binding::parse_overlay, false)?,
+            operation_id,
+            parameters,
+            then,
         })
+    }
+
+    /// Every call of the undo, in the order they are made, with each one's JSON Pointer
+    /// relative to the undo (empty for the first, `/then/0` for the second, …).
+    pub fn parts(&self) -> impl Iterator<Item = (String, &Undo)> {
+        std::iter::once((String::new(), self)).chain(
+            self.then
+                .iter()
+                .enumerate()
+                .map(|(i, part)| (format!("/{THEN_MEMBER}/{i}"), part)),
+        )
     }
 
     fn to_value(&self) -> Value {
@@ -129,6 +173,12 @@ impl Undo {
             "parameters".to_owned(),
             Value::Object(self.parameters.clone()),
         );
+        if !self.then.is_empty() {
+            members.insert(
+                THEN_MEMBER.to_owned(),
+                Value::Array(self.then.iter().map(Self::to_value).collect()),
+            );
+        }
         Value::Object(members)
     }
 }
@@ -143,11 +193,11 @@ impl BeforeImage {
         let arguments = bindings(members, "arguments", "", Binding::parse_overlay, true)?;
         let found = members
             .get("found")
-            .map(|v| Undo::parse(v, "/found"))
+            .map(|v| Undo::parse(v, "/found", false))
             .transpose()?;
         let missing = members
             .get("missing")
-            .map(|v| Undo::parse(v, "/missing"))
+            .map(|v| Undo::parse(v, "/missing", false))
             .transpose()?;
         if found.is_none() && missing.is_none() {
             return Err(fault(
@@ -210,6 +260,27 @@ mod tests {
             "found": {"operationId": "add_observations", "parameters": {"observations":
                 {"$map": "$before.body#/entities", "$each": {"entityName": "$item#/name"}}}}});
         assert!(BeforeImage::from_declaration(&graph).is_ok());
+        // An undo may make further calls after its first, in order.
+        let several = json!({"read": "read_graph", "arguments": {},
+            "found": {"operationId": "create_entities", "parameters": {"entities": "$before.body#/entities"},
+                      "then": [{"operationId": "create_relations",
+                                "parameters": {"relations": "$before.body#/relations"}}]}});
+        let image = BeforeImage::from_declaration(&several).unwrap();
+        assert_eq!(image.to_value(), several);
+        let parts: Vec<(String, &str)> = image
+            .found
+            .as_ref()
+            .unwrap()
+            .parts()
+            .map(|(at, undo)| (at, undo.operation_id.as_str()))
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                (String::new(), "create_entities"),
+                ("/then/0".to_owned(), "create_relations")
+            ]
+        );
         let cases = [
             (json!([]), ""),
             (json!({"read": "r"}), ""),
@@ -246,6 +317,26 @@ mod tests {
             (
                 json!({"read": "r", "missing": {"parameters": {}}}),
                 "/missing",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w", "then": {"operationId": "x"}}}),
+                "/found/then",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w", "then": [{"operationId": "x"}, {"parameters": {}}]}}),
+                "/found/then/1",
+            ),
+            (
+                json!({"read": "r", "missing": {"operationId": "w", "then": [{"operationId": "x", "parameters": {"c": "$before.txt"}}]}}),
+                "/missing/then/0/parameters/c",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w", "then": [{"operationId": "x", "then": []}]}}),
+                "/found/then/0/then",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w", "then": ["x"]}}),
+                "/found/then/0",
             ),
         ];
         for (declaration, at) in cases {

@@ -104,6 +104,21 @@ pub struct OverlayUndo {
     /// Its parameters: bindings, `$before.text` and `$before.body#/…` included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Map<String, Value>>,
+    /// Further calls made after this one, in order, when one call cannot undo the tool; a
+    /// failed call stops the undo there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<Vec<OverlayUndoPart>>,
+}
+
+/// A further call of a before-image's undo.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverlayUndoPart {
+    /// The compensating tool.
+    pub operation_id: String,
+    /// Its parameters: bindings, `$before.text` and `$before.body#/…` included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Map<String, Value>>,
 }
 
 /// How an overlay reads a tool's result from text.
@@ -118,8 +133,22 @@ pub struct OverlayResult {
     /// group of the first match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// With a pattern, which matches are read: `first` (the default), or `all`, when the value
+    /// read is an array with one such object per match (empty when nothing matches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<OverlayMatches>,
     /// The JSON Schema the value read must match; a value that does not is never used.
     pub schema: Value,
+}
+
+/// Which matches of a reader's pattern are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverlayMatches {
+    /// The first match: the value read is one object.
+    First,
+    /// Every match: the value read is an array of objects.
+    All,
 }
 
 /// Where the JSON text of a result is.

@@ -43,6 +43,9 @@ pub struct ResultReader {
     pub from: ResultSource,
     /// When declared, the text is matched with it instead of parsed as JSON.
     pub pattern: Option<TextPattern>,
+    /// With a pattern: true (`"matches": "all"`) when the value read is an array with an object
+    /// for every match, false (`"first"`, the default) when it is the object of the first.
+    pub all_matches: bool,
     /// The JSON Schema the value read must match.
     pub schema: Value,
 }
@@ -82,19 +85,30 @@ impl TextPattern {
         self.0.as_str()
     }
 
-    /// An object with the text of each named group that took part in the first match.
-    fn read(&self, text: &str) -> Result<Value, String> {
+    /// An object with the text of each named group that took part in the first match; with
+    /// `all`, an array of such objects, one per match (empty when nothing matches).
+    fn read(&self, text: &str, all: bool) -> Result<Value, String> {
+        let object = |captures: regex::Captures<'_>| {
+            Value::Object(
+                self.0
+                    .capture_names()
+                    .flatten()
+                    .filter_map(|name| {
+                        Some((name.to_owned(), captures.name(name)?.as_str().into()))
+                    })
+                    .collect(),
+            )
+        };
+        if all {
+            return Ok(Value::Array(
+                self.0.captures_iter(text).map(object).collect(),
+            ));
+        }
         let captures = self
             .0
             .captures(text)
             .ok_or("the text does not match the pattern the overlay declares")?;
-        Ok(Value::Object(
-            self.0
-                .capture_names()
-                .flatten()
-                .filter_map(|name| Some((name.to_owned(), captures.name(name)?.as_str().into())))
-                .collect(),
-        ))
+        Ok(object(captures))
     }
 }
 
@@ -113,12 +127,12 @@ impl ResultReader {
         };
         if let Some(other) = members
             .keys()
-            .find(|k| !["from", "pattern", "schema"].contains(&k.as_str()))
+            .find(|k| !["from", "pattern", "matches", "schema"].contains(&k.as_str()))
         {
             return Err((
                 format!("/{}", crate::pointer::escape_token(other)),
                 format!(
-                    "unknown key '{other}' (a result reader has \"from\", \"schema\" and an optional \"pattern\")"
+                    "unknown key '{other}' (a result reader has \"from\", \"schema\", and an optional \"pattern\" with its \"matches\")"
                 ),
             ));
         }
@@ -134,6 +148,24 @@ impl ResultReader {
                         "'pattern' is a regular expression, not {}",
                         crate::json_type::json_type_name(other)
                     ),
+                ));
+            }
+        };
+        let all_matches = match members.get("matches") {
+            None => false,
+            Some(_) if pattern.is_none() => {
+                return Err((
+                    "/matches".to_owned(),
+                    "'matches' says which matches of a \"pattern\" are read, and there is none"
+                        .to_owned(),
+                ));
+            }
+            Some(Value::String(which)) if which == "first" => false,
+            Some(Value::String(which)) if which == "all" => true,
+            Some(other) => {
+                return Err((
+                    "/matches".to_owned(),
+                    format!("'matches' is \"first\" or \"all\", not {other}"),
                 ));
             }
         };
@@ -187,6 +219,7 @@ impl ResultReader {
         Ok(Self {
             from,
             pattern,
+            all_matches,
             schema,
         })
     }
@@ -203,6 +236,9 @@ impl ResultReader {
                 "pattern".to_owned(),
                 Value::String(pattern.as_str().to_owned()),
             );
+            if self.all_matches {
+                members.insert("matches".to_owned(), Value::from("all"));
+            }
         }
         members.insert("schema".to_owned(), self.schema.clone());
         Value::Object(members)
@@ -252,7 +288,7 @@ impl ResultReader {
             }
         };
         if let Some(pattern) = &self.pattern {
-            return pattern.read(text);
+            return pattern.read(text, self.all_matches);
         }
         crate::json::from_str(text).map_err(|e| {
             format!(
@@ -339,6 +375,28 @@ mod tests {
     }
 
     #[test]
+    fn all_matches_read_an_array() {
+        let declaration = json!({"from": "text", "pattern": "(?m)^diff --git a/(?<path>.+?) b/",
+            "matches": "all", "schema": {}});
+        let reader = ResultReader::from_declaration(&declaration).unwrap();
+        assert_eq!(reader.to_value(), declaration);
+        let r = result(json!({"content": [{"type": "text",
+            "text": "Staged changes:\ndiff --git a/a.txt b/a.txt\n+x\ndiff --git a/d/c.txt b/d/c.txt\n"}]}));
+        assert_eq!(
+            reader.read(&r).unwrap(),
+            json!([{"path": "a.txt"}, {"path": "d/c.txt"}])
+        );
+        // Nothing matching is an empty array, not a failure.
+        let r = result(json!({"content": [{"type": "text", "text": "Staged changes:\n"}]}));
+        assert_eq!(reader.read(&r).unwrap(), json!([]));
+        // "first" is the default, and is left out of the JSON form.
+        let first = json!({"from": "text", "pattern": "(?<p>x)", "matches": "first", "schema": {}});
+        let reader = ResultReader::from_declaration(&first).unwrap();
+        assert!(!reader.all_matches);
+        assert!(reader.to_value().get("matches").is_none());
+    }
+
+    #[test]
     fn declarations_say_what_is_wrong_and_where() {
         let cases = [
             (json!("text"), ""),
@@ -355,6 +413,14 @@ mod tests {
             (
                 json!({"from": "text", "schema": {}, "pattern": 1}),
                 "/pattern",
+            ),
+            (
+                json!({"from": "text", "schema": {}, "matches": "all"}),
+                "/matches",
+            ),
+            (
+                json!({"from": "text", "schema": {}, "pattern": "(?<a>x)", "matches": "every"}),
+                "/matches",
             ),
             (
                 json!({"from": "text", "schema": {}, "pattern": "("}),

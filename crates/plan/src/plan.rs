@@ -122,6 +122,10 @@ pub struct Step {
     pub status: Status,
     /// The compensating call, exactly when `status` is `compensate`.
     pub call: Option<PlannedCall>,
+    /// The calls made after `call`, in order, when an overlay's before-image undo needs more
+    /// than one (its `then`); empty otherwise, and then left out of the JSON.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<PlannedCall>,
     /// Why, in words (names the parameter and binding when one cannot be resolved).
     pub reason: String,
 }
@@ -132,7 +136,25 @@ impl Step {
             tool: tool.to_owned(),
             status,
             call: None,
+            then: Vec::new(),
             reason: reason.into(),
+        }
+    }
+
+    /// Every compensating call of the step, in the order they are made: `call`, then `then`.
+    pub fn calls(&self) -> impl Iterator<Item = &PlannedCall> {
+        self.call
+            .iter()
+            .chain(self.call.iter().flat_map(|_| &self.then))
+    }
+
+    /// The compensating calls in one line (`a {…}; then b {…}`), or `-` when there are none.
+    pub fn calls_summary(&self) -> String {
+        let calls: Vec<String> = self.calls().map(PlannedCall::summary).collect();
+        if calls.is_empty() {
+            "-".to_owned()
+        } else {
+            calls.join("; then ")
         }
     }
 }
@@ -146,9 +168,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The calls to make, in order.
+    /// The calls to make, in order (every call of a step that makes several).
     pub fn calls(&self) -> impl Iterator<Item = &PlannedCall> {
-        self.steps.iter().filter_map(|s| s.call.as_ref())
+        self.steps.iter().flat_map(Step::calls)
     }
 
     /// How many steps have each status, in [`Status::ALL`] order, leaving out zeros.
@@ -181,10 +203,7 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(i, step)| {
-                let call = step
-                    .call
-                    .as_ref()
-                    .map_or_else(|| "-".to_owned(), PlannedCall::summary);
+                let call = step.calls_summary();
                 [
                     (i + 1).to_string(),
                     one_line(&step.tool),

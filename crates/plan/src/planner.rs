@@ -295,20 +295,6 @@ impl<'t> Planner<'t> {
                 ),
             );
         };
-        let compensation = Compensation {
-            tool: undo.operation_id.clone(),
-            bindings: undo
-                .parameters
-                .iter()
-                .map(|(parameter, raw)| ParameterBinding {
-                    parameter: parameter.clone(),
-                    raw: raw.clone(),
-                    binding: Binding::parse_overlay(raw),
-                })
-                .collect(),
-            timeout_ms: None,
-            max_retries: None,
-        };
         let response = self.response(tool, call);
         // `$before.body` reads the read's result as `$response.body` reads the read tool's own.
         let read_tool = self.tools.get(image.read.as_str()).and_then(|t| t.ok());
@@ -316,16 +302,81 @@ impl<'t> Planner<'t> {
             result: read,
             body: self.body(read_tool, Some(read)),
         };
-        let mut step = self.compensate(
-            name,
-            Carrier::Sep3172,
-            &compensation,
-            call,
-            &response,
-            Some(&before),
-        );
-        step.reason = format!("{} (the read before the call: {outcome})", step.reason);
-        step
+        let parts = undo.parts().count();
+        let mut planned: Vec<PlannedCall> = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
+        let mut nothing = Vec::new();
+        for (index, (_, part)) in undo.parts().enumerate() {
+            let compensation = Compensation {
+                tool: part.operation_id.clone(),
+                bindings: part
+                    .parameters
+                    .iter()
+                    .map(|(parameter, raw)| ParameterBinding {
+                        parameter: parameter.clone(),
+                        raw: raw.clone(),
+                        binding: Binding::parse_overlay(raw),
+                    })
+                    .collect(),
+                timeout_ms: None,
+                max_retries: None,
+            };
+            let step = self.compensate(
+                name,
+                Carrier::Sep3172,
+                &compensation,
+                call,
+                &response,
+                Some(&before),
+            );
+            if step.status != Status::Compensate {
+                // One call of several that cannot be made makes the whole undo unavailable.
+                let reason = if parts == 1 {
+                    step.reason
+                } else {
+                    format!(
+                        "call {} of {parts} of the undo ('{}'): {}",
+                        index + 1,
+                        part.operation_id,
+                        step.reason
+                    )
+                };
+                return Step {
+                    reason: format!("{reason} (the read before the call: {outcome})"),
+                    ..step
+                };
+            }
+            // A further call fed by a map binding that found nothing has nothing to put back.
+            let empty = |call: &PlannedCall| {
+                compensation.bindings.iter().any(|b| {
+                    matches!(b.binding, Ok(Binding::Map(_)))
+                        && call.arguments.get(&b.parameter) == Some(&Value::Array(Vec::new()))
+                })
+            };
+            match step.call {
+                Some(call) if index > 0 && empty(&call) => nothing.push(call.name),
+                Some(call) => {
+                    planned.push(call);
+                    reasons.push(step.reason);
+                }
+                None => {}
+            }
+        }
+        let mut reason = reasons.join(", then ");
+        if !nothing.is_empty() {
+            reason.push_str(&format!(
+                "; not '{}': a `$map` found nothing to put back",
+                nothing.join("', '")
+            ));
+        }
+        let mut calls = planned.into_iter();
+        Step {
+            tool: name.to_owned(),
+            status: Status::Compensate,
+            call: calls.next(),
+            then: calls.collect(),
+            reason: format!("{reason} (the read before the call: {outcome})"),
+        }
     }
 
     /// What `$response.body` reads for this call: the result's `structuredContent`, or, when an
@@ -423,6 +474,7 @@ impl<'t> Planner<'t> {
                 timeout_ms: compensation.timeout_ms,
                 max_retries: compensation.max_retries,
             }),
+            then: Vec::new(),
             reason: match note {
                 Some(note) => format!("call '{target}' to undo '{name}' ({note})"),
                 None => format!("call '{target}' to undo '{name}'"),

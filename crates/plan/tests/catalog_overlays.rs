@@ -20,6 +20,13 @@ fn plan(overlay_name: &str, tools: Value, lines: &[Value]) -> Plan {
     build_plan(&load_tools(&listed).unwrap(), &parse_trace(&trace).unwrap())
 }
 
+/// The plan's calls, each tool with its arguments.
+fn calls_of(plan: &Plan) -> Vec<(&str, Value)> {
+    plan.calls()
+        .map(|c| (c.name.as_str(), Value::Object(c.arguments.clone())))
+        .collect()
+}
+
 fn text(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }
@@ -93,20 +100,23 @@ fn graph_deletes_are_undone_from_what_was_read_before_them() {
         json!({"name": "delete_entities",
             "arguments": {"entityNames": ["kept", "ghost"]},
             "result": text("Entities deleted successfully"),
-            "before": {"name": "open_nodes", "arguments": {"names": ["kept", "ghost"]},
+            "before": {"name": "read_graph", "arguments": {},
                        "result": text(&opened.to_string())}}),
     ];
     let plan = plan("memory-server", graph_tools(), &lines);
-    let calls: Vec<(&str, Value)> = plan
-        .calls()
-        .map(|c| (c.name.as_str(), Value::Object(c.arguments.clone())))
-        .collect();
+    // The entity comes back first, then its relations, in one step.
+    assert_eq!(plan.steps[0].then.len(), 1, "{plan:#?}");
+    let calls = calls_of(&plan);
     assert_eq!(
         calls,
         [
             (
                 "create_entities",
                 json!({"entities": [{"name": "kept", "entityType": "person", "observations": ["met ada", "was here"]}]})
+            ),
+            (
+                "create_relations",
+                json!({"relations": [{"from": "kept", "to": "other", "relationType": "lives_in"}]})
             ),
             (
                 "create_relations",
@@ -160,10 +170,7 @@ fn a_checkout_is_undone_by_the_branch_the_status_named() {
     let on_main =
         "Repository status:\nOn branch main\nChanges to be committed:\n\tmodified:   a.txt";
     let plan_on_main = plan("mcp-git", tools.clone(), &[checkout(on_main)]);
-    let calls: Vec<(&str, Value)> = plan_on_main
-        .calls()
-        .map(|c| (c.name.as_str(), Value::Object(c.arguments.clone())))
-        .collect();
+    let calls = calls_of(&plan_on_main);
     assert_eq!(
         calls,
         [(
@@ -184,4 +191,40 @@ fn a_checkout_is_undone_by_the_branch_the_status_named() {
         "{}",
         step.reason
     );
+}
+
+#[test]
+fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
+    let repo = json!({"repo_path": {"type": "string"}});
+    let files = json!({"repo_path": {"type": "string"}, "files": {"type": "array", "items": {"type": "string"}}});
+    let tools = json!([
+        tool("git_add", files, &["repo_path", "files"]),
+        tool("git_reset", repo, &["repo_path"]),
+        {"name": "git_diff_staged", "inputSchema": {"type": "object", "properties": {
+            "repo_path": {"type": "string"}, "context_lines": {"type": "integer"}}},
+         "annotations": {"readOnlyHint": true}},
+    ]);
+    let add = |staged: &str| {
+        json!({"name": "git_add", "arguments": {"repo_path": "/r", "files": ["b.txt"]},
+            "result": text("Files staged successfully"),
+            "before": {"name": "git_diff_staged", "arguments": {"repo_path": "/r", "context_lines": 0},
+                       "result": text(staged)}})
+    };
+    let staged = "Staged changes:\ndiff --git a/a.txt b/a.txt\nindex 1..2 100644\n@@ -1 +1 @@\n-a\n+a changed\ndiff --git a/d/c.txt b/d/c.txt\nnew file mode 100644\n";
+    let restaged = plan("mcp-git", tools.clone(), &[add(staged)]);
+    let calls = calls_of(&restaged);
+    assert_eq!(
+        calls,
+        [
+            ("git_reset", json!({"repo_path": "/r"})),
+            (
+                "git_add",
+                json!({"repo_path": "/r", "files": ["a.txt", "d/c.txt"]})
+            ),
+        ]
+    );
+    // Nothing staged before: the reset alone (the server refuses an empty list to stage).
+    let clean = plan("mcp-git", tools, &[add("Staged changes:\n")]);
+    let names: Vec<&str> = clean.calls().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["git_reset"], "{clean:#?}");
 }

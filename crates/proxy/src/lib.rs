@@ -52,7 +52,7 @@ pub use quorum::{
     rfc3339, unix_now,
 };
 pub use rollback::{
-    Effects, Prior, ROLLBACK_META_KEY, Reply, Report, prior_compensations, rollback,
+    Effects, Prior, ROLLBACK_META_KEY, Reply, Report, prior_compensations, prior_key, rollback,
 };
 pub use scripted::{ScriptRun, run_scripted};
 pub use session::Session;

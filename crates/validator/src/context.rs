@@ -143,8 +143,9 @@ impl<'a> ToolRef<'a> {
             .collect();
         if let Some(image) = self.typed.as_ref().and_then(Tool::before_image) {
             used.push(image.read);
-            used.extend(image.found.map(|u| u.operation_id));
-            used.extend(image.missing.map(|u| u.operation_id));
+            for undo in image.found.iter().chain(&image.missing) {
+                used.extend(undo.parts().map(|(_, part)| part.operation_id.clone()));
+            }
         }
         used
     }

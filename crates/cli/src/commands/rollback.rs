@@ -17,7 +17,7 @@ use mcp_recovery_plan::{
     Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
 };
 use mcp_recovery_proxy::{
-    Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, rollback,
+    Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, prior_key, rollback,
 };
 use serde_json::{Map, Value, json};
 
@@ -184,7 +184,11 @@ impl Recorded {
             .zip(&plan.steps)
             .filter(|((key, _), step)| {
                 step.status == Status::Compensate
-                    && !prior.get(&key.to_string()).is_some_and(|p| p.succeeded)
+                    && !(0..step.calls().count()).all(|part| {
+                        prior
+                            .get(&prior_key(key, part))
+                            .is_some_and(|p| p.succeeded)
+                    })
             })
             .count();
         let last = |kinds: &[Kind]| {
@@ -321,21 +325,26 @@ fn dry_run(out: &mut impl Write, tools: &ToolList, session: &Recorded) -> Result
     );
     writeln!(out, "session {}", escape_controls(&session.id))?;
     for ((id, _), step) in session.calls.iter().rev().zip(&plan.steps) {
-        let done = session
-            .prior
-            .get(&id.to_string())
+        let parts = step.calls().count();
+        let earlier: Vec<Prior> = (0..parts)
+            .filter_map(|part| session.prior.get(&prior_key(id, part)).copied())
             .filter(|p| p.outcomes > 0 || p.intents > 0)
-            .map_or("", |p| {
-                if p.outcomes > 0 {
-                    " (compensation already recorded)"
-                } else {
-                    " (an earlier compensation's outcome is unknown)"
-                }
-            });
-        let call = step.call.as_ref().map_or_else(
-            || "-".to_owned(),
-            |c| format!("{} {}", c.name, Value::Object(c.arguments.clone())),
-        );
+            .collect();
+        let done = match earlier.iter().find(|p| p.outcomes == 0) {
+            Some(_) => " (an earlier compensation's outcome is unknown)",
+            None if earlier.is_empty() => "",
+            None if earlier.len() < parts => " (part of the compensation already recorded)",
+            None => " (compensation already recorded)",
+        };
+        let calls: Vec<String> = step
+            .calls()
+            .map(|c| format!("{} {}", c.name, Value::Object(c.arguments.clone())))
+            .collect();
+        let call = if calls.is_empty() {
+            "-".to_owned()
+        } else {
+            calls.join("; then ")
+        };
         writeln!(
             out,
             "  call {id}: {} {} {}{done}: {}",

@@ -128,6 +128,8 @@ pub struct Op {
     pub undoes: Option<String>,
     /// The attempt number of a compensation.
     pub attempt: Option<String>,
+    /// For a further call of an undo that makes several: its place (1, 2, …).
+    pub part: Option<String>,
     /// The intent (or, for a refused call, the approval).
     pub start: Place,
     /// The outcome record.

@@ -218,6 +218,9 @@ fn op_span(session: &Session, op: &Op, trace: &str, parent: &str, link: Option<&
             int_text(attempt),
         ));
     }
+    if let Some(part) = &op.part {
+        attributes.push(attribute("mcp_recovery.compensation.part", int_text(part)));
+    }
     attributes.push(attribute("mcp_recovery.journal.seq", int(op.start.seq)));
     attributes.push(attribute("mcp_recovery.record.hash", text(&op.start.hash)));
     if let Some(end) = &op.end {

@@ -78,7 +78,7 @@ struct Reader {
     by_id: HashMap<String, usize>,
     /// Open calls by (session, call number): the op's index.
     calls: HashMap<(usize, String), usize>,
-    /// Open compensations by (session, call number, attempt).
+    /// Open compensations by (session, call number, attempt and part).
     compensations: HashMap<(usize, String, String), usize>,
     /// The open rollback of each session.
     open_rollback: HashMap<usize, usize>,
@@ -294,7 +294,12 @@ impl Reader {
 }
 
 fn compensation_key(s: usize, op: &Op) -> Option<(usize, String, String)> {
-    Some((s, op.call.clone()?, op.attempt.clone().unwrap_or_default()))
+    let attempt = op.attempt.clone().unwrap_or_default();
+    let key = match &op.part {
+        Some(part) => format!("{attempt}/{part}"),
+        None => attempt,
+    };
+    Some((s, op.call.clone()?, key))
 }
 
 /// An operation as its first record describes it; its outcome is `Missing` until finished.
@@ -307,6 +312,7 @@ fn new_op(kind: OpKind, record: &Map<String, Value>, place: Place) -> Op {
         request: record.get("request").and_then(id_text),
         undoes: text_of(record, "undoes"),
         attempt: number_text(record, "attempt"),
+        part: number_text(record, "part"),
         start: place,
         end: None,
         outcome: Outcome::Missing,

@@ -1,6 +1,8 @@
 //! Rollbacks against recorded effects: the plan followed, compensations gated and journaled.
 
 use super::*;
+use crate::approval::Verdict;
+use crate::policy::Action;
 
 /// Effects that record what was sent and journaled, answering every call with success
 /// unless nothing can be sent.
@@ -175,4 +177,201 @@ fn an_unknown_outcome_is_resent_only_when_idempotent() {
     let report = run(&mut again, true, &prior);
     assert!(again.sent.is_empty());
     assert_eq!(report.already, 1);
+}
+
+/// Effects answering the tools named in `fail` with `isError: true`, and every other call with
+/// success.
+#[derive(Default)]
+struct Failing {
+    inner: Recorded,
+    fail: Vec<&'static str>,
+}
+
+impl Effects for Failing {
+    fn call_tool(&mut self, name: &str, arguments: &Map<String, Value>, t: Duration) -> Reply {
+        let reply = self.inner.call_tool(name, arguments, t);
+        if self.fail.contains(&name) {
+            Reply::Result(json!({"content": [], "isError": true}))
+        } else {
+            reply
+        }
+    }
+    fn approve(&mut self, impact: &Value) -> Verdict {
+        self.inner.approve(impact)
+    }
+    fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
+        self.inner.journal(kind, fields)
+    }
+}
+
+/// A graph whose deleted node comes back in three calls: the node, its edges, its tag.
+fn graph_tools() -> Vec<Tool> {
+    let overlay = json!({"tools": {"drop_node": {"before": {
+    "read": "read_node", "arguments": {"id": "$request.body#/id"},
+    "found": {"operationId": "put_node", "parameters": {"id": "$request.body#/id"},
+        "then": [
+            {"operationId": "put_edges", "parameters": {"edges": "$before.body#/edges"}},
+            {"operationId": "tag_node", "parameters": {"tag": "$before.body#/tag"}}
+        ]}}}}});
+    let names = "drop_node read_node put_node put_edges tag_node".split(' ');
+    let tools: Vec<Value> = names
+        .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+        .collect();
+    let mut list = json!({ "tools": tools });
+    mcp_recovery_model::Overlay::parse(
+        &overlay.to_string(),
+        mcp_recovery_model::OverlayFormat::Json,
+    )
+    .unwrap()
+    .apply(&mut list);
+    list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| Tool::from_json(t).unwrap())
+        .collect()
+}
+
+fn graph_calls() -> Vec<(Value, TracedCall)> {
+    let call = json!({"name": "drop_node", "arguments": {"id": "n1"}, "result": {"content": []},
+        "before": {"name": "read_node", "arguments": {"id": "n1"}, "result": {"content": [],
+            "structuredContent": {"edges": ["n2"], "tag": "red"}}}});
+    vec![(json!(7), TracedCall::from_value(&call).unwrap())]
+}
+
+fn run_graph(effects: &mut dyn Effects, policy: &Policy, prior: &HashMap<String, Prior>) -> Report {
+    rollback(
+        effects,
+        &graph_tools(),
+        policy,
+        &graph_calls(),
+        prior,
+        json!({"command": "test"}),
+        Duration::from_secs(1),
+        None,
+    )
+    .unwrap()
+}
+
+/// The `part` member of a record (absent for the first call of a step).
+fn part_of(record: &Map<String, Value>) -> Option<u64> {
+    record.get("part").and_then(Value::as_u64)
+}
+
+/// An undo of several calls makes them in order, journals each (the further ones with their
+/// `part`), and tells the client every one.
+#[test]
+fn an_undo_of_several_calls_makes_them_in_order() {
+    let mut effects = Recorded::default();
+    let report = run_graph(&mut effects, &Policy::default(), &HashMap::new());
+    assert_eq!(effects.sent, ["put_node", "put_edges", "tag_node"]);
+    assert_eq!((report.compensated, report.failed), (1, 0));
+    let intents: Vec<(&Value, Option<u64>)> = effects
+        .records
+        .iter()
+        .filter(|r| r["kind"] == "compensation.intent")
+        .map(|r| (&r["name"], part_of(r)))
+        .collect();
+    assert_eq!(
+        intents,
+        [
+            (&json!("put_node"), None),
+            (&json!("put_edges"), Some(1)),
+            (&json!("tag_node"), Some(2)),
+        ]
+    );
+    let (meta, text) = report.for_client("later");
+    assert_eq!(
+        meta["undone"],
+        json!([{"call": "drop_node", "compensation": "put_node", "then": ["put_edges", "tag_node"]}])
+    );
+    assert!(
+        text.contains("'drop_node' (by 'put_node', then 'put_edges', then 'tag_node')"),
+        "{text}"
+    );
+}
+
+/// A call that fails stops its step: the calls after it are not made, and the failure names it.
+#[test]
+fn a_failed_call_stops_the_undo() {
+    let mut effects = Failing {
+        fail: vec!["put_edges"],
+        ..Failing::default()
+    };
+    let report = run_graph(&mut effects, &Policy::default(), &HashMap::new());
+    assert_eq!(effects.inner.sent, ["put_node", "put_edges"]);
+    assert_eq!((report.compensated, report.failed), (0, 1));
+    assert_eq!(
+        report.attention,
+        ["drop_node: its compensation 'put_edges' (call 2 of 3) did not succeed"]
+    );
+    assert!(report.undone.is_empty());
+}
+
+/// A rollback cut off between two calls of an undo is resumed by the next run from the call
+/// after the last one answered; an earlier failed call is not sent again.
+#[test]
+fn a_resumed_rollback_makes_only_the_calls_not_made() {
+    let mut first = Recorded::default();
+    run_graph(&mut first, &Policy::default(), &HashMap::new());
+    // Cut the journal after the outcome of the first call.
+    let cut = first
+        .records
+        .iter()
+        .position(|r| r["kind"] == "compensation.outcome")
+        .unwrap();
+    let prior = prior_compensations(&first.records[..=cut], "s");
+    let mut second = Recorded::default();
+    let report = run_graph(&mut second, &Policy::default(), &prior);
+    assert_eq!(second.sent, ["put_edges", "tag_node"]);
+    assert_eq!((report.compensated, report.already), (1, 0));
+    let skip = &second.records[1];
+    assert_eq!(
+        (&skip["status"], part_of(skip)),
+        (&json!("already-compensated"), None)
+    );
+    // Everything answered: nothing is sent again.
+    let prior = prior_compensations(&first.records, "s");
+    let mut third = Recorded::default();
+    let report = run_graph(&mut third, &Policy::default(), &prior);
+    assert!(third.sent.is_empty());
+    assert_eq!(report.already, 1);
+    // The second call failed earlier: it is reported, and the third is not made.
+    let mut failing = Failing {
+        fail: vec!["put_edges"],
+        ..Failing::default()
+    };
+    run_graph(&mut failing, &Policy::default(), &HashMap::new());
+    let prior = prior_compensations(&failing.inner.records, "s");
+    let mut fourth = Recorded::default();
+    let report = run_graph(&mut fourth, &Policy::default(), &prior);
+    assert!(fourth.sent.is_empty());
+    assert_eq!(report.already, 1);
+    assert!(
+        report.attention[0].contains("'put_edges' (call 2 of 3) failed in an earlier rollback"),
+        "{report:?}"
+    );
+}
+
+/// Each call of an undo goes through the policy's gate on its own: one refused stops the step.
+#[test]
+fn each_call_of_an_undo_is_gated() {
+    let policy = Policy {
+        ask: vec!["tag_node".into()],
+        ..Policy::default()
+    };
+    let mut effects = Recorded::default();
+    let report = run_graph(&mut effects, &policy, &HashMap::new());
+    assert_eq!(effects.sent, ["put_node", "put_edges"]);
+    assert_eq!(report.failed, 1);
+    let approval = effects
+        .records
+        .iter()
+        .find(|r| r["kind"] == "approval")
+        .unwrap();
+    assert_eq!(
+        (&approval["name"], part_of(approval)),
+        (&json!("tag_node"), Some(2))
+    );
+    assert!(report.attention[0].contains("'tag_node' (call 3 of 3) was refused"));
 }

@@ -8,7 +8,8 @@ declare_rule! {
     /// ## What it does
     /// Reports a compensating call whose tool (`compensatingOperation.operationId`, or
     /// `compensation.toolName` of the compensate carrier) is not in the tool list; also a tool an
-    /// overlay's before-image names (its `read`, the `operationId` of `found` or `missing`).
+    /// overlay's before-image names (its `read`, the `operationId` of `found` or `missing` and
+    /// of each further call in their `then`).
     ///
     /// ## Why is this bad?
     /// When a workflow fails, the orchestrator calls the compensating tool. If the server does not
@@ -51,21 +52,24 @@ fn before_images(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             "/_meta/{}/{BEFORE_SECTION}",
             escape_token(OVERLAY_META_KEY)
         ));
-        let named = [
-            ("/read", "the read before the call", Some(&image.read)),
-            (
-                "/found/operationId",
-                "the undo when the target was found",
-                image.found.as_ref().map(|u| &u.operation_id),
-            ),
-            (
-                "/missing/operationId",
-                "the undo when the target was missing",
-                image.missing.as_ref().map(|u| &u.operation_id),
-            ),
-        ];
-        for (at, role, name) in named {
-            let Some(name) = name else { continue };
+        let mut named = vec![(
+            "/read".to_owned(),
+            "the read before the call",
+            image.read.clone(),
+        )];
+        for (outcome, role, undo) in [
+            ("found", "the undo when the target was found", &image.found),
+            ("missing", "the undo when the target was missing", &image.missing),
+        ] {
+            for (part, undo) in undo.iter().flat_map(|u| u.parts()) {
+                named.push((
+                    format!("/{outcome}{part}/operationId"),
+                    role,
+                    undo.operation_id.clone(),
+                ));
+            }
+        }
+        for (at, role, name) in &named {
             if ctx.tool_named(name).is_some() {
                 continue;
             }

@@ -75,3 +75,40 @@ fn reads_rfc3339_utc() {
         assert_eq!(unix_nanos(bad), None, "{bad}");
     }
 }
+
+/// The calls of an undo that makes several share `call` and `attempt`; `part` tells their
+/// records apart, so each outcome finishes its own intent.
+#[test]
+fn the_calls_of_one_undo_are_told_apart_by_part() {
+    let line = |seq: u32, rest: &str| {
+        format!(r#"{{"seq":{seq},"session":"s","time":"2026-12-01T08:00:00.00{seq}Z",{rest}}}"#)
+    };
+    let compensation = |kind: &str, name: &str, part: &str, result: &str| {
+        format!(
+            r#""kind":"compensation.{kind}","call":1,"name":"{name}","undoes":"drop","attempt":1,"arguments":{{}}{part}{result}"#
+        )
+    };
+    let text = [
+        line(1, &compensation("intent", "put", "", "")),
+        line(2, &compensation("intent", "tag", r#","part":1"#, "")),
+        line(
+            3,
+            &compensation(
+                "outcome",
+                "tag",
+                r#","part":1"#,
+                r#","result":{"isError":true}"#,
+            ),
+        ),
+        line(4, &compensation("outcome", "put", "", r#","result":{}"#)),
+    ]
+    .join("\n");
+    let (sessions, _, _) = read(&text, false).unwrap();
+    let ops = &sessions[0].ops;
+    assert_eq!(ops.len(), 2);
+    assert_eq!(ops[0].outcome, Outcome::Ok);
+    assert_eq!(ops[0].part, None);
+    assert_ne!(ops[1].outcome, Outcome::Ok);
+    assert_eq!(ops[1].part.as_deref(), Some("1"));
+    assert_eq!(ops[1].duration_ms(), Some(1));
+}
