@@ -3,6 +3,9 @@
 
 use std::borrow::Cow;
 
+/// What a secret is replaced with wherever text from input is printed or journaled.
+pub const REDACTED: &str = "***";
+
 /// Whether `c` must never reach a terminal, a prompt or a CI log raw: C0 controls (line breaks
 /// and tabs included), DEL, C1 controls (`U+009B` is a one-byte CSI), the bidirectional
 /// formatting characters that reorder what a reviewer reads, the Unicode line and paragraph

@@ -278,6 +278,47 @@ fn rollback_finds_the_sessions_with_compensations_left() {
     verified(dir.path(), &journal);
 }
 
+/// The proxy was given a secret (a header value) that the charge's transaction id happens to
+/// hold: the journal keeps the id as `***` and marks the record `redacted`. A rollback from the
+/// journal releases the reservation and refuses to refund `***`, saying why; the charge stays.
+#[test]
+fn a_value_the_journal_redacted_is_never_sent_back() {
+    let (dir, journal, log) = setup();
+    let (_server, url) = demo_http(&log);
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--url",
+        &url,
+        "--header",
+        "X-Probe: txn-2",
+    ];
+    let results = session(dir.path(), &flags, &[], &checkout());
+    assert_eq!(results[1]["structuredContent"]["transactionId"], "txn-2");
+    let outcomes = journal_kinds(&journal, "call.outcome");
+    assert_eq!(outcomes[0].get("redacted"), None, "{outcomes:?}");
+    assert_eq!(outcomes[1]["redacted"], true, "{outcomes:?}");
+    assert_eq!(
+        outcomes[1]["result"]["structuredContent"]["transactionId"],
+        "***"
+    );
+    verified(dir.path(), &journal);
+
+    let output = rollback(dir.path(), &journal, &["--url", &url], &[]);
+    let out = stdout(&output);
+    assert_eq!(code(&output), 1, "{out}");
+    assert!(
+        out.contains("parameter 'transactionId' would be sent with `***` in it"),
+        "{out}"
+    );
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+    assert_eq!(calls_at_server(&log, "refund_payment"), 0);
+    let after = state(dir.path(), &url);
+    assert!(after["charges"].get("txn-2").is_some(), "{after:#}");
+    assert_eq!(after["reservations"], json!({}), "{after:#}");
+    verified(dir.path(), &journal);
+}
+
 /// Two proxies on one journal: the second is refused, naming the first (pid, command, since
 /// when), or waits for it with `--wait-lock`; the journal stays one chain.
 #[test]

@@ -5,10 +5,8 @@
 
 use std::borrow::Cow;
 
+pub use mcp_recovery_base::text::REDACTED;
 use serde_json::Value;
-
-/// What a secret is replaced with.
-pub const REDACTED: &str = "***";
 
 /// Secrets shorter than this are not redacted: replacing every `1` or `on` in a message would
 /// destroy it while protecting nothing.
@@ -92,19 +90,28 @@ impl Secrets {
 
     /// [`Secrets::redact`] applied in place to one string.
     pub fn redact_in_place(&self, text: &mut String) {
-        if let Cow::Owned(redacted) = self.redact(text) {
-            *text = redacted;
-        }
+        self.replace(text);
     }
 
-    /// Redacts every string and object key inside `value`.
-    pub fn redact_value(&self, value: &mut Value) {
+    /// [`Secrets::redact_in_place`], telling whether the text changed.
+    fn replace(&self, text: &mut String) -> bool {
+        if let Cow::Owned(redacted) = self.redact(text) {
+            *text = redacted;
+            return true;
+        }
+        false
+    }
+
+    /// Redacts every string and object key inside `value`; true when anything changed.
+    pub fn redact_value(&self, value: &mut Value) -> bool {
         if self.values.is_empty() {
-            return;
+            return false;
         }
         match value {
-            Value::String(text) => self.redact_in_place(text),
-            Value::Array(items) => items.iter_mut().for_each(|item| self.redact_value(item)),
+            Value::String(text) => self.replace(text),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_value(item) | changed),
             Value::Object(map) => {
                 let needs_key_change = map.keys().any(|k| self.redact(k) != k.as_str());
                 if needs_key_change {
@@ -113,9 +120,11 @@ impl Secrets {
                         map.insert(self.redact(&key).into_owned(), item);
                     }
                 }
-                map.values_mut().for_each(|item| self.redact_value(item));
+                map.values_mut().fold(needs_key_change, |changed, item| {
+                    self.redact_value(item) | changed
+                })
             }
-            _ => {}
+            _ => false,
         }
     }
 }
@@ -147,10 +156,14 @@ mod tests {
     fn values_and_keys_inside_documents() {
         let secrets = Secrets::new(["hunter22"]);
         let mut doc = json!({"tools": [{"description": "key hunter22", "hunter22": 1}]});
-        secrets.redact_value(&mut doc);
+        assert!(secrets.redact_value(&mut doc));
         assert_eq!(
             doc,
             json!({"tools": [{"description": "key ***", "***": 1}]})
         );
+        // Whether anything changed is told apart, a key alone included.
+        assert!(!secrets.redact_value(&mut json!({"a": ["b", 1, {"c": "d"}]})));
+        assert!(secrets.redact_value(&mut json!({"a": [{"x hunter22": 1}]})));
+        assert!(!Secrets::default().redact_value(&mut json!("hunter22")));
     }
 }

@@ -1,4 +1,5 @@
-//! JSON types as JSON Schema names them, and the exact meaning of a number's text.
+//! JSON types as JSON Schema names them, the exact meaning of a number's text, and text held
+//! anywhere inside a value.
 
 use serde_json::Value;
 
@@ -15,6 +16,18 @@ pub fn json_type_name(value: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
+    }
+}
+
+/// Whether a string or an object member name anywhere inside `value` contains `needle`.
+pub fn holds_text(value: &Value, needle: &str) -> bool {
+    match value {
+        Value::String(text) => text.contains(needle),
+        Value::Array(items) => items.iter().any(|item| holds_text(item, needle)),
+        Value::Object(members) => members
+            .iter()
+            .any(|(name, item)| name.contains(needle) || holds_text(item, needle)),
+        _ => false,
     }
 }
 

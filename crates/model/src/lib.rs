@@ -65,7 +65,7 @@ pub use input_schema::{
     BACKTRACK_LIMIT, PATTERN_BUDGET, PatternBudget, any_member, compile_input_schema, gave_up,
     has_pattern, without_patterns,
 };
-pub use json_type::json_type_name;
+pub use json_type::{holds_text, json_type_name};
 pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{Applied, Origin, Overlay, OverlayError, OverlayIssue, OverlaySpan};
 pub use overlay_file::{

@@ -3,9 +3,11 @@
 use std::collections::HashMap;
 
 use jsonschema::Validator;
+use mcp_recovery_base::text::REDACTED;
 use mcp_recovery_model::{
     BeforeImage, Binding, COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET,
-    ParameterBinding, PatternBudget, Reversibility, Tool, gave_up, has_pattern, without_patterns,
+    ParameterBinding, PatternBudget, Reversibility, Tool, gave_up, has_pattern, holds_text,
+    without_patterns,
 };
 use serde_json::{Map, Value};
 
@@ -448,6 +450,19 @@ impl<'t> Planner<'t> {
             Ok(arguments) => arguments,
             Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
         };
+        if call.redacted
+            && let Some(parameter) = arguments
+                .keys()
+                .find(|p| holds_text(&arguments[*p], REDACTED))
+        {
+            return Step::new(
+                name,
+                Status::Unavailable,
+                format!(
+                    "parameter '{parameter}' would be sent with `{REDACTED}` in it: the record of the call had a secret replaced by `{REDACTED}` (it is marked `redacted`), so the value read from it is not the one the call used"
+                ),
+            );
+        }
         let schema = &compensator.input_schema;
         let patterns = &mut self.patterns;
         let (problems, note) = self

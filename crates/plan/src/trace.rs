@@ -11,6 +11,11 @@
 //!   outcome is unknown (the call timed out, the connection dropped, the orchestrator crashed).
 //!   Requiring the member makes "no result recorded" an explicit statement, never an accident.
 //!
+//! * `redacted` (boolean, optional): `true` when the recorder replaced a secret inside the line
+//!   with `***` (the proxy's journal does, for the secrets it was given). Such a line's values
+//!   are not the ones sent or returned, so a compensating argument read from it that holds `***`
+//!   is never sent: its step is unavailable.
+//!
 //! Other members are ignored, so a recorder may add timestamps or ids. Blank lines are skipped.
 //!
 //! The journal of `mcp-recovery proxy` (`spec/journal.md`) reads as a trace directly: a line
@@ -20,6 +25,9 @@
 //! [`parse_session_trace`] keeps one session's calls.
 
 use serde_json::{Map, Value};
+
+/// The member of a trace line or journal record saying a secret in it was replaced by `***`.
+pub const REDACTED_MEMBER: &str = "redacted";
 
 /// One completed call, as recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +42,8 @@ pub struct TracedCall {
     /// run before the call, `{"name", "arguments", "result"}` (`result` null, with a `reason`,
     /// when the read got no result).
     pub before: Option<Map<String, Value>>,
+    /// True when the line says a secret in it was replaced by `***` (its `redacted` member).
+    pub redacted: bool,
 }
 
 impl TracedCall {
@@ -48,6 +58,7 @@ impl TracedCall {
             arguments,
             result,
             before: None,
+            redacted: false,
         }
     }
 
@@ -129,11 +140,21 @@ impl TracedCall {
                 });
             }
         };
+        let redacted = match line.get(REDACTED_MEMBER) {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(other) => {
+                return Err(TraceLineError::RedactedNotABoolean {
+                    found: mcp_recovery_model::json_type_name(other),
+                });
+            }
+        };
         Ok(Self {
             name,
             arguments,
             result,
             before,
+            redacted,
         })
     }
 }
@@ -181,6 +202,12 @@ pub enum TraceLineError {
     /// `before` is present but not an object (or `null`).
     #[error("\"before\" must be an object or null, found {found}")]
     BeforeNotAnObject {
+        /// JSON type found.
+        found: &'static str,
+    },
+    /// `redacted` is not a boolean.
+    #[error("\"redacted\" must be a boolean, found {found}")]
+    RedactedNotABoolean {
         /// JSON type found.
         found: &'static str,
     },

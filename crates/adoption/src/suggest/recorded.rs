@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use mcp_recovery_model::Tool;
+use mcp_recovery_base::text::REDACTED;
+use mcp_recovery_model::{Tool, holds_text};
 use serde_json::{Map, Value};
 
 use super::bind::Bound;
@@ -21,6 +22,9 @@ pub struct Recorded {
     pub arguments: Value,
     /// The `CallToolResult`, when one came back.
     pub result: Option<Value>,
+    /// True when the journal replaced a secret in the record with `***` (its `redacted`
+    /// member): a value holding `***` is then not the one sent or returned.
+    pub redacted: bool,
 }
 
 impl Recorded {
@@ -28,6 +32,11 @@ impl Recorded {
         self.result
             .as_ref()
             .is_none_or(|r| r.get("isError") == Some(&Value::Bool(true)))
+    }
+
+    /// Whether `value`, read from this call, may have lost a secret to `***`.
+    fn unknown(&self, value: Option<&Value>) -> bool {
+        self.redacted && value.is_some_and(|v| holds_text(v, REDACTED))
     }
 
     /// What a binding selects in this call, when it selects something.
@@ -103,7 +112,12 @@ pub(crate) fn seen(
         let mut agreed = false;
         for (before, after) in calls {
             let taken = after.arguments.get(parameter);
-            if taken.is_some() && before.select(binding).as_ref() == taken {
+            let selected = before.select(binding);
+            // A value that lost a secret is no evidence either way.
+            if after.unknown(taken) || before.unknown(selected.as_ref()) {
+                continue;
+            }
+            if taken.is_some() && selected.as_ref() == taken {
                 agreed = true;
             } else {
                 out.contradicted = true;

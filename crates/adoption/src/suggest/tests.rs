@@ -475,6 +475,7 @@ fn recorded(session: &str, name: &str, arguments: Value, structured: Value) -> R
         name: name.to_owned(),
         arguments,
         result: Some(json!({"content": [], "structuredContent": structured})),
+        redacted: false,
     }
 }
 
@@ -578,6 +579,48 @@ fn a_journal_confirms_teaches_and_contradicts() {
     assert!(contradicted.suggestions.is_empty(), "{contradicted:#?}");
     assert!(
         contradicted.skipped[0].reason.contains("the journal shows"),
+        "{contradicted:#?}"
+    );
+}
+
+#[test]
+fn values_the_journal_redacted_are_no_evidence() {
+    let list = tools(json!([
+        {"name": "start_job", "inputSchema": {"type": "object",
+            "properties": {"spec": {"type": "string"}}, "required": ["spec"]}},
+        {"name": "stop_job", "inputSchema": {"type": "object",
+            "properties": {"handle": {"type": "string"}}, "required": ["handle"]}}
+    ]));
+    let pair = |session: &str, job: &str, handle: &str, redacted: bool| {
+        let mut start = recorded(
+            session,
+            "start_job",
+            json!({"spec": "x"}),
+            json!({"jobId": job}),
+        );
+        let mut stop = recorded(session, "stop_job", json!({"handle": handle}), json!({}));
+        start.redacted = redacted;
+        stop.redacted = redacted;
+        [start, stop]
+    };
+    // Equal only because both lost a secret: it teaches nothing.
+    let masked: Vec<Recorded> = pair("a", "***", "***", true).into();
+    let found = suggest_with(&list, &masked);
+    assert!(!by_tool(&found).contains_key("start_job"), "{found:#?}");
+    // Two sessions agree; a third whose values differ only where a secret was masked neither
+    // agrees nor contradicts; an unmarked `***` is a value like any other and contradicts.
+    let mut calls: Vec<Recorded> = ["b", "c"]
+        .into_iter()
+        .flat_map(|s| pair(s, &format!("j-{s}"), &format!("j-{s}"), false))
+        .collect();
+    calls.extend(pair("d", "j-***", "***", true));
+    let found = suggest_with(&list, &calls);
+    let job = by_tool(&found)["start_job"];
+    assert!(job.reason.contains("seen in 2 of 3 session(s)"), "{job:?}");
+    calls.extend(pair("e", "j-e", "***", false));
+    let contradicted = suggest_with(&list, &calls);
+    assert!(
+        !by_tool(&contradicted).contains_key("start_job"),
         "{contradicted:#?}"
     );
 }

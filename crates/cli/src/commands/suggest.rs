@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use mcp_recovery_model::{Overlay, OverlayFormat, escape_token};
-use mcp_recovery_plan::load_tools;
+use mcp_recovery_plan::{REDACTED_MEMBER, load_tools};
 use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::Value;
 
@@ -244,6 +244,7 @@ fn recorded_calls(path: &std::path::Path) -> Result<Vec<Recorded>, Failure> {
             name: name.to_owned(),
             arguments: record.get("arguments").cloned().unwrap_or(Value::Null),
             result: record.get("result").filter(|r| r.is_object()).cloned(),
+            redacted: record.get(REDACTED_MEMBER) == Some(&Value::Bool(true)),
         });
     }
     Ok(calls)

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_base::text::{REDACTED, escape_controls};
 
 use crate::Failure;
 use crate::args::audit::{ExportArgs, ExportFormat};
@@ -280,12 +280,12 @@ impl Collector {
         Failure::Usage(format!("OTLP export to {}: {reason}", self.shown))
     }
 
-    /// `text` with every header value replaced by `***`.
+    /// `text` with every header value replaced by [`REDACTED`].
     fn redacted(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for (_, value) in &self.headers {
             if !value.is_empty() {
-                text = text.replace(value.as_str(), "***");
+                text = text.replace(value.as_str(), REDACTED);
             }
         }
         text

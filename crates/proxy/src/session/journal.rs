@@ -6,7 +6,7 @@ use std::sync::PoisonError;
 
 use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::json::with;
-use mcp_recovery_plan::TracedCall;
+use mcp_recovery_plan::{REDACTED_MEMBER, TracedCall};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{Class, Classification};
@@ -74,7 +74,13 @@ impl<W: Write> Session<W> {
     ) -> Result<(), JournalError> {
         if let Some(journal) = &self.journal {
             let mut fields = Value::Object(fields);
-            self.settings.secrets.redact_value(&mut fields);
+            // A record that lost a secret says so: a value read back from it is not the one
+            // sent, and a rollback must not send it as if it were.
+            if self.settings.secrets.redact_value(&mut fields)
+                && let Value::Object(members) = &mut fields
+            {
+                members.insert(REDACTED_MEMBER.to_owned(), Value::Bool(true));
+            }
             // Written under the lock, synced outside it: one sync covers the records every
             // session writes meanwhile, and this one returns only once its record is on disk.
             let pending = {
@@ -163,13 +169,13 @@ impl<W: Write> Session<W> {
 /// A call with only what the planner reads of its result: `isError` and `structuredContent`,
 /// and `content` only when an overlay declares the tool's result is read from its text (text
 /// content is otherwise never parsed, so it is dropped).
-pub(super) fn compact(call: TracedCall, reads_text: bool) -> TracedCall {
+pub(super) fn compact(mut call: TracedCall, reads_text: bool) -> TracedCall {
     let keys: &[&str] = if reads_text {
         &["isError", "structuredContent", "content"]
     } else {
         &["isError", "structuredContent"]
     };
-    let result = call.result.map(|mut full| {
+    let result = call.result.take().map(|mut full| {
         let mut kept = Map::new();
         for &key in keys {
             if let Some(value) = full.remove(key) {
@@ -178,5 +184,5 @@ pub(super) fn compact(call: TracedCall, reads_text: bool) -> TracedCall {
         }
         kept
     });
-    TracedCall::new(call.name, call.arguments, result).with_before(call.before)
+    TracedCall { result, ..call }
 }
