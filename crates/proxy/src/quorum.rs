@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::policy::{ApprovalRule, Fetch, PolicyFile};
 use crate::slack::{self, SlackHeaders};
 use crate::webhooks;
+use crate::wire::members;
 
 /// The `type` of a decision statement.
 pub const DECISION_TYPE: &str = "mcp-recovery/decision";
@@ -145,7 +146,7 @@ impl Board {
         };
         let digest = call_digest(pending.session, pending.tool, pending.arguments);
         let expires = rfc3339(unix_now() + timeout.as_secs());
-        let shown = fields(with(
+        let shown = members(with(
             json!({"request": id, "tool": pending.tool, "class": pending.class,
                 "session": pending.session, "expires": expires, "callDigest": digest,
                 "quorum": {"need": rule.quorum, "of": rule.of}}),
@@ -437,13 +438,6 @@ impl Board {
 
     fn is_open(&self, id: &str) -> bool {
         lock(&self.open).contains_key(id)
-    }
-}
-
-fn fields(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
     }
 }
 

@@ -12,11 +12,11 @@ use mcp_recovery_plan::{PlannedCall, Planner, Status, TracedCall};
 use serde_json::{Map, Value, json};
 
 use crate::policy::Policy;
+use crate::wire::members;
 
 mod effects;
 mod part;
 
-use effects::map;
 pub use effects::{Effects, Prior, Reply, prior_compensations, prior_key};
 use part::{Part, PartEnd};
 
@@ -45,7 +45,7 @@ pub struct Report {
 impl Report {
     /// The counts as journal fields.
     fn fields(&self) -> Map<String, Value> {
-        map(json!({
+        members(json!({
             "compensated": self.compensated,
             "already": self.already,
             "failed": self.failed,
@@ -139,7 +139,7 @@ pub fn rollback(
     let ids: Vec<Value> = calls.iter().map(|(id, _)| id.clone()).collect();
     effects.journal(
         Kind::RollbackStart,
-        map(with(
+        members(with(
             json!({}),
             [("trigger", trigger), ("calls", Value::Array(ids))],
         )),
@@ -147,7 +147,7 @@ pub fn rollback(
     if let Some(reason) = beyond {
         effects.journal(
             Kind::CompensationSkip,
-            map(json!({"call": Value::Null, "status": "beyond-window", "reason": reason})),
+            members(json!({"call": Value::Null, "status": "beyond-window", "reason": reason})),
         )?;
         report.skipped += 1;
         report.attention.push(reason.to_owned());
@@ -158,7 +158,7 @@ pub fn rollback(
         let skip = |effects: &mut dyn Effects, status: &str, reason: &str| {
             effects.journal(
                 Kind::CompensationSkip,
-                map(with(
+                members(with(
                     json!({"name": call.name, "status": status, "reason": reason}),
                     [("call", id.clone())],
                 )),

@@ -7,6 +7,15 @@ use std::sync::mpsc::SyncSender;
 use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
+/// `value`'s members (none when it is not an object): the fields of a journal record built with
+/// `json!` or [`with`].
+pub(crate) fn members(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
 /// Largest line accepted from either side (64 MiB); a longer one is dropped with a warning.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 

@@ -117,11 +117,3 @@ pub(super) fn succeeded(result: Option<&Value>) -> bool {
         _ => false,
     }
 }
-
-/// `value`'s members (none when it is not an object).
-pub(super) fn map(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}

@@ -11,10 +11,11 @@ use mcp_recovery_model::{Hint, Tool};
 use mcp_recovery_plan::{PlannedCall, TracedCall};
 use serde_json::{Map, Value, json};
 
-use super::effects::{Effects, Prior, Reply, map, succeeded};
+use super::effects::{Effects, Prior, Reply, succeeded};
 use crate::approval::Verdict;
 use crate::classify::classify;
 use crate::policy::{Action, Policy};
+use crate::wire::members;
 
 /// How one compensating call ended; anything but `Done` stops its step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +53,7 @@ impl Part<'_> {
     /// `fields` with the journal's `call` member, the call's arguments when `arguments`, and
     /// `part` for a further call.
     fn record(&self, fields: Value, arguments: bool) -> Map<String, Value> {
-        let mut record = map(with(fields, [("call", self.id.clone())]));
+        let mut record = members(with(fields, [("call", self.id.clone())]));
         if arguments {
             record.insert(
                 "arguments".into(),

@@ -74,7 +74,7 @@ fn run(effects: &mut Recorded, idempotent: bool, prior: &HashMap<String, Prior>)
 }
 
 fn record(kind: Kind, extra: Value) -> Map<String, Value> {
-    let mut record = map(extra);
+    let mut record = members(extra);
     record.insert("kind".into(), Value::from(kind.as_str()));
     record.insert("session".into(), Value::from("s"));
     record.insert("call".into(), json!(1));

@@ -15,9 +15,10 @@ use crate::note::note;
 use crate::policy::{Action, ApprovalRule, Decision, Policy};
 use crate::quorum::Pending as Offered;
 use crate::webhooks::notify as notify_quorum;
+use crate::wire::members;
 use crate::wire::{success, tool_error};
 
-use super::state::{Session, fields};
+use super::state::Session;
 
 /// The policy's decision for a call, and why its tool counts as unlisted when it does.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +63,7 @@ pub(super) fn approval_record(
     quorum: Option<Map<String, Value>>,
     verdict: &Verdict,
 ) -> Map<String, Value> {
-    let mut record = fields(base.clone());
+    let mut record = members(base.clone());
     record.extend(quorum.unwrap_or_default());
     record.insert(
         "decision".into(),

@@ -8,8 +8,9 @@ use mcp_recovery_plan::{Planner, Status, TracedCall};
 use serde_json::{Map, Value, json};
 
 use crate::classify::Classification;
+use crate::wire::members;
 
-use super::state::{Session, fields};
+use super::state::Session;
 
 impl<W: Write> Session<W> {
     /// What an `ask` shows: the call, its class, and the compensation that would undo it,
@@ -29,7 +30,7 @@ impl<W: Write> Session<W> {
             let probe = TracedCall::new(
                 name,
                 arguments.clone(),
-                Some(fields(json!({"content": [], "structuredContent": {}}))),
+                Some(members(json!({"content": [], "structuredContent": {}}))),
             );
             let step = Planner::new(tools).resolve_step(&probe);
             let bindings: Map<String, Value> = c

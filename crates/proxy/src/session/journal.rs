@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 use crate::classify::{Class, Classification};
 use crate::note::note;
 use crate::wire::error_response;
+use crate::wire::members;
 
-use super::state::{CallContext, Session, fields};
+use super::state::{CallContext, Session};
 
 /// The fields a call's approval and intent records share: the call, its class and the rule
 /// that decided it.
@@ -36,7 +37,7 @@ pub(super) fn intent_base(
 
 /// The intent record of `call`: the shared fields, its number and its before-image.
 pub(super) fn intent_record(base: Value, call: &CallContext) -> Map<String, Value> {
-    let mut record = fields(base);
+    let mut record = members(base);
     record.insert("call".into(), Value::from(call.number));
     if let Some(before) = &call.before {
         record.insert("before".into(), Value::Object(before.clone()));
@@ -85,7 +86,7 @@ impl<W: Write> Session<W> {
             // session writes meanwhile, and this one returns only once its record is on disk.
             let pending = {
                 let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
-                journal.append_pending(&self.settings.session, kind, self::fields(fields))?
+                journal.append_pending(&self.settings.session, kind, members(fields))?
             };
             pending.1.wait()?;
         }
@@ -110,7 +111,7 @@ impl<W: Write> Session<W> {
         reason: Option<&str>,
         error: Option<Value>,
     ) -> Result<(), JournalError> {
-        let mut record = fields(with(
+        let mut record = members(with(
             json!({"call": call.number, "name": call.name}),
             [
                 ("request", request.clone()),

@@ -16,8 +16,9 @@ use crate::classify::Class;
 use crate::note::note;
 use crate::policy::OnFailure;
 use crate::rollback::{Effects, ROLLBACK_META_KEY, Reply, Report, rollback};
+use crate::wire::members;
 
-use super::state::{Evicted, Session, fields};
+use super::state::{Evicted, Session};
 
 impl<W: Write> Session<W> {
     /// The calls a rollback covers: those past the window read back from the journal, then the
@@ -111,7 +112,7 @@ impl<W: Write> Session<W> {
                 let verdict = self.settings.approver.ask(&impact, timeout);
                 self.record(
                     Kind::Approval,
-                    fields(json!({"rollback": true, "failed": name,
+                    members(json!({"rollback": true, "failed": name,
                         "decision": if verdict.approved { "allow" } else { "deny" },
                         "by": verdict.by, "reason": verdict.reason})),
                 )?;

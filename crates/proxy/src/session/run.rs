@@ -11,17 +11,18 @@ use serde_json::{Value, json};
 use crate::note::note;
 use crate::settings::End;
 use crate::wire::error_response;
+use crate::wire::members;
 
 use super::input::Input;
 use super::rollback::tell;
-use super::state::{Pending, Session, fields};
+use super::state::{Pending, Session};
 
 impl<W: Write> Session<W> {
     /// Runs until the client closes (and its requests are answered) or the server exits.
     pub fn run(mut self) -> Result<End, JournalError> {
         self.record(
             Kind::SessionStart,
-            fields(json!({
+            members(json!({
                 "upstream": self.settings.upstream,
                 "onFailure": self.settings.policy.on_failure().as_str(),
                 "version": env!("CARGO_PKG_VERSION"),
@@ -44,7 +45,7 @@ impl<W: Write> Session<W> {
             End::ClientClosed => "client closed".to_owned(),
             End::ServerClosed(reason) => format!("server exited: {reason}"),
         };
-        self.record(Kind::SessionEnd, fields(json!({"reason": reason})))?;
+        self.record(Kind::SessionEnd, members(json!({"reason": reason})))?;
         Ok(end)
     }
 

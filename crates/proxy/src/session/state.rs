@@ -100,13 +100,6 @@ pub struct Session<W: Write> {
 /// The prefix of the proxy's own request ids upstream.
 pub(super) const OWN_ID_PREFIX: &str = "mcp-recovery-proxy-";
 
-pub(super) fn fields(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
 impl<W: Write> Session<W> {
     /// A session over an upstream already started; `events` carries both sides' lines.
     pub fn new(

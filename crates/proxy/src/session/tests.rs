@@ -11,10 +11,11 @@ use super::classify::unlisted;
 use super::gate::{Gated, approval_record, decide, denial};
 use super::journal::{compact, intent_base, intent_record};
 use super::rollback::tell;
-use super::state::{CallContext, fields};
+use super::state::CallContext;
 use crate::approval::Verdict;
 use crate::classify::{Class, Classification, Source};
 use crate::policy::{Action, Decision, Policy};
+use crate::wire::members;
 
 fn tools(names: &[&str]) -> Vec<Tool> {
     names
@@ -139,7 +140,7 @@ fn intent_and_approval_records_share_the_calls_fields() {
         number: 3,
         name: "rm".into(),
         arguments,
-        before: Some(fields(json!({"name": "stat", "result": null}))),
+        before: Some(members(json!({"name": "stat", "result": null}))),
     };
     let intent = intent_record(base, &call);
     assert_eq!(intent["call"], 3);
@@ -149,7 +150,7 @@ fn intent_and_approval_records_share_the_calls_fields() {
 
 #[test]
 fn a_retained_call_keeps_only_what_the_planner_reads() {
-    let result = fields(json!({"isError": false, "structuredContent": {"id": 1},
+    let result = members(json!({"isError": false, "structuredContent": {"id": 1},
         "content": [{"type": "text", "text": "big"}], "_meta": {"x": 1}}));
     let call = TracedCall::new("create", Map::new(), Some(result));
     let kept = compact(call.clone(), false).result.unwrap();
