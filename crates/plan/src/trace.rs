@@ -339,12 +339,13 @@ fn parse_lines(text: &str, session: Option<&str>) -> Result<Vec<(Value, TracedCa
             Line::Call(call) => calls.push((index, Value::Null, call)),
             Line::Intent(key, call) => open.push((key, index, call)),
             Line::Outcome(key, mut call) => {
-                // The before-image is journaled with the intent.
+                // The before-image is journaled with the intent, and so is a secret it held.
                 if let Some(at) = open.iter().position(|(k, _, _)| *k == key) {
                     let (_, _, intent) = open.remove(at);
                     if call.before.is_none() {
                         call.before = intent.before;
                     }
+                    call.redacted |= intent.redacted;
                 }
                 open.retain(|(k, _, _)| *k != key);
                 calls.push((index, key, call));
@@ -452,6 +453,13 @@ mod tests {
             .map(|(id, _)| id)
             .collect();
         assert_eq!(ids, [json!(2), json!(1)]);
+        // A secret lost from the intent's before-image marks the call, whatever its outcome says.
+        let journal = concat!(
+            "{\"kind\":\"call.intent\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"before\":{\"name\":\"r\",\"result\":{\"content\":[]}},\"redacted\":true,\"hash\":\"h\"}\n",
+            "{\"kind\":\"call.outcome\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"result\":{\"content\":[]},\"hash\":\"h\"}\n",
+        );
+        let calls = parse_trace(journal).unwrap();
+        assert!(calls[0].redacted && calls[0].before.is_some(), "{calls:?}");
         // A plain trace line with a `kind` of its own is still a call.
         let plain = parse_trace("{\"name\":\"p\",\"kind\":\"mine\",\"result\":null}").unwrap();
         assert_eq!(plain.len(), 1);
