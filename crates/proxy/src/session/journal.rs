@@ -74,19 +74,19 @@ impl<W: Write> Session<W> {
         fields: Map<String, Value>,
     ) -> Result<(), JournalError> {
         if let Some(journal) = &self.journal {
-            let mut fields = Value::Object(fields);
+            let mut value = Value::Object(fields);
+            let redacted = self.settings.secrets.redact_value(&mut value);
+            let mut fields = members(value);
             // A record that lost a secret says so: a value read back from it is not the one
             // sent, and a rollback must not send it as if it were.
-            if self.settings.secrets.redact_value(&mut fields)
-                && let Value::Object(members) = &mut fields
-            {
-                members.insert(REDACTED_MEMBER.to_owned(), Value::Bool(true));
+            if redacted {
+                fields.insert(REDACTED_MEMBER.to_owned(), Value::Bool(true));
             }
             // Written under the lock, synced outside it: one sync covers the records every
             // session writes meanwhile, and this one returns only once its record is on disk.
             let pending = {
                 let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
-                journal.append_pending(&self.settings.session, kind, members(fields))?
+                journal.append_pending(&self.settings.session, kind, fields)?
             };
             pending.1.wait()?;
         }
