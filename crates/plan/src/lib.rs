@@ -40,6 +40,6 @@ pub use planner::{Planner, build_plan, resolve_step};
 pub use resolve::read_arguments;
 pub use tools::{LoadError, ToolList, UnusableTool, load_tools};
 pub use trace::{
-    REDACTED_MEMBER, TraceError, TraceLineError, TracedCall, parse_session_calls,
+    Completion, REDACTED_MEMBER, TraceError, TraceLineError, TracedCall, parse_session_calls,
     parse_session_trace, parse_trace, trace_sessions,
 };

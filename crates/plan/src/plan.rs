@@ -13,9 +13,11 @@ pub enum Status {
     Compensate,
     /// Recovery is declared but cannot be carried out for this call; the reason says why.
     Unavailable,
-    /// The call returned `isError: true`; there is nothing to undo.
+    /// The call returned `isError: true`, or asked for input instead of running
+    /// (`resultType: input_required`); there is nothing to undo.
     Failed,
-    /// No result was recorded; the call may or may not have taken effect.
+    /// No result of the call was recorded (nothing, a task's `CreateTaskResult`, or a result of
+    /// an unknown `resultType`); the call may or may not have taken effect.
     UnknownOutcome,
     /// The tool changes nothing.
     ReadOnly,

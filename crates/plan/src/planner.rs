@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use jsonschema::Validator;
-use mcp_recovery_base::text::REDACTED;
+use mcp_recovery_base::text::{REDACTED, shorten};
 use mcp_recovery_model::{
     BeforeImage, Binding, COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET,
     ParameterBinding, PatternBudget, Reversibility, Tool, gave_up, has_pattern, holds_text,
@@ -14,14 +14,16 @@ use serde_json::{Map, Value};
 use crate::plan::{Plan, PlannedCall, Status, Step};
 use crate::resolve::{BeforeRead, Response, resolve_arguments};
 use crate::tools::{ToolList, UnusableTool};
-use crate::trace::TracedCall;
+use crate::trace::{Completion, TracedCall};
 
 /// Builds steps against one tool list, compiling each compensator's `inputSchema` once.
 ///
 /// Precedence, first match wins:
 ///
-/// 1. `result` is null → `unknown-outcome` (never compensated automatically);
-/// 2. `result.isError` is true → `failed` (nothing happened to undo);
+/// 1. `result` is null, a task's `CreateTaskResult` or of an unknown `resultType` →
+///    `unknown-outcome` (never compensated automatically);
+/// 2. `result.isError` is true, or `resultType` is `input_required` → `failed` (nothing happened
+///    to undo);
 /// 3. the tool is not in the list → `not-declared`;
 /// 4. both carriers declared and they disagree → `unavailable` ("carriers disagree");
 /// 5. a declaration (either carrier) decides: `readonly` → `read-only`, `irreversible` →
@@ -160,12 +162,45 @@ impl<'t> Planner<'t> {
     /// The step for one traced call.
     pub fn resolve_step(&mut self, call: &TracedCall) -> Step {
         let name = call.name.as_str();
-        if call.result.is_none() {
-            return Step::new(
-                name,
-                Status::UnknownOutcome,
-                "no result was recorded: the call may or may not have taken effect, so it is not compensated automatically",
-            );
+        match call.completion() {
+            Completion::Complete => {}
+            Completion::Unknown => {
+                return Step::new(
+                    name,
+                    Status::UnknownOutcome,
+                    "no result was recorded: the call may or may not have taken effect, so it is not compensated automatically",
+                );
+            }
+            Completion::InputRequired => {
+                return Step::new(
+                    name,
+                    Status::Failed,
+                    "the server asked for input (resultType input_required) instead of doing the call: nothing to undo; the client's retry with the input is a call of its own",
+                );
+            }
+            Completion::Task(id) => {
+                let task = id.map_or_else(String::new, |id| format!(" '{}'", shorten(id, 80)));
+                return Step::new(
+                    name,
+                    Status::UnknownOutcome,
+                    format!(
+                        "the server runs the call as task{task} and its result (from tasks/result) was not recorded: the call may or may not have taken effect, so it is not compensated automatically"
+                    ),
+                );
+            }
+            Completion::UnknownType(kind) => {
+                let kind = match kind {
+                    Value::String(kind) => format!("'{}'", shorten(kind, 80)),
+                    other => mcp_recovery_model::json_type_name(other).to_owned(),
+                };
+                return Step::new(
+                    name,
+                    Status::UnknownOutcome,
+                    format!(
+                        "the result's resultType {kind} is neither complete nor input_required: whether the call took effect is unknown, so it is not compensated automatically"
+                    ),
+                );
+            }
         }
         if call.is_error() {
             return Step::new(

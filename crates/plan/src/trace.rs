@@ -10,6 +10,8 @@
 //! * `result` (required) is the `CallToolResult` object the server returned, or `null` when the
 //!   outcome is unknown (the call timed out, the connection dropped, the orchestrator crashed).
 //!   Requiring the member makes "no result recorded" an explicit statement, never an accident.
+//!   A result that is not the call's own (a task's `CreateTaskResult`, a `resultType` other than
+//!   `complete`) is read as [`TracedCall::completion`] says.
 //!
 //! * `redacted` (boolean, optional): `true` when the recorder replaced a secret inside the line
 //!   with `***` (the proxy's journal does, for the secrets it was given). Such a line's values
@@ -28,6 +30,23 @@ use serde_json::{Map, Value};
 
 /// The member of a trace line or journal record saying a secret in it was replaced by `***`.
 pub const REDACTED_MEMBER: &str = "redacted";
+
+/// What a recorded result says of whether its call completed ([`TracedCall::completion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion<'a> {
+    /// No result was recorded.
+    Unknown,
+    /// The result is the call's own: it completed, successfully or with `isError`.
+    Complete,
+    /// `resultType: "input_required"`: the server asked for input before doing the call; the
+    /// client's retry is a call of its own.
+    InputRequired,
+    /// The server runs the call as a task (its id, when it gave one a string); the call's own
+    /// result is not in this one.
+    Task(Option<&'a str>),
+    /// A `resultType` other than `complete` and `input_required`.
+    UnknownType(&'a Value),
+}
 
 /// One completed call, as recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +94,30 @@ impl TracedCall {
             .and_then(|r| r.get("isError"))
             .and_then(Value::as_bool)
             .unwrap_or(false)
+    }
+
+    /// What the result says of the call's completion. A result of 2026-07-28 names its type in
+    /// `resultType` (absent means `complete`); a 2025-11-25 server that runs the call as a task
+    /// answers with a `CreateTaskResult` (a `task` object and no `content`), whose own result
+    /// comes later from `tasks/result`.
+    pub fn completion(&self) -> Completion<'_> {
+        let Some(result) = &self.result else {
+            return Completion::Unknown;
+        };
+        match result.get("resultType") {
+            None => {}
+            Some(Value::String(kind)) if kind == "complete" => {}
+            Some(Value::String(kind)) if kind == "input_required" => {
+                return Completion::InputRequired;
+            }
+            Some(other) => return Completion::UnknownType(other),
+        }
+        if !result.contains_key("content")
+            && let Some(Value::Object(task)) = result.get("task")
+        {
+            return Completion::Task(task.get("taskId").and_then(Value::as_str));
+        }
+        Completion::Complete
     }
 
     /// The result's `structuredContent`, the only thing `$response.body` may read; a

@@ -134,7 +134,12 @@ impl<W: Write> Session<W> {
         }
         let first_page =
             method == "tools/list" && message.pointer("/params/cursor").is_none_or(Value::is_null);
-        let pending = self.awaiting(id, method, None, first_page);
+        let mut pending = self.awaiting(id, method, None, first_page);
+        if pending.method == "tasks/result"
+            && let Some(Value::String(task)) = message.pointer("/params/taskId")
+        {
+            pending.task = Some(task.clone());
+        }
         self.forward(key, pending, text);
         Ok(())
     }

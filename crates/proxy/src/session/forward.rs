@@ -30,6 +30,7 @@ impl<W: Write> Session<W> {
             call,
             first_page,
             batch: self.current,
+            task: None,
         }
     }
 

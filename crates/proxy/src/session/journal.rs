@@ -6,7 +6,7 @@ use std::sync::PoisonError;
 
 use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::json::with;
-use mcp_recovery_plan::{REDACTED_MEMBER, TracedCall};
+use mcp_recovery_plan::{Completion, REDACTED_MEMBER, TracedCall};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{Class, Classification};
@@ -131,17 +131,24 @@ impl<W: Write> Session<W> {
         Ok(())
     }
 
-    /// Keeps what a rollback will need of a completed call: nothing for a read-only tool or a
-    /// failed call (neither is ever compensated), else the name, the arguments and the parts of
-    /// the result the planner reads. The oldest retained call leaves past the window.
+    /// True when the tool is classified read-only: its calls are never compensated.
+    pub(super) fn read_only(&self, name: &str) -> bool {
+        self.classes
+            .get(name)
+            .is_some_and(|c| c.class == Class::ReadOnly)
+    }
+
+    /// Keeps what a rollback will need of a completed call: nothing for a read-only tool, a
+    /// failed call or one that asked for input (none is ever compensated), else the name, the
+    /// arguments and the parts of the result the planner reads. The oldest retained call leaves
+    /// past the window.
     pub(super) fn retain(&mut self, call: &CallContext, result: Option<Map<String, Value>>) {
-        let read_only = self
-            .classes
-            .get(&call.name)
-            .is_some_and(|c| c.class == Class::ReadOnly);
         let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result)
             .with_before(call.before.clone());
-        if read_only || traced.is_error() {
+        if self.read_only(&call.name)
+            || traced.is_error()
+            || traced.completion() == Completion::InputRequired
+        {
             return;
         }
         // A result an overlay reads from text keeps its text content.

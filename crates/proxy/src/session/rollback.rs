@@ -18,12 +18,35 @@ use crate::policy::OnFailure;
 use crate::rollback::{Effects, ROLLBACK_META_KEY, Reply, Report, rollback};
 use crate::wire::members;
 
-use super::state::{Evicted, Session};
+use super::state::{CallContext, Evicted, Session};
 
 impl<W: Write> Session<W> {
-    /// The calls a rollback covers: those past the window read back from the journal, then the
-    /// retained ones. When the older ones cannot be read back, says which were left out.
+    /// The calls a rollback covers: the settled ones, then those still waiting for their answer
+    /// or their task's result, which may have taken effect: never left out, they are unknown
+    /// outcomes (read-only tools aside). When older calls cannot be read back, says which.
     pub(super) fn rollback_calls(&self) -> (Vec<(Value, TracedCall)>, Option<String>) {
+        let (mut calls, beyond) = self.settled_calls();
+        let mut running: Vec<&CallContext> = self
+            .pending
+            .values()
+            .filter_map(|pending| pending.call.as_ref())
+            .chain(self.tasks.values().map(|running| &running.call))
+            .filter(|call| !self.read_only(&call.name))
+            .collect();
+        running.sort_by_key(|call| call.number);
+        calls.extend(running.into_iter().map(|call| {
+            let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), None);
+            (
+                Value::from(call.number),
+                traced.with_before(call.before.clone()),
+            )
+        }));
+        (calls, beyond)
+    }
+
+    /// The completed calls a rollback covers: those past the window read back from the journal,
+    /// then the retained ones. When the older ones cannot be read back, says which were left out.
+    fn settled_calls(&self) -> (Vec<(Value, TracedCall)>, Option<String>) {
         let evicted = self.evicted;
         let retained = self.completed.clone();
         if evicted.count == 0 {

@@ -15,7 +15,7 @@ use crate::wire::members;
 
 use super::input::Input;
 use super::rollback::tell;
-use super::state::{Pending, Session};
+use super::state::{Pending, Running, Session};
 
 impl<W: Write> Session<W> {
     /// Runs until the client closes (and its requests are answered) or the server exits.
@@ -41,6 +41,7 @@ impl<W: Write> Session<W> {
             self.expire()?;
         };
         self.upstream.close(Duration::from_secs(2));
+        self.end_tasks()?;
         let reason = match &end {
             End::ClientClosed => "client closed".to_owned(),
             End::ServerClosed(reason) => format!("server exited: {reason}"),
@@ -132,6 +133,19 @@ impl<W: Write> Session<W> {
                 }
             }
             self.answer(pending.batch, answer.to_string());
+        }
+        Ok(())
+    }
+
+    /// The session is over: a call still running as a task has an unknown outcome.
+    fn end_tasks(&mut self) -> Result<(), JournalError> {
+        let mut tasks: Vec<(String, Running)> = self.tasks.drain().collect();
+        tasks.sort_by_key(|(_, running)| running.call.number);
+        for (task, running) in tasks {
+            let why = format!(
+                "the server ran it as task '{task}', whose result the client had not fetched when the session ended"
+            );
+            self.finish_call(&running.call, &running.request, None, Some(&why))?;
         }
         Ok(())
     }

@@ -4,13 +4,14 @@
 use std::io::Write;
 
 use mcp_recovery_journal::JournalError;
-use serde_json::Value;
+use mcp_recovery_plan::{Completion, TracedCall};
+use serde_json::{Map, Value};
 
 use crate::rollback::Reply;
 use crate::wire::{id_key, is_response, method};
 
 use super::rollback::tell;
-use super::state::{OWN_ID_PREFIX, Session};
+use super::state::{CallContext, OWN_ID_PREFIX, Running, Session};
 
 impl<W: Write> Session<W> {
     /// A message from the server.
@@ -43,16 +44,19 @@ impl<W: Write> Session<W> {
                 {
                     self.revision = Some(version.clone());
                 }
-                if let Some(call) = &pending.call {
-                    let result = message.get("result").and_then(Value::as_object).cloned();
-                    let failed = match &result {
-                        Some(result) => result.get("isError") == Some(&Value::Bool(true)),
-                        None => true,
-                    };
-                    let error = message.get("error").cloned();
-                    self.finish_call_with(call, &pending.id, result, None, error)?;
-                    if failed && let Some(report) = self.on_failure(&call.name)? {
-                        tell(&mut message, &report.for_client(&call.name));
+                let running = pending.task.as_ref().and_then(|task| {
+                    // Only the call's own result ends it: an error may be the task's (not
+                    // found, expired), so its outcome stays unknown.
+                    message.get("result")?;
+                    self.tasks.remove(task)
+                });
+                let call = match (pending.call, running) {
+                    (Some(call), _) => Some((call, pending.id.clone())),
+                    (None, Some(running)) => Some((running.call, running.request)),
+                    (None, None) => None,
+                };
+                if let Some((call, request)) = call {
+                    if self.call_answered(call, request, &mut message)? {
                         text = message.to_string();
                     }
                 } else if pending.first_page && pending.method == "tools/list" {
@@ -74,6 +78,48 @@ impl<W: Write> Session<W> {
         }
         self.send_client(&text);
         Ok(())
+    }
+
+    /// The answer to a call (to its `tools/call`, or to the `tasks/result` of its task): the
+    /// outcome journaled, or the call kept running when the server made it a task; a failed
+    /// call is followed by the policy's `on-failure`, and the answer told what it did (then
+    /// `true`: the answer changed).
+    fn call_answered(
+        &mut self,
+        call: CallContext,
+        request: Value,
+        message: &mut Value,
+    ) -> Result<bool, JournalError> {
+        let result = message.get("result").and_then(Value::as_object).cloned();
+        let traced = TracedCall::new(call.name.clone(), Map::new(), result);
+        if let Completion::Task(Some(task)) = traced.completion() {
+            let task = task.to_owned();
+            self.tasks.insert(task, Running { call, request });
+            // Bounded like the rollback window: past it, the oldest task's outcome is unknown.
+            if self.tasks.len() > self.settings.rollback_window
+                && let Some(oldest) = self
+                    .tasks
+                    .iter()
+                    .min_by_key(|(_, running)| running.call.number)
+                    .map(|(task, _)| task.clone())
+                && let Some(running) = self.tasks.remove(&oldest)
+            {
+                let why = format!(
+                    "the server ran it as task '{oldest}' and more than {} calls were running as tasks: its result is no longer awaited",
+                    self.settings.rollback_window
+                );
+                self.finish_call(&running.call, &running.request, None, Some(&why))?;
+            }
+            return Ok(false);
+        }
+        let failed = traced.result.is_none() || traced.is_error();
+        let error = message.get("error").cloned();
+        self.finish_call_with(&call, &request, traced.result, None, error)?;
+        if failed && let Some(report) = self.on_failure(&call.name)? {
+            tell(message, &report.for_client(&call.name));
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// The name the server gives itself: in its `initialize` result, or (2026-07-28) in any

@@ -52,6 +52,17 @@ pub(super) struct Pending {
     pub(super) first_page: bool,
     /// Set when the request came in a batch: where its answer goes.
     pub(super) batch: Option<Slot>,
+    /// For a `tasks/result`: the task whose result it fetches.
+    pub(super) task: Option<String>,
+}
+
+/// A call the server runs as a task (it answered with a `CreateTaskResult`): its outcome is
+/// journaled when `tasks/result` brings the call's own result.
+#[derive(Debug)]
+pub(super) struct Running {
+    pub(super) call: CallContext,
+    /// The `tools/call`'s id, as the client spelled it.
+    pub(super) request: Value,
 }
 
 #[derive(Debug, Clone)]
@@ -71,6 +82,8 @@ pub struct Session<W: Write> {
     pub(super) upstream: Upstream,
     pub(super) downstream: W,
     pub(super) pending: HashMap<String, Pending>,
+    /// Calls running as tasks, by task id.
+    pub(super) tasks: HashMap<String, Running>,
     pub(super) waiting: HashSet<String>,
     pub(super) replies: HashMap<String, Reply>,
     pub(super) deferred: VecDeque<Input>,
@@ -116,6 +129,7 @@ impl<W: Write> Session<W> {
             upstream,
             downstream,
             pending: HashMap::new(),
+            tasks: HashMap::new(),
             waiting: HashSet::new(),
             replies: HashMap::new(),
             deferred: VecDeque::new(),
