@@ -64,6 +64,9 @@ impl PartialEq for TextPattern {
 /// The most memory a compiled pattern may take.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
+/// The most matches a pattern with `matches = "all"` reads from one text.
+pub const MAX_MATCHES: usize = 10_000;
+
 impl TextPattern {
     /// Compiles a pattern; it must name at least one group.
     pub fn parse(pattern: &str) -> Result<Self, String> {
@@ -86,7 +89,8 @@ impl TextPattern {
     }
 
     /// An object with the text of each named group that took part in the first match; with
-    /// `all`, an array of such objects, one per match (empty when nothing matches).
+    /// `all`, an array of such objects, one per match (empty when nothing matches; more than
+    /// [`MAX_MATCHES`] is an error, so a server's text cannot make it arbitrarily large).
     fn read(&self, text: &str, all: bool) -> Result<Value, String> {
         let object = |captures: regex::Captures<'_>| {
             Value::Object(
@@ -100,9 +104,16 @@ impl TextPattern {
             )
         };
         if all {
-            return Ok(Value::Array(
-                self.0.captures_iter(text).map(object).collect(),
-            ));
+            let mut found = Vec::new();
+            for captures in self.0.captures_iter(text) {
+                if found.len() == MAX_MATCHES {
+                    return Err(format!(
+                        "the pattern the overlay declares matches the text more than {MAX_MATCHES} times"
+                    ));
+                }
+                found.push(object(captures));
+            }
+            return Ok(Value::Array(found));
         }
         let captures = self
             .0
@@ -394,6 +405,16 @@ mod tests {
         let reader = ResultReader::from_declaration(&first).unwrap();
         assert!(!reader.all_matches);
         assert!(reader.to_value().get("matches").is_none());
+        // A text with more matches than the cap is refused, not read into memory.
+        let lines = json!({"from": "text", "pattern": "(?m)^(?<l>.*)$", "matches": "all",
+            "schema": {}});
+        let reader = ResultReader::from_declaration(&lines).unwrap();
+        let text =
+            |n: usize| result(json!({"content": [{"type": "text", "text": "x\n".repeat(n)}]}));
+        let read = reader.read(&text(MAX_MATCHES - 1)).unwrap();
+        assert_eq!(read.as_array().unwrap().len(), MAX_MATCHES);
+        let error = reader.read(&text(MAX_MATCHES)).unwrap_err();
+        assert!(error.contains("more than 10000 times"), "{error}");
     }
 
     #[test]

@@ -337,7 +337,7 @@ impl<'t> Planner<'t> {
         let read_tool = self.tools.get(image.read.as_str()).and_then(|t| t.ok());
         let before = BeforeRead {
             result: read,
-            body: self.body(read_tool, Some(read)),
+            body: self.body(read_tool, Some(read), call.redacted),
         };
         let parts = undo.parts().count();
         let mut planned: Vec<PlannedCall> = Vec::new();
@@ -358,14 +358,31 @@ impl<'t> Planner<'t> {
                 timeout_ms: None,
                 max_retries: None,
             };
-            let step = self.compensate(
-                name,
+            let resolved = self.resolve(
                 Carrier::Sep3172,
                 &compensation,
                 call,
                 &response,
                 Some(&before),
             );
+            // A further call fed by a map binding that found nothing has nothing to put back
+            // (before its schema is asked: some refuse an empty list).
+            if index > 0
+                && let Ok((_, arguments)) = &resolved
+                && compensation.bindings.iter().any(|b| {
+                    matches!(b.binding, Ok(Binding::Map(_)))
+                        && arguments.get(&b.parameter) == Some(&Value::Array(Vec::new()))
+                })
+            {
+                nothing.push(part.operation_id.as_str());
+                continue;
+            }
+            let step = match resolved {
+                Ok((compensator, arguments)) => {
+                    self.validated(name, &compensation, compensator, arguments)
+                }
+                Err(reason) => Step::new(name, Status::Unavailable, reason),
+            };
             if step.status != Status::Compensate {
                 // One call of several that cannot be made makes the whole undo unavailable.
                 let reason = if parts == 1 {
@@ -383,20 +400,9 @@ impl<'t> Planner<'t> {
                     ..step
                 };
             }
-            // A further call fed by a map binding that found nothing has nothing to put back.
-            let empty = |call: &PlannedCall| {
-                compensation.bindings.iter().any(|b| {
-                    matches!(b.binding, Ok(Binding::Map(_)))
-                        && call.arguments.get(&b.parameter) == Some(&Value::Array(Vec::new()))
-                })
-            };
-            match step.call {
-                Some(call) if index > 0 && empty(&call) => nothing.push(call.name),
-                Some(call) => {
-                    planned.push(call);
-                    reasons.push(step.reason);
-                }
-                None => {}
+            if let Some(call) = step.call {
+                planned.push(call);
+                reasons.push(step.reason);
             }
         }
         let mut reason = reasons.join(", then ");
@@ -420,11 +426,18 @@ impl<'t> Planner<'t> {
     /// overlay declares the tool's result is read from text, the value read and checked against
     /// the declared schema (or why there is none).
     fn response(&mut self, tool: &Tool, call: &TracedCall) -> Response {
-        self.body(Some(tool), call.result.as_ref())
+        self.body(Some(tool), call.result.as_ref(), call.redacted)
     }
 
-    /// What a body expression reads in a result of `tool` (see [`Planner::response`]).
-    fn body(&mut self, tool: Option<&Tool>, result: Option<&Map<String, Value>>) -> Response {
+    /// What a body expression reads in a result of `tool` (see [`Planner::response`]). A reader
+    /// never reads a record that lost a secret to `***` (`redacted`): a pattern may stop short of
+    /// the `***` and read part of a value as if it were whole.
+    fn body(
+        &mut self,
+        tool: Option<&Tool>,
+        result: Option<&Map<String, Value>>,
+        redacted: bool,
+    ) -> Response {
         let Some((tool, reader)) = tool.and_then(|tool| Some((tool, tool.result_reader()?))) else {
             let content = result
                 .and_then(|result| result.get("structuredContent"))
@@ -434,6 +447,11 @@ impl<'t> Planner<'t> {
         let Some(result) = result else {
             return Response::Read(Err("no result was recorded".to_owned()));
         };
+        if redacted && result.values().any(|value| holds_text(value, REDACTED)) {
+            return Response::Read(Err(format!(
+                "the result holds `{REDACTED}` where the record lost a secret (it is marked `redacted`), so what the reader would read from it may not be what the server returned"
+            )));
+        }
         let value = match reader.read(result) {
             Ok(value) => value,
             Err(why) => return Response::Read(Err(why)),
@@ -463,41 +481,59 @@ impl<'t> Planner<'t> {
         response: &Response,
         before: Option<&BeforeRead>,
     ) -> Step {
+        match self.resolve(carrier, compensation, call, response, before) {
+            Ok((compensator, arguments)) => {
+                self.validated(name, compensation, compensator, arguments)
+            }
+            Err(reason) => Step::new(name, Status::Unavailable, reason),
+        }
+    }
+
+    /// The compensating tool and the arguments its bindings resolve to, or why there are none
+    /// (the step is then unavailable).
+    fn resolve(
+        &self,
+        carrier: Carrier,
+        compensation: &Compensation,
+        call: &TracedCall,
+        response: &Response,
+        before: Option<&BeforeRead>,
+    ) -> Result<(&'t Tool, Map<String, Value>), String> {
         let target = compensation.tool.as_str();
         let compensator = match self.tools.get(target).copied() {
             Some(Ok(compensator)) => compensator,
             Some(Err(unusable)) => {
-                return Step::new(
-                    name,
-                    Status::Unavailable,
-                    format!("the compensating tool cannot be used: {unusable}"),
-                );
+                return Err(format!("the compensating tool cannot be used: {unusable}"));
             }
             None => {
-                return Step::new(
-                    name,
-                    Status::Unavailable,
-                    format!("the compensating tool '{target}' is not in the tool list"),
-                );
+                return Err(format!(
+                    "the compensating tool '{target}' is not in the tool list"
+                ));
             }
         };
-        let arguments = match resolve_arguments(carrier, compensation, call, response, before) {
-            Ok(arguments) => arguments,
-            Err(failures) => return Step::new(name, Status::Unavailable, failures.join("; ")),
-        };
+        let arguments = resolve_arguments(carrier, compensation, call, response, before)
+            .map_err(|failures| failures.join("; "))?;
         if call.redacted
             && let Some(parameter) = arguments
                 .keys()
                 .find(|p| holds_text(&arguments[*p], REDACTED))
         {
-            return Step::new(
-                name,
-                Status::Unavailable,
-                format!(
-                    "parameter '{parameter}' would be sent with `{REDACTED}` in it: the record of the call had a secret replaced by `{REDACTED}` (it is marked `redacted`), so the value read from it is not the one the call used"
-                ),
-            );
+            return Err(format!(
+                "parameter '{parameter}' would be sent with `{REDACTED}` in it: the record of the call had a secret replaced by `{REDACTED}` (it is marked `redacted`), so the value read from it is not the one the call used"
+            ));
         }
+        Ok((compensator, arguments))
+    }
+
+    /// The compensating call, once its arguments satisfy the compensator's `inputSchema`.
+    fn validated(
+        &mut self,
+        name: &str,
+        compensation: &Compensation,
+        compensator: &Tool,
+        arguments: Map<String, Value>,
+    ) -> Step {
+        let target = compensation.tool.as_str();
         let schema = &compensator.input_schema;
         let patterns = &mut self.patterns;
         let (problems, note) = self

@@ -104,3 +104,46 @@ fn the_mark_must_be_a_boolean() {
         "trace line 1: \"redacted\" must be a boolean, found string"
     );
 }
+
+/// A reader's pattern may stop short of a `***` and read part of a value as if it were whole:
+/// no reader reads a marked record whose result holds one.
+#[test]
+fn a_reader_never_reads_a_record_that_lost_a_secret() {
+    let overlay = r#"
+[tools.start_job.result]
+from = "text"
+pattern = "Started job (?<job>[0-9a-f]+)"
+schema = { type = "object", required = ["job"], properties.job = { type = "string" } }
+
+[tools.start_job.annotations.recovery]
+strategy = "compensation"
+compensatingOperation = { operationId = "stop_job", parameters.job = "$response.body#/job" }
+"#;
+    let mut list = json!({"tools": [
+        {"name": "start_job", "inputSchema": {"type": "object"}},
+        {"name": "stop_job", "inputSchema": {"type": "object",
+            "properties": {"job": {"type": "string"}}, "required": ["job"]}}
+    ]});
+    mcp_recovery_model::Overlay::parse(overlay, mcp_recovery_model::OverlayFormat::Toml)
+        .unwrap()
+        .apply(&mut list);
+    let tools = load_tools(&list).unwrap();
+    let plan = |text: &str, redacted: bool| {
+        let line = json!({"name": "start_job", "arguments": {}, "redacted": redacted,
+            "result": {"content": [{"type": "text", "text": text}]}});
+        let plan = build_plan(&tools, &parse_trace(&format!("{line}\n")).unwrap());
+        plan.steps.into_iter().next().unwrap()
+    };
+    let step = plan("Started job a7f3***", true);
+    assert_eq!(step.status, Status::Unavailable, "{step:#?}");
+    assert!(step.reason.contains("marked `redacted`"), "{}", step.reason);
+    // Unmarked, the same text is read as written; marked, a text without `***` is too.
+    for (text, redacted, job) in [
+        ("Started job a7f3***", false, "a7f3"),
+        ("Started job a7f3b2", true, "a7f3b2"),
+    ] {
+        let step = plan(text, redacted);
+        assert_eq!(step.status, Status::Compensate, "{step:#?}");
+        assert_eq!(step.call.unwrap().arguments["job"], job);
+    }
+}

@@ -38,7 +38,8 @@ fn tools(listed: &[&str]) -> Value {
         ),
         (
             "put_edges",
-            json!({"edges": {"type": "array", "items": {"type": "string"}}}),
+            // Like servers that refuse an empty list.
+            json!({"edges": {"type": "array", "items": {"type": "string"}, "minItems": 1}}),
         ),
         (
             "tag_node",

@@ -55,7 +55,7 @@ pub use rollback::{
     Effects, Prior, ROLLBACK_META_KEY, Reply, Report, prior_compensations, prior_key, rollback,
 };
 pub use scripted::{ScriptRun, run_scripted};
-pub use session::Session;
+pub use session::{Session, redacted_record};
 pub use settings::{DEFAULT_ROLLBACK_WINDOW, End, Settings, SharedJournal};
 pub use slack::{MAX_AGE_SECS as SLACK_MAX_AGE_SECS, SlackHeaders};
 pub use spec::UpstreamSpec;

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use mcp_recovery_base::text::escape_controls;
-use mcp_recovery_client::{ClientError, Connection};
+use mcp_recovery_client::{ClientError, Connection, Secrets};
 use mcp_recovery_journal::{
     Journal, JournalError, Kind, READ_BACK_MAX_BYTES, Verifier, inline_out_of_line, read_records,
 };
@@ -17,7 +17,8 @@ use mcp_recovery_plan::{
     Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
 };
 use mcp_recovery_proxy::{
-    Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, prior_key, rollback,
+    Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, prior_key,
+    redacted_record, rollback,
 };
 use serde_json::{Map, Value, json};
 
@@ -102,7 +103,8 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::Usage("the journal is not open".into()));
     };
     let timeout = Duration::from_secs(args.server.timeout);
-    let mut runner = Runner::start(connection, journal, approver, &policy);
+    let secrets = server.target().secrets(server.options());
+    let mut runner = Runner::start(connection, journal, approver, &policy, secrets);
     let mut attention = false;
     for session in &sessions {
         runner.session.clone_from(&session.id);
@@ -373,6 +375,8 @@ struct Runner<'j> {
     session: String,
     approver: Approver,
     approval_timeout: Duration,
+    /// The secrets the connection was given: never journaled.
+    secrets: Secrets,
 }
 
 impl<'j> Runner<'j> {
@@ -381,6 +385,7 @@ impl<'j> Runner<'j> {
         journal: &'j mut Journal,
         approver: Approver,
         policy: &Policy,
+        secrets: Secrets,
     ) -> Runner<'j> {
         let (jobs, receiver) = mpsc::channel::<Job>();
         let worker = std::thread::spawn(move || {
@@ -397,6 +402,7 @@ impl<'j> Runner<'j> {
             session: String::new(),
             approver,
             approval_timeout: policy.approval_timeout(),
+            secrets,
         }
     }
 
@@ -461,6 +467,7 @@ impl Effects for Runner<'_> {
     }
 
     fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
+        let fields = redacted_record(&self.secrets, fields);
         self.journal.append(&self.session, kind, fields).map(|_| ())
     }
 }

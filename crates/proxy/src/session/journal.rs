@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::sync::PoisonError;
 
+use mcp_recovery_client::Secrets;
 use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::json::with;
 use mcp_recovery_plan::{Completion, REDACTED_MEMBER, TracedCall};
@@ -18,6 +19,19 @@ use super::state::{CallContext, Session};
 
 /// The fields a call's approval and intent records share: the call, its class and the rule
 /// that decided it.
+/// A record's members with every secret replaced by `***`; a record that lost one says so
+/// (`redacted: true`): a value read back from it is not the one sent, and a rollback must not
+/// send it as if it were.
+pub fn redacted_record(secrets: &Secrets, fields: Map<String, Value>) -> Map<String, Value> {
+    let mut value = Value::Object(fields);
+    let redacted = secrets.redact_value(&mut value);
+    let mut fields = members(value);
+    if redacted {
+        fields.insert(REDACTED_MEMBER.to_owned(), Value::Bool(true));
+    }
+    fields
+}
+
 pub(super) fn intent_base(
     id: &Value,
     name: &str,
@@ -74,14 +88,7 @@ impl<W: Write> Session<W> {
         fields: Map<String, Value>,
     ) -> Result<(), JournalError> {
         if let Some(journal) = &self.journal {
-            let mut value = Value::Object(fields);
-            let redacted = self.settings.secrets.redact_value(&mut value);
-            let mut fields = members(value);
-            // A record that lost a secret says so: a value read back from it is not the one
-            // sent, and a rollback must not send it as if it were.
-            if redacted {
-                fields.insert(REDACTED_MEMBER.to_owned(), Value::Bool(true));
-            }
+            let fields = redacted_record(&self.settings.secrets, fields);
             // Written under the lock, synced outside it: one sync covers the records every
             // session writes meanwhile, and this one returns only once its record is on disk.
             let pending = {

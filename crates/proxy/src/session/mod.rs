@@ -34,4 +34,5 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+pub use journal::redacted_record;
 pub use state::Session;
