@@ -1005,7 +1005,10 @@ fn a_configured_server_behind_the_proxy_and_its_secrets() {
     command.arg("--dry-run");
     let dry = command.output().unwrap();
     assert_eq!(code(&dry), 0);
-    assert!(String::from_utf8_lossy(&dry.stdout).contains("(compensation already recorded)"));
+    // A stdio server starts afresh: the charge the compensation refunds is gone, it failed,
+    // and the dry run says so instead of calling it done.
+    let out = String::from_utf8_lossy(&dry.stdout);
+    assert!(out.contains("(an earlier compensation failed)"), "{out}");
 
     // A `url` entry is reached over Streamable HTTP; nothing listens there, so the client
     // gets an error answer, and the header's value never shows.

@@ -190,7 +190,7 @@ pub fn rollback(
                 index,
                 of: parts.len(),
                 prior: prior
-                    .get(&prior_key(id, index))
+                    .get(&prior_key(id, index, &planned.name))
                     .copied()
                     .unwrap_or_default(),
                 timeout: declared

@@ -14,7 +14,7 @@ use mcp_recovery_journal::{
     Journal, JournalError, Kind, READ_BACK_MAX_BYTES, Verifier, inline_out_of_line, read_records,
 };
 use mcp_recovery_plan::{
-    Status, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
+    Status, Step, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
 };
 use mcp_recovery_proxy::{
     Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, prior_key,
@@ -186,11 +186,9 @@ impl Recorded {
             .zip(&plan.steps)
             .filter(|((key, _), step)| {
                 step.status == Status::Compensate
-                    && !(0..step.calls().count()).all(|part| {
-                        prior
-                            .get(&prior_key(key, part))
-                            .is_some_and(|p| p.succeeded)
-                    })
+                    && !earlier(&prior, key, step)
+                        .iter()
+                        .all(|p| p.is_some_and(|p| p.succeeded))
             })
             .count();
         let last = |kinds: &[Kind]| {
@@ -327,36 +325,38 @@ fn dry_run(out: &mut impl Write, tools: &ToolList, session: &Recorded) -> Result
     );
     writeln!(out, "session {}", escape_controls(&session.id))?;
     for ((id, _), step) in session.calls.iter().rev().zip(&plan.steps) {
-        let parts = step.calls().count();
-        let earlier: Vec<Prior> = (0..parts)
-            .filter_map(|part| session.prior.get(&prior_key(id, part)).copied())
-            .filter(|p| p.outcomes > 0 || p.intents > 0)
-            .collect();
-        let done = match earlier.iter().find(|p| p.outcomes == 0) {
-            Some(_) => " (an earlier compensation's outcome is unknown)",
-            None if earlier.is_empty() => "",
-            None if earlier.len() < parts => " (part of the compensation already recorded)",
-            None => " (compensation already recorded)",
-        };
-        let calls: Vec<String> = step
-            .calls()
-            .map(|c| format!("{} {}", c.name, Value::Object(c.arguments.clone())))
-            .collect();
-        let call = if calls.is_empty() {
-            "-".to_owned()
+        let earlier = earlier(&session.prior, id, step);
+        let recorded = || earlier.iter().flatten();
+        // Every recorded call was sent (an intent) or answered; a failed one stops its step.
+        let done = if recorded().any(|p| p.outcomes == 0) {
+            " (an earlier compensation's outcome is unknown)"
+        } else if recorded().any(|p| !p.succeeded) {
+            " (an earlier compensation failed)"
+        } else if earlier.iter().all(Option::is_some) && !earlier.is_empty() {
+            " (compensation already recorded)"
+        } else if recorded().next().is_some() {
+            " (part of the compensation already recorded)"
         } else {
-            calls.join("; then ")
+            ""
         };
         writeln!(
             out,
             "  call {id}: {} {} {}{done}: {}",
             escape_controls(&step.tool),
             step.status,
-            escape_controls(&call),
+            escape_controls(&step.calls_summary()),
             escape_controls(&step.reason)
         )?;
     }
     Ok(())
+}
+
+/// What the journal recorded of each compensating call of a step, in order.
+fn earlier(prior: &HashMap<String, Prior>, call: &Value, step: &Step) -> Vec<Option<Prior>> {
+    step.calls()
+        .enumerate()
+        .map(|(part, planned)| prior.get(&prior_key(call, part, &planned.name)).copied())
+        .collect()
 }
 
 type Job = (

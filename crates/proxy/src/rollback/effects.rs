@@ -64,14 +64,11 @@ pub struct Prior {
 }
 
 /// The key of one compensating call in [`prior_compensations`]: the journal's `call` member (as
-/// JSON text), followed by `/` and the `part` member for the further calls of an undo that makes
-/// several (part 1, 2, …; the first call's records have no `part`).
-pub fn prior_key(call: &Value, part: usize) -> String {
-    if part == 0 {
-        call.to_string()
-    } else {
-        format!("{call}/{part}")
-    }
+/// JSON text), the `part` member for the further calls of an undo that makes several (part 1,
+/// 2, …; the first call's records have no `part`) and the compensating tool's `name`, so a
+/// record of another tool never counts for this one.
+pub fn prior_key(call: &Value, part: usize, name: &str) -> String {
+    format!("{call}/{part}/{name}")
 }
 
 /// Earlier compensations of a session, keyed by [`prior_key`].
@@ -92,6 +89,10 @@ pub fn prior_compensations(
         let key = prior_key(
             record.get("call").unwrap_or(&Value::Null),
             usize::try_from(part).unwrap_or(usize::MAX),
+            record
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
         );
         match kind {
             Some(Kind::CompensationIntent) => prior.entry(key).or_default().intents += 1,

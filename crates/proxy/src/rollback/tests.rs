@@ -155,11 +155,11 @@ fn an_unknown_outcome_is_resent_only_when_idempotent() {
     let intent = record(Kind::CompensationIntent, json!({"name": "cancel_order"}));
     let lost = record(
         Kind::CompensationOutcome,
-        json!({"result": null, "reason": "the server exited"}),
+        json!({"name": "cancel_order", "result": null, "reason": "the server exited"}),
     );
     let answered = record(
         Kind::CompensationOutcome,
-        json!({"result": {"content": []}}),
+        json!({"name": "cancel_order", "result": {"content": []}}),
     );
     for history in [vec![intent.clone()], vec![intent.clone(), lost]] {
         let prior = prior_compensations(&history, "s");
@@ -177,6 +177,27 @@ fn an_unknown_outcome_is_resent_only_when_idempotent() {
     let report = run(&mut again, true, &prior);
     assert!(again.sent.is_empty());
     assert_eq!(report.already, 1);
+}
+
+/// A record of another compensating tool for the same call and part (an overlay edited between
+/// two runs) never counts as this one's.
+#[test]
+fn a_record_of_another_compensator_does_not_count() {
+    let other = |kind| {
+        record(
+            kind,
+            json!({"name": "void_order", "result": {"content": []}}),
+        )
+    };
+    let history = [
+        other(Kind::CompensationIntent),
+        other(Kind::CompensationOutcome),
+    ];
+    let prior = prior_compensations(&history, "s");
+    let mut effects = Recorded::default();
+    let report = run(&mut effects, false, &prior);
+    assert_eq!(effects.sent, ["cancel_order"]);
+    assert_eq!(report.compensated, 1);
 }
 
 /// Effects answering the tools named in `fail` with `isError: true`, and every other call with
