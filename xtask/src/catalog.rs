@@ -312,13 +312,19 @@ fn git_case(program: &Path, repo: &Path) -> Result<Case, String> {
     write(&repo.join("a.txt"), "a changed\n")?;
     write(&repo.join("b.txt"), "b changed\n")?;
     write(&repo.join("d/c.txt"), "c\n")?;
+    // Staged before the workflow too: a name with a space and a binary file.
+    write(&repo.join("e f.txt"), "e\n")?;
+    write(&repo.join("g.bin"), "\u{0}\u{1}")?;
     let path = text(repo);
     Ok(Case {
         label: "mcp-server-git".to_owned(),
         overlay: "mcp-git",
         server: vec![text(program)],
         env: Vec::new(),
-        setup: vec![("git_add", json!({"repo_path": path, "files": ["d/c.txt"]}))],
+        setup: vec![(
+            "git_add",
+            json!({"repo_path": path, "files": ["d/c.txt", "e f.txt", "g.bin"]}),
+        )],
         workflow: vec![
             ("git_add", json!({"repo_path": path, "files": ["a.txt"]})),
             (
