@@ -110,16 +110,7 @@ fn server(revision: &'static str, store: Arc<Mutex<Store>>) -> impl FnMut(&str) 
 /// returns the run and the items left on the server.
 fn run(revision: &'static str, requests: &[String]) -> (Journaled, BTreeSet<String>) {
     let store = Arc::new(Mutex::new(Store::default()));
-    let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
-        "params": {"protocolVersion": revision, "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}});
-    let client = [
-        format!("{init}\n"),
-        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n".to_owned(),
-    ]
-    .into_iter()
-    .chain(requests.iter().cloned())
-    .collect::<String>();
+    let client = handshake(revision, requests);
     let dir = tempfile::tempdir().unwrap();
     let policy = Policy {
         on_failure: Some(OnFailure::Rollback),
@@ -128,11 +119,24 @@ fn run(revision: &'static str, requests: &[String]) -> (Journaled, BTreeSet<Stri
     let run = run_journaled(
         dir.path(),
         settings(policy),
-        client.into_bytes(),
+        client,
         server(revision, Arc::clone(&store)),
     );
     let items = store.lock().unwrap().items.clone();
     (run, items)
+}
+
+/// What the client sends: the handshake of `revision`, then `requests`.
+fn handshake(revision: &str, requests: &[String]) -> Vec<u8> {
+    let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {"protocolVersion": revision, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    [line(init), line(initialized)]
+        .into_iter()
+        .chain(requests.iter().cloned())
+        .collect::<String>()
+        .into_bytes()
 }
 
 /// A `tools/call` the server should run as a task.
@@ -210,6 +214,66 @@ fn a_task_whose_result_never_came_is_an_unknown_outcome() {
     assert!(
         first["reason"].as_str().unwrap().contains("task 'task-1'"),
         "{first:?}"
+    );
+}
+
+/// A task id the server gives a second call leaves the first call's outcome unknown, not lost.
+#[test]
+fn a_task_id_given_twice_leaves_the_first_call_unknown() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    let mut inner = server("2025-11-25", store);
+    let reusing = move |line: &str| -> Vec<String> {
+        inner(line)
+            .into_iter()
+            .map(|answer| answer.replace("task-2", "task-1"))
+            .collect()
+    };
+    let client = handshake(
+        "2025-11-25",
+        &[
+            task_request(1, "create_item", json!({"name": "a"})),
+            task_request(2, "create_item", json!({"name": "b"})),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_journaled(dir.path(), settings(Policy::default()), client, reusing);
+    let outcomes = of_kind(&run, "call.outcome");
+    assert_eq!(outcomes.len(), 2, "{outcomes:#?}");
+    let first = outcomes.iter().find(|r| r["call"] == 1).unwrap();
+    assert_eq!(first["result"], Value::Null);
+    assert!(
+        first["reason"]
+            .as_str()
+            .unwrap()
+            .contains("gave that id to another call"),
+        "{first:?}"
+    );
+}
+
+/// Calls running as tasks are bounded by the rollback window: past it, the oldest one's
+/// outcome is journaled as unknown.
+#[test]
+fn tasks_past_the_rollback_window_are_unknown_outcomes() {
+    let client = handshake(
+        "2025-11-25",
+        &[
+            task_request(1, "create_item", json!({"name": "a"})),
+            task_request(2, "create_item", json!({"name": "b"})),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = settings(Policy::default());
+    settings.rollback_window = 1;
+    let store = Arc::new(Mutex::new(Store::default()));
+    let run = run_journaled(dir.path(), settings, client, server("2025-11-25", store));
+    let outcomes = of_kind(&run, "call.outcome");
+    assert_eq!(outcomes[0]["call"], 1, "{outcomes:#?}");
+    assert!(
+        outcomes[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("its result is no longer awaited"),
+        "{outcomes:#?}"
     );
 }
 

@@ -17,8 +17,6 @@ use crate::wire::members;
 
 use super::state::{CallContext, Session};
 
-/// The fields a call's approval and intent records share: the call, its class and the rule
-/// that decided it.
 /// A record's members with every secret replaced by `***`; a record that lost one says so
 /// (`redacted: true`): a value read back from it is not the one sent, and a rollback must not
 /// send it as if it were.
@@ -32,6 +30,8 @@ pub fn redacted_record(secrets: &Secrets, fields: Map<String, Value>) -> Map<Str
     fields
 }
 
+/// The fields a call's approval and intent records share: the call, its class and the rule
+/// that decided it.
 pub(super) fn intent_base(
     id: &Value,
     name: &str,

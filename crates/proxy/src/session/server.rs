@@ -94,7 +94,12 @@ impl<W: Write> Session<W> {
         let traced = TracedCall::new(call.name.clone(), Map::new(), result);
         if let Completion::Task(Some(task)) = traced.completion() {
             let task = task.to_owned();
-            self.tasks.insert(task, Running { call, request });
+            if let Some(earlier) = self.tasks.insert(task.clone(), Running { call, request }) {
+                let why = format!(
+                    "the server ran it as task '{task}' and then gave that id to another call"
+                );
+                self.finish_call(&earlier.call, &earlier.request, None, Some(&why))?;
+            }
             // Bounded like the rollback window: past it, the oldest task's outcome is unknown.
             if self.tasks.len() > self.settings.rollback_window
                 && let Some(oldest) = self
