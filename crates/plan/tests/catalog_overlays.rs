@@ -193,6 +193,48 @@ fn a_checkout_is_undone_by_the_branch_the_status_named() {
     );
 }
 
+/// `git diff --cached --unified=0` as git prints it: a change, a new binary file, a staged
+/// deletion, a rename, names with spaces (a tab ends their `---` and `+++` lines) and a name git
+/// quotes.
+const STAGED: &str = "Staged changes:
+diff --git a/a.txt b/a.txt
+index 7898192..4f8ac6b 100644
+--- a/a.txt
++++ b/a.txt
+@@ -1 +1 @@
+-a
++a changed
+diff --git a/bin2.dat b/bin2.dat
+new file mode 100644
+index 0000000..1d3c2d4
+Binary files /dev/null and b/bin2.dat differ
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-z
+diff --git a/plan b dir/x y.txt b/moved.txt
+similarity index 100%
+rename from plan b dir/x y.txt
+rename to moved.txt
+diff --git a/new file.txt b/new file.txt
+new file mode 100644
+--- /dev/null
++++ b/new file.txt\t
+@@ -0,0 +1 @@
++q
+diff --git a/plan b b/plan b
+--- a/plan b\t
++++ b/plan b\t
+@@ -1 +1 @@
+-x
++new
+diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"
+--- \"a/caf\\303\\251.txt\"
++++ \"b/caf\\303\\251.txt\"
+";
+
 #[test]
 fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
     let repo = json!({"repo_path": {"type": "string"}});
@@ -210,16 +252,17 @@ fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
             "before": {"name": "git_diff_staged", "arguments": {"repo_path": "/r", "context_lines": 0},
                        "result": text(staged)}})
     };
-    let staged = "Staged changes:\ndiff --git a/a.txt b/a.txt\nindex 1..2 100644\n@@ -1 +1 @@\n-a\n+a changed\ndiff --git a/d/c.txt b/d/c.txt\nnew file mode 100644\n";
-    let restaged = plan("mcp-git", tools.clone(), &[add(staged)]);
+    let restaged = plan("mcp-git", tools.clone(), &[add(STAGED)]);
     let calls = calls_of(&restaged);
+    // Each path as it is now; a deletion and a name git quotes are not staged again.
     assert_eq!(
         calls,
         [
             ("git_reset", json!({"repo_path": "/r"})),
             (
                 "git_add",
-                json!({"repo_path": "/r", "files": ["a.txt", "d/c.txt"]})
+                json!({"repo_path": "/r", "files": ["a.txt", "bin2.dat", "moved.txt",
+                    "new file.txt", "plan b"]})
             ),
         ]
     );
