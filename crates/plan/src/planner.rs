@@ -377,12 +377,7 @@ impl<'t> Planner<'t> {
                 nothing.push(part.operation_id.as_str());
                 continue;
             }
-            let step = match resolved {
-                Ok((compensator, arguments)) => {
-                    self.validated(name, &compensation, compensator, arguments)
-                }
-                Err(reason) => Step::new(name, Status::Unavailable, reason),
-            };
+            let step = self.validated(name, &compensation, resolved);
             if step.status != Status::Compensate {
                 // One call of several that cannot be made makes the whole undo unavailable.
                 let reason = if parts == 1 {
@@ -481,12 +476,8 @@ impl<'t> Planner<'t> {
         response: &Response,
         before: Option<&BeforeRead>,
     ) -> Step {
-        match self.resolve(carrier, compensation, call, response, before) {
-            Ok((compensator, arguments)) => {
-                self.validated(name, compensation, compensator, arguments)
-            }
-            Err(reason) => Step::new(name, Status::Unavailable, reason),
-        }
+        let resolved = self.resolve(carrier, compensation, call, response, before);
+        self.validated(name, compensation, resolved)
     }
 
     /// The compensating tool and the arguments its bindings resolve to, or why there are none
@@ -525,14 +516,18 @@ impl<'t> Planner<'t> {
         Ok((compensator, arguments))
     }
 
-    /// The compensating call, once its arguments satisfy the compensator's `inputSchema`.
+    /// The compensating call, once its arguments resolved and satisfy the compensator's
+    /// `inputSchema`; else the unavailable step saying why.
     fn validated(
         &mut self,
         name: &str,
         compensation: &Compensation,
-        compensator: &Tool,
-        arguments: Map<String, Value>,
+        resolved: Result<(&Tool, Map<String, Value>), String>,
     ) -> Step {
+        let (compensator, arguments) = match resolved {
+            Ok(resolved) => resolved,
+            Err(reason) => return Step::new(name, Status::Unavailable, reason),
+        };
         let target = compensation.tool.as_str();
         let schema = &compensator.input_schema;
         let patterns = &mut self.patterns;
