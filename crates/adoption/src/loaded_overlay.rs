@@ -43,7 +43,13 @@ impl LoadedOverlay {
         })?;
         let format = OverlayFormat::from_file_name(&shown);
         let overlay = Overlay::parse(&text, format).map_err(|error| {
-            let at = error.span.as_ref().map_or_else(String::new, |span| {
+            let span = match (&error.span, format) {
+                (None, OverlayFormat::Json) if !error.pointer.is_empty() => {
+                    mcp_recovery_validator::json_place(text.as_bytes(), &error.pointer)
+                }
+                (span, _) => span.clone(),
+            };
+            let at = span.as_ref().map_or_else(String::new, |span| {
                 let (line, column) =
                     mcp_recovery_validator::LineIndex::new(text.as_bytes()).position(span.start);
                 format!(":{line}:{column}")

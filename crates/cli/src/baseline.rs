@@ -318,15 +318,6 @@ pub fn document(findings: &[Finding]) -> Value {
     })
 }
 
-/// Writes the baseline accepting `findings` to `path`.
-pub fn write(path: &Path, findings: &[Finding]) -> Result<(), Failure> {
-    let text = format!("{}\n", crate::pretty(&document(findings), "the baseline")?);
-    std::fs::write(path, text).map_err(|source| Failure::WriteFile {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
 impl Stale {
     /// One line per stale entry, every part escaped (a tool name cannot forge a line).
     pub fn lines(&self) -> Vec<String> {

@@ -165,3 +165,48 @@ fn tools_a_before_image_names_must_be_listed() {
         "did you mean 'read_file'?"
     );
 }
+
+/// Only a before-image's undo has a before-image: a carrier's compensation that reads one (as a
+/// reference or as a map binding's array) is R104 at its place, never a compensation that is
+/// unavailable only when it is needed.
+#[test]
+fn a_carrier_never_reads_a_before_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("o.toml");
+    fs::write(
+        &path,
+        "[tools.write_file.annotations.recovery]\nstrategy = \"compensation\"\ncompensatingOperation.operationId = \"write_file\"\ncompensatingOperation.parameters = { path = \"$request.body#/path\", content = \"$before.text\" }\n\n[tools.move_file.annotations.recovery]\nstrategy = \"compensation\"\ncompensatingOperation.operationId = \"move_file\"\ncompensatingOperation.parameters.source = { \"$map\" = \"$before.body#/paths\", \"$each\" = \"$item\" }\n",
+    )
+    .unwrap();
+    let (status, report) = lint_json(&root(), &["--overlay", path.to_str().unwrap(), TOOLS]);
+    assert_eq!(status, 1, "{report:#}");
+    let found: Vec<(&str, &str, u64)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "R104")
+        .map(|d| {
+            (
+                d["tool"].as_str().unwrap(),
+                d["pointer"].as_str().unwrap(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "write_file",
+                "/tools/write_file/annotations/recovery/compensatingOperation/parameters/content",
+                4
+            ),
+            (
+                "move_file",
+                "/tools/move_file/annotations/recovery/compensatingOperation/parameters/source",
+                9
+            ),
+        ],
+        "{report:#}"
+    );
+}

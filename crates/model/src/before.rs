@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::binding::{Binding, MapBinding, MapSource};
+use crate::binding::Binding;
 use crate::expression::BodySide;
 use crate::json_type::json_type_name;
 use crate::pointer::escape_token;
@@ -91,16 +91,8 @@ fn bindings(
     for (parameter, raw) in map {
         let here = format!("{at}/{key}/{}", escape_token(parameter));
         let binding = parse(raw).map_err(|e| fault(&here, e.to_string()))?;
-        let reads_before = matches!(
-            &binding,
-            Binding::Before(_)
-                | Binding::Map(MapBinding {
-                    source: MapSource::Before(_),
-                    ..
-                })
-        );
         if before_call
-            && (reads_before
+            && (binding.reads_before()
                 || binding
                     .expressions()
                     .iter()
@@ -127,7 +119,7 @@ impl Undo {
         };
         only(members, at, allowed)?;
         let operation_id = name(members, "operationId", at)?;
-        let parameters = bindings(members, "parameters", at, Binding::parse_overlay, false)?;
+        let parameters = bindings(members, "parameters", at, Binding::parse_undo, false)?;
         let then = match members.get(THEN_MEMBER) {
             None => Vec::new(),
             Some(Value::Array(parts)) => parts
@@ -190,7 +182,7 @@ impl BeforeImage {
         let members = object(value, "", "'before'")?;
         only(members, "", &["read", "arguments", "found", "missing"])?;
         let read = name(members, "read", "")?;
-        let arguments = bindings(members, "arguments", "", Binding::parse_overlay, true)?;
+        let arguments = bindings(members, "arguments", "", Binding::parse_undo, true)?;
         let found = members
             .get("found")
             .map(|v| Undo::parse(v, "/found", false))

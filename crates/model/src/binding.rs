@@ -168,6 +168,12 @@ pub enum BindingError {
     /// A `$before` reference (overlays only) is malformed.
     #[error("{0}")]
     Before(String),
+    /// A binding of a carrier's compensation reads the before-image, which only the undo of an
+    /// overlay's `before` has.
+    #[error(
+        "it reads the before-image, which only the undo of an overlay's `before` (its `found` or `missing`) has"
+    )]
+    BeforeOutsideUndo,
     /// A map binding (overlays only) is malformed at `at`, a JSON Pointer inside the binding.
     #[error("{}{message}", if at.is_empty() { String::new() } else { format!("at {at} of the map binding: ") })]
     Map {
@@ -185,7 +191,10 @@ impl BindingError {
             Self::Expression(e) => Some(e.offset),
             Self::UnclosedTemplate { offset } => Some(*offset),
             Self::JsonPath(e) => Some(e.offset),
-            Self::NotAPath { .. } | Self::Map { .. } | Self::Before(_) => None,
+            Self::NotAPath { .. }
+            | Self::Map { .. }
+            | Self::Before(_)
+            | Self::BeforeOutsideUndo => None,
         }
     }
 }
@@ -208,7 +217,19 @@ impl Binding {
     /// Classifies and parses a parameter value of a SEP-3172 declaration made by an overlay:
     /// the forms of [`Binding::parse_sep`], and a map binding, an object whose members are
     /// exactly `$map` and `$each` (in a server's own declaration such an object is a constant).
+    /// A reference to the before-image is an error: only a before-image's undo has one.
     pub fn parse_overlay(value: &Value) -> Result<Self, BindingError> {
+        let binding = Self::parse_undo(value)?;
+        if binding.reads_before() {
+            return Err(BindingError::BeforeOutsideUndo);
+        }
+        Ok(binding)
+    }
+
+    /// Classifies and parses a parameter value of a before-image's undo: the forms of
+    /// [`Binding::parse_overlay`] and the references to the before-image (`$before.text`,
+    /// `$before.blob`, `$before.body#/pointer`, and a map binding over `$before.body`).
+    pub fn parse_undo(value: &Value) -> Result<Self, BindingError> {
         match value {
             Value::Object(map) if map.contains_key(MAP_KEY) => {
                 Ok(Self::Map(MapBinding::parse(map)?))
@@ -218,6 +239,18 @@ impl Binding {
             }
             _ => Self::parse_sep(value),
         }
+    }
+
+    /// Whether the binding reads the before-image.
+    pub fn reads_before(&self) -> bool {
+        matches!(
+            self,
+            Self::Before(_)
+                | Self::Map(MapBinding {
+                    source: MapSource::Before(_),
+                    ..
+                })
+        )
     }
 
     /// Parses a compensate-carrier `parameterMapping` value (a JSONPath of the subset).

@@ -165,7 +165,12 @@ impl Overlay {
                 (value, Some(toml_spans(text)))
             }
         };
-        let mut overlay = Self::from_value(&document, format)?;
+        let mut overlay = Self::from_value(&document, format).map_err(|mut error| {
+            if let Some(spans) = &spans {
+                error.span = nearest_span(spans, &error.pointer);
+            }
+            error
+        })?;
         overlay.spans = spans;
         Ok(overlay)
     }
@@ -444,6 +449,18 @@ fn same_declaration(key: &str, own: &Value, overlay: &Value) -> bool {
     match (normalized(own), normalized(overlay)) {
         (Some(a), Some(b)) => a.agrees_with(&b),
         _ => false,
+    }
+}
+
+/// The place of `pointer` in the text, or of its nearest ancestor that is there (a member that
+/// is missing is reported at the object that lacks it): its key when it has one.
+fn nearest_span(spans: &HashMap<String, OverlaySpan>, pointer: &str) -> Option<Range<usize>> {
+    let mut at = pointer;
+    loop {
+        if let Some(span) = spans.get(at) {
+            return Some(span.key.clone().unwrap_or_else(|| span.value.clone()));
+        }
+        at = &at[..at.rfind('/')?];
     }
 }
 

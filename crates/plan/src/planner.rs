@@ -352,7 +352,7 @@ impl<'t> Planner<'t> {
                     .map(|(parameter, raw)| ParameterBinding {
                         parameter: parameter.clone(),
                         raw: raw.clone(),
-                        binding: Binding::parse_overlay(raw),
+                        binding: Binding::parse_undo(raw),
                     })
                     .collect(),
                 timeout_ms: None,

@@ -143,7 +143,15 @@ pub(crate) fn resolve_binding(
             let read = before_image(reference)?;
             match reference {
                 BeforeRef::Text => {
-                    only_item(read.result, reference, "text", |item| item.get("text"))
+                    let text = only_item(read.result, reference, "text", |item| item.get("text"))?;
+                    // A server that reads bytes as UTF-8 puts U+FFFD where they were not:
+                    // such a text written back would change what it stood for.
+                    if text.as_str().is_some_and(|text| text.contains('\u{fffd}')) {
+                        return Err(format!(
+                            "`{reference}` holds U+FFFD, which a read puts in place of bytes that are not UTF-8: written back, it would not restore what was there"
+                        ));
+                    }
+                    Ok(text)
                 }
                 BeforeRef::Blob => only_item(read.result, reference, "resource", |item| {
                     item.get("resource")?.get("blob")
@@ -257,7 +265,7 @@ pub fn read_arguments(
     let mut resolved = Map::new();
     let mut failures = Vec::new();
     for (parameter, raw) in &image.arguments {
-        let outcome = Binding::parse_overlay(raw)
+        let outcome = Binding::parse_undo(raw)
             .map_err(|e| format!("malformed binding: {e}"))
             .and_then(|binding| resolve_binding(Reading::Pointer, &binding, &none, &request, None));
         match outcome {
@@ -382,7 +390,7 @@ mod tests {
     fn before_image_references() {
         let c = call(json!({}), json!({"content": []}));
         let resolve_before = |binding: &str, read: Option<Value>| {
-            let binding = Binding::parse_overlay(&json!(binding)).unwrap();
+            let binding = Binding::parse_undo(&json!(binding)).unwrap();
             let read = read.map(|r| r.as_object().unwrap().clone());
             let before = read.as_ref().map(|result| BeforeRead {
                 result,
@@ -439,6 +447,11 @@ mod tests {
                 "has 2",
             ),
             ("$before.text", None, "only a before-image undo has"),
+            (
+                "$before.text",
+                Some(json!({"content": [{"type": "text", "text": "PNG\u{fffd}\u{fffd}"}]})),
+                "holds U+FFFD",
+            ),
         ];
         for (binding, read, needle) in cases {
             let why = resolve_before(binding, read).unwrap_err();
@@ -449,7 +462,7 @@ mod tests {
     #[test]
     fn map_bindings_over_the_before_image() {
         let c = call(json!({}), json!({"content": []}));
-        let map = Binding::parse_overlay(&json!({
+        let map = Binding::parse_undo(&json!({
             "$map": "$before.body#/entities",
             "$each": {"entityName": "$item#/name", "contents": "$item#/observations"}
         }))

@@ -169,15 +169,18 @@ fn a_checkout_is_undone_by_the_branch_the_status_named() {
     };
     let on_main =
         "Repository status:\nOn branch main\nChanges to be committed:\n\tmodified:   a.txt";
-    let plan_on_main = plan("mcp-git", tools.clone(), &[checkout(on_main)]);
-    let calls = calls_of(&plan_on_main);
-    assert_eq!(
-        calls,
-        [(
-            "git_checkout",
-            json!({"repo_path": "/r", "branch_name": "main"})
-        )]
-    );
+    // Lines may end in CRLF (git on Windows): the branch is the same.
+    for status in [on_main.to_owned(), on_main.replace('\n', "\r\n")] {
+        let plan_on_main = plan("mcp-git", tools.clone(), &[checkout(&status)]);
+        let calls = calls_of(&plan_on_main);
+        assert_eq!(
+            calls,
+            [(
+                "git_checkout",
+                json!({"repo_path": "/r", "branch_name": "main"})
+            )]
+        );
+    }
     // A detached HEAD names no branch: nothing is guessed.
     let detached = plan(
         "mcp-git",
@@ -252,20 +255,23 @@ fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
             "before": {"name": "git_diff_staged", "arguments": {"repo_path": "/r", "context_lines": 0},
                        "result": text(staged)}})
     };
-    let restaged = plan("mcp-git", tools.clone(), &[add(STAGED)]);
-    let calls = calls_of(&restaged);
-    // Each path as it is now; a deletion and a name git quotes are not staged again.
-    assert_eq!(
-        calls,
-        [
-            ("git_reset", json!({"repo_path": "/r"})),
-            (
-                "git_add",
-                json!({"repo_path": "/r", "files": ["a.txt", "bin2.dat", "moved.txt",
-                    "new file.txt", "plan b"]})
-            ),
-        ]
-    );
+    // Each path as it is now; a deletion and a name git quotes are not staged again. Lines
+    // that end in CRLF name the same paths.
+    for staged in [STAGED.to_owned(), STAGED.replace('\n', "\r\n")] {
+        let restaged = plan("mcp-git", tools.clone(), &[add(&staged)]);
+        let calls = calls_of(&restaged);
+        assert_eq!(
+            calls,
+            [
+                ("git_reset", json!({"repo_path": "/r"})),
+                (
+                    "git_add",
+                    json!({"repo_path": "/r", "files": ["a.txt", "bin2.dat", "moved.txt",
+                        "new file.txt", "plan b"]})
+                ),
+            ]
+        );
+    }
     // Nothing staged before: the reset alone (the server refuses an empty list to stage).
     let clean = plan("mcp-git", tools, &[add("Staged changes:\n")]);
     let names: Vec<&str> = clean.calls().map(|c| c.name.as_str()).collect();

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::Tool;
 use mcp_recovery_model::json::with;
@@ -61,10 +62,19 @@ pub const ROLLBACK_META_KEY: &str = "dev.mcp-recovery/rollback";
 
 impl Report {
     /// What the client is told with the failed result: which earlier calls were undone, which
-    /// were not and why, as `_meta` JSON and as one text item a model reads.
+    /// were not and why, as `_meta` JSON and as one text item a model reads. Every name and
+    /// reason is escaped as for a terminal: a server's tool names and answers reach the model
+    /// inert.
     pub fn for_client(&self, failed: &str) -> (Value, String) {
-        let undone: Vec<Value> = self
+        let safe = |text: &str| escape_controls(text).into_owned();
+        let failed = safe(failed);
+        let undone: Vec<(String, Vec<String>)> = self
             .undone
+            .iter()
+            .map(|(call, by)| (safe(call), by.iter().map(|name| safe(name)).collect()))
+            .collect();
+        let attention: Vec<String> = self.attention.iter().map(|why| safe(why)).collect();
+        let listed: Vec<Value> = undone
             .iter()
             .map(|(call, by)| {
                 let mut undone = json!({"call": call, "compensation": by.first()});
@@ -76,8 +86,8 @@ impl Report {
             .collect();
         let meta = json!({
             "failed": failed,
-            "undone": undone,
-            "notUndone": self.attention,
+            "undone": listed,
+            "notUndone": attention,
             "counts": {
                 "compensated": self.compensated,
                 "already": self.already,
@@ -88,11 +98,10 @@ impl Report {
         let mut text = format!(
             "mcp-recovery: '{failed}' failed, so the earlier calls of this session were rolled back."
         );
-        if self.undone.is_empty() {
+        if undone.is_empty() {
             text.push_str(" No call was undone.");
         } else {
-            let list: Vec<String> = self
-                .undone
+            let list: Vec<String> = undone
                 .iter()
                 .map(|(call, by)| format!("'{call}' (by '{}')", by.join("', then '")))
                 .collect();
@@ -101,12 +110,12 @@ impl Report {
                 list.join(", ")
             ));
         }
-        if self.attention.is_empty() {
+        if attention.is_empty() {
             text.push_str(" Nothing else was left in place.");
         } else {
             text.push_str(&format!(
                 " Not undone, so their effects remain: {}.",
-                self.attention.join("; ")
+                attention.join("; ")
             ));
         }
         text.push_str(" Do not retry the workflow as if its earlier steps still stood.");

@@ -69,6 +69,22 @@ fn value_end(source: &[u8], pos: usize) -> usize {
     }
 }
 
+/// The place of `pointer` in `source` (JSON text), or of its nearest ancestor that is there:
+/// the member's key when it has one, else the value.
+pub fn json_place(source: &[u8], pointer: &str) -> Option<Range<usize>> {
+    let mut ancestors = vec![pointer];
+    let mut at = pointer;
+    while let Some(cut) = at.rfind('/') {
+        at = &at[..cut];
+        ancestors.push(at);
+    }
+    let places = locate(source, &ancestors.iter().copied().collect());
+    ancestors
+        .iter()
+        .find_map(|a| places.get(*a))
+        .map(|place| place.key.clone().unwrap_or_else(|| place.value.clone()))
+}
+
 /// Finds the places of the `wanted` pointers in `source` (valid JSON text).
 ///
 /// Pointers that select nothing are absent from the result. Malformed input ends the scan early;

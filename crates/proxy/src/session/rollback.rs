@@ -194,6 +194,11 @@ pub(super) fn tell(answer: &mut Value, (meta, text): &(Value, String)) {
             own.insert(ROLLBACK_META_KEY.to_owned(), meta.clone());
         }
     } else if let Some(Value::Object(error)) = answer.get_mut("error") {
+        // Clients show a model the error's message, not its data: it says it too.
+        if let Some(Value::String(message)) = error.get_mut("message") {
+            message.push_str(" — ");
+            message.push_str(text);
+        }
         let data = error
             .entry("data")
             .or_insert_with(|| Value::Object(Map::new()));

@@ -2,8 +2,8 @@ use mcp_recovery_model::{BindingError, Carrier};
 use serde_json::Value;
 
 use crate::codes::{Rule, declare_rule};
-use crate::finding::{Finding, Focus};
 use crate::context::{Context, Site};
+use crate::finding::{Finding, Focus};
 
 declare_rule! {
     /// ## What it does
@@ -11,7 +11,9 @@ declare_rule! {
     /// is not a complete OpenAPI runtime expression, a template whose `{$…}` part is malformed or
     /// never closed, or a compensate-carrier `parameterMapping` value outside the JSONPath subset
     /// (`$.input.<name>…`, `$.output.structuredContent.<name>…`; no indices, wildcards, filters or
-    /// `..`). The diagnostic points at the offending character.
+    /// `..`), or, in an overlay's carrier, a reference to the before-image (`$before.…`), which
+    /// only the undo of an overlay's `before` has. The diagnostic points at the offending
+    /// character.
     ///
     /// ## Why is this bad?
     /// An orchestrator cannot evaluate the binding, so the compensation is unavailable exactly
@@ -43,6 +45,9 @@ fn invalid(site: &Site<'_, '_>, parameter: &str, raw: &Value, error: &BindingErr
     let help = match site.declared.carrier {
         _ if matches!(error, BindingError::Before(_)) => {
             "write `$before.text`, `$before.blob` or `$before.body#/pointer`"
+        }
+        _ if matches!(error, BindingError::BeforeOutsideUndo) => {
+            "bind from the call (`$request.body#/…`, `$response.body#/…`), or declare the undo under the tool's `before` with the read it needs"
         }
         _ if matches!(error, BindingError::Map { .. }) => {
             "write {\"$map\": \"$response.body#/items\", \"$each\": \"$item#/id\"}; \"$each\" may also be an object of element references and constants"

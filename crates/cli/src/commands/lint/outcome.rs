@@ -26,7 +26,11 @@ pub fn conclude(args: &LintArgs, deny_warnings: bool, tally: Tally) -> Result<Ex
         eprintln!("{}", summary.line());
     }
     if let Some(path) = &args.write_baseline {
-        baseline::write(path, &all_findings)?;
+        let text = crate::pretty(&baseline::document(&all_findings), "the baseline")?;
+        std::fs::write(path, format!("{text}\n")).map_err(|source| Failure::WriteFile {
+            path: path.display().to_string(),
+            source,
+        })?;
         eprintln!(
             "wrote {} ({} findings)",
             escape_controls(&path.display().to_string()),
