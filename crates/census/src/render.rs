@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_validator::escape_xml;
 
 use crate::{Census, Share};
@@ -45,7 +46,7 @@ impl Census {
         let mut push = |section: &'static str, label: &str, count: String, share: String| {
             rows.push(Row {
                 section,
-                label: label.to_owned(),
+                label: escape_controls(label).into_owned(),
                 count,
                 share,
             });
@@ -292,7 +293,12 @@ impl Census {
         if !self.not_tools_lists.is_empty() {
             let _ = writeln!(out, "not tools lists");
             for f in &self.not_tools_lists {
-                let _ = writeln!(out, "  {}: {}", f.path, f.reason.describe());
+                let _ = writeln!(
+                    out,
+                    "  {}: {}",
+                    escape_controls(&f.path),
+                    escape_controls(&f.reason.describe())
+                );
             }
         }
         out
@@ -324,8 +330,8 @@ impl Census {
                 let _ = writeln!(
                     out,
                     "| `{}` | {} |",
-                    f.path.replace('`', "'"),
-                    md_escape(&f.reason.describe())
+                    escape_controls(&f.path).replace('`', "'"),
+                    md_escape(&escape_controls(&f.reason.describe()))
                 );
             }
         }
@@ -444,5 +450,36 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(98291), "98,291");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    /// File names and reasons quoting input reach no terminal raw, in text or Markdown.
+    #[test]
+    fn input_prints_inert() {
+        use mcp_recovery_base::text::is_unsafe_char;
+
+        use crate::{CensusBuilder, CensusOptions};
+
+        let hostile = "\u{1b}]0;t\u{7}\u{1b}[2J\u{9b}1m\u{85}\u{202e}\u{2066}\u{2028}\u{200b}\r\n";
+        let mut b = CensusBuilder::new(&CensusOptions::default()).unwrap();
+        let message = serde_json::to_string(&format!("down{hostile}")).unwrap();
+        b.add_bytes(
+            format!("error{hostile}.json"),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":1,"message":{message}}}}}"#)
+                .as_bytes(),
+        );
+        b.add_bytes(format!("{hostile}`|.json"), br#"{"tools": ["#);
+        let census = b.finish();
+        for text in [census.render_table(), census.render_markdown()] {
+            for line in text.split('\n') {
+                assert!(!line.chars().any(is_unsafe_char), "{line:?}");
+            }
+            assert!(text.contains("error\\u{1b}]0;t\\u{7}"), "{text}");
+            assert!(text.contains("\\u{202e}\\u{2066}\\u{2028}\\u{200b}\\r\\n"));
+        }
+        let svg = census.render_svg();
+        assert!(
+            !svg.chars().any(|c| is_unsafe_char(c) && c != '\n'),
+            "{svg}"
+        );
     }
 }

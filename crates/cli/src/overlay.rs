@@ -1,5 +1,5 @@
-//! `--overlay FILE` for `lint`, `plan` and `convert`: reading the overlay, and applying it the
-//! same way for every command.
+//! `--overlay FILE` for every command that takes one (`lint`, `plan`, `convert`, `profile`,
+//! `proxy`, `rollback`): reading the overlay, and applying it the same way for each.
 
 use std::path::Path;
 

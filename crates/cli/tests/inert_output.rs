@@ -79,6 +79,173 @@ fn lint_suggest_profile_and_census_print_input_inert() {
     assert!(shown.contains("\\u{202e}"), "{shown}");
 }
 
+/// Runs `args` in `dir`, asserts that it printed something, all of it inert, and returns it.
+fn run_inert(dir: &Path, args: &[&str]) -> Output {
+    let output = run_in(dir, args);
+    assert!(
+        !output.stdout.is_empty() || !output.stderr.is_empty(),
+        "{args:?} printed nothing"
+    );
+    assert_inert(&args.join(" "), &output);
+    output
+}
+
+/// Both streams of `output`, as one text.
+fn printed(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+#[test]
+fn census_prints_hostile_file_names_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let tools = serde_json::to_string(&hostile_tools()).unwrap();
+    std::fs::write(corpus.join(format!("server{HOSTILE}.json")), tools).unwrap();
+    // Files that are not tools lists are listed by name, with a reason that may quote them.
+    std::fs::write(
+        corpus.join(format!("broken{HOSTILE}`|.json")),
+        "{\"tools\": [",
+    )
+    .unwrap();
+    let message = serde_json::to_string(&format!("down{HOSTILE}")).unwrap();
+    std::fs::write(
+        corpus.join(format!("error{HOSTILE}.json")),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":1,"message":{message}}}}}"#),
+    )
+    .unwrap();
+    let named = format!("corpus/broken{HOSTILE}`|.json");
+    for args in [
+        &["census", "corpus"][..],
+        &["census", "--format", "markdown", "corpus"],
+        &["census", "--no-lint", "corpus"],
+        &["census", &named],
+        &["census", "--format", "markdown", &named],
+    ] {
+        let output = run_inert(dir.path(), args);
+        let shown = printed(&output);
+        assert!(shown.contains("broken\\u{1b}]0;t\\u{7}"), "{shown}");
+        assert!(shown.contains("\\u{202e}\\u{2066}"), "{shown}");
+    }
+    // A file that does not exist is named inert in the error too.
+    let missing = format!("missing{HOSTILE}.json");
+    let output = run_inert(dir.path(), &["census", &missing]);
+    assert_ne!(common::code(&output), 0);
+}
+
+/// Tools whose recovery metadata `convert` cannot fully carry over: names, unknown fields and
+/// bindings carrying [`HOSTILE`], so each note quotes it.
+fn convertible_tools() -> Value {
+    let recovery = |parameters: Value, extra: (&str, Value)| {
+        let mut recovery = json!({
+            "strategy": "compensation",
+            "compensatingOperation": {"operationId": format!("undo{HOSTILE}"), "parameters": parameters},
+        });
+        recovery[extra.0] = extra.1;
+        recovery
+    };
+    json!({"tools": [
+        {
+            "name": format!("kept{HOSTILE}"),
+            "inputSchema": {"type": "object"},
+            "annotations": {"recovery": recovery(json!({}), (&format!("x-{HOSTILE}"), json!(1)))},
+        },
+        {
+            "name": format!("stuck{HOSTILE}"),
+            "inputSchema": {"type": "object"},
+            "annotations": {"recovery": recovery(
+                json!({format!("p{HOSTILE}"): format!("$response.header.E{HOSTILE}")}),
+                ("timeoutMs", json!(5)),
+            )},
+        },
+    ]})
+}
+
+#[test]
+fn convert_prints_notes_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = serde_json::to_string(&convertible_tools()).unwrap();
+    std::fs::write(dir.path().join("tools.json"), text).unwrap();
+    let output = run_inert(dir.path(), &["convert", "--to", "compensate", "tools.json"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("kept in source: kept\\u{1b}]0;t"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not converted: stuck\\u{1b}]0;t"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\\u{202e}\\u{2066}"), "{stderr}");
+    run_inert(
+        dir.path(),
+        &[
+            "convert",
+            "--to",
+            "compensate",
+            "-o",
+            "out.json",
+            "tools.json",
+        ],
+    );
+    let missing = format!("missing{HOSTILE}.json");
+    run_inert(dir.path(), &["convert", "--to", "sep3172", &missing]);
+}
+
+#[test]
+fn plan_prints_hostile_paths_and_tool_names_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools = hostile_tools();
+    // A tool the model cannot read: `plan` warns about it, naming the file and the tool.
+    tools["tools"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": format!("broken{HOSTILE}"), "inputSchema": format!("no{HOSTILE}")}));
+    let tools_path = format!("tools{HOSTILE}.json");
+    std::fs::write(
+        dir.path().join(&tools_path),
+        serde_json::to_string(&tools).unwrap(),
+    )
+    .unwrap();
+    let call = |name: &str| {
+        json!({"name": format!("{name}{HOSTILE}"), "arguments": {format!("id{HOSTILE}"): HOSTILE},
+               "result": {"content": [{"type": "text", "text": HOSTILE}]}})
+    };
+    let trace = [call("create_note"), call("broken"), call("unknown")]
+        .map(|c| c.to_string())
+        .join("\n");
+    let trace_path = format!("trace{HOSTILE}.jsonl");
+    std::fs::write(dir.path().join(&trace_path), trace + "\n").unwrap();
+    for format in ["human", "json"] {
+        let output = run_inert(
+            dir.path(),
+            &[
+                "plan",
+                "--format",
+                format,
+                "--tools",
+                &tools_path,
+                "--trace",
+                &trace_path,
+            ],
+        );
+        assert!(output.status.success(), "{}", printed(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("warning: tools\\u{1b}]0;t"), "{stderr}");
+    }
+    // Failures name the hostile paths inert too: a trace that is not a trace, a missing file.
+    std::fs::write(dir.path().join(&trace_path), format!("not json {HOSTILE}")).unwrap();
+    let missing = format!("missing{HOSTILE}.json");
+    for args in [
+        &["plan", "--tools", &tools_path, "--trace", &trace_path][..],
+        &["plan", "--tools", &missing, "--trace", &trace_path],
+        &["plan", "--tools", &tools_path, "--trace", &missing],
+    ] {
+        let output = run_inert(dir.path(), args);
+        assert_ne!(common::code(&output), 0, "{}", printed(&output));
+    }
+}
+
 /// A server whose tool names, results and errors carry [`HOSTILE`]: `fail…` always fails.
 const UPSTREAM: &str = r#"
 import json, sys

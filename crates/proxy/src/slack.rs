@@ -3,6 +3,7 @@
 //! (<https://api.slack.com/authentication/verifying-requests-from-slack>).
 
 use hmac::{Hmac, Mac};
+use mcp_recovery_base::text::{escape_controls, excerpt};
 use serde_json::{Map, Value, json};
 use sha2::Sha256;
 
@@ -150,9 +151,11 @@ fn form_decode(text: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// Slack's mrkdwn escapes: `&`, `<` and `>`.
+/// Text from the request as an approver reads it: [inert](escape_controls) (no control, bidi
+/// or invisible character reaches the message), then Slack's mrkdwn escapes of `&`, `<` and `>`.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    escape_controls(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
@@ -166,13 +169,9 @@ pub fn message(request: &Map<String, Value>) -> Value {
         .get("request")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut arguments = request
+    let arguments = request
         .get("arguments")
-        .map_or_else(String::new, |a| a.to_string());
-    if let Some((cut, _)) = arguments.char_indices().nth(MAX_ARGUMENT_CHARS) {
-        arguments.truncate(cut);
-        arguments.push('…');
-    }
+        .map_or_else(String::new, |a| excerpt(&a.to_string(), MAX_ARGUMENT_CHARS));
     let section = format!(
         "*Approval requested:* {} ({})\n*Session:* {}\n*Expires:* {}\n*Request:* {}\n*Arguments:* {}",
         text("tool"),
@@ -260,5 +259,56 @@ mod tests {
         );
         assert!(parse(b"payload=%7").is_err());
         assert!(parse(b"other=1").is_err());
+    }
+
+    #[test]
+    fn messages_show_input_inert_and_escaped_for_mrkdwn() {
+        use mcp_recovery_base::text::is_unsafe_char;
+
+        let hostile = "\u{1b}]0;t\u{7}\u{1b}[2J\u{9b}\u{85}\u{202e}\u{2066}\u{200b}\u{2028}\r\n";
+        let request = json!({
+            "request": "r-1",
+            "tool": format!("delete<&>{hostile}"),
+            "class": format!("irreversible{hostile}"),
+            "session": format!("s{hostile}"),
+            "expires": "2030-01-01T00:00:00Z",
+            "arguments": {"path": format!("/tmp/x{hostile}`"), "zz": "y".repeat(2000)},
+        });
+        let posted = message(request.as_object().unwrap());
+        let section = posted["blocks"][0]["text"]["text"].as_str().unwrap();
+        let fallback = posted["text"].as_str().unwrap();
+        for text in [section, fallback] {
+            for line in text.split('\n') {
+                assert!(!line.chars().any(is_unsafe_char), "{line:?}");
+            }
+            assert!(
+                text.contains("delete&lt;&amp;&gt;\\u{1b}]0;t\\u{7}"),
+                "{text}"
+            );
+            assert!(text.contains("\\u{202e}\\u{2066}\\u{200b}\\u{2028}\\r\\n"));
+        }
+        // Only the section's own line breaks are left.
+        assert_eq!(section.split('\n').count(), 5, "{section}");
+        // JSON escapes the C0 controls of the arguments; the one escape takes the rest.
+        assert!(
+            section.contains("/tmp/x\\u001b]0;t\\u0007\\u001b[2J\\u{9b}\\u{85}\\u{202e}"),
+            "{section}"
+        );
+        assert!(section.contains("\\u{2028}\\r\\n'"), "{section}");
+        // The arguments are cut at 1500 characters, before they are escaped.
+        let arguments = section.split("*Arguments:* ").nth(1).unwrap();
+        assert!(arguments.ends_with('…'), "{arguments}");
+        let shown = request["arguments"].to_string();
+        let kept: String = shown.chars().take(MAX_ARGUMENT_CHARS).collect();
+        assert_eq!(arguments, format!("{}…", escape(&kept).replace('`', "'")));
+        // Benign text is shown as before.
+        let plain = json!({"request": "r-2", "tool": "put", "class": "compensable",
+            "session": "s", "expires": "soon", "arguments": {"a": "b & c"}});
+        let plain = message(plain.as_object().unwrap());
+        assert_eq!(
+            plain["blocks"][0]["text"]["text"],
+            "*Approval requested:* put (compensable)\n*Session:* s\n*Expires:* soon\n\
+             *Request:* r-2\n*Arguments:* {\"a\":\"b &amp; c\"}"
+        );
     }
 }

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_model::{NoteKind, convert_document};
 
 use crate::args::documents::ConvertArgs;
@@ -30,7 +31,8 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Failure> {
             NoteKind::NotConverted => "not converted",
             NoteKind::KeptInSource => "kept in source",
         };
-        writeln!(stderr, "{label}: {note}")?;
+        // The note quotes the tool's name and its fields: one inert line whatever they hold.
+        writeln!(stderr, "{label}: {}", escape_controls(&note.to_string()))?;
     }
     let incomplete = converted
         .notes

@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use mcp_recovery_base::text::escape_controls;
+
 use crate::args::documents::FetchArgs;
 use crate::{Failure, live};
 
@@ -38,7 +40,8 @@ pub fn run(args: &FetchArgs) -> Result<(), Failure> {
                 let path = live::save_path(save, server, several);
                 live::save(&path, &text)?;
                 if several {
-                    writeln!(out, "{}", path.display())?;
+                    let shown = path.display().to_string();
+                    writeln!(out, "{}", escape_controls(&shown))?;
                 } else {
                     out.write_all(text.as_bytes())?;
                 }

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_plan::{Plan, Status, build_plan, load_tools, parse_session_trace, parse_trace};
 
 use crate::args::documents::{PlanArgs, PlanFormat};
@@ -37,8 +38,11 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     let tools = load_tools(&document).map_err(|e| not_a_tools_list(&args.tools, &e))?;
     // A tool the model cannot read only makes the steps that need it unavailable; say which.
     let mut stderr = std::io::stderr().lock();
+    let shown = Input::named(&args.tools).display();
     for unusable in &tools.unusable {
-        writeln!(stderr, "warning: {}: {unusable}", args.tools.display())?;
+        // The reason quotes the tool's name and the model's message: one inert line.
+        let unusable = escape_controls(&unusable.to_string()).into_owned();
+        writeln!(stderr, "warning: {shown}: {unusable}")?;
     }
     drop(stderr);
     let trace_bytes = Input::named(&args.trace).read()?;
