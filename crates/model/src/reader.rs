@@ -301,17 +301,21 @@ impl ResultReader {
         if let Some(pattern) = &self.pattern {
             return pattern.read(text, self.all_matches);
         }
-        crate::json::from_str(text).map_err(|e| {
-            format!(
-                "the {} is not JSON (line {}, column {}): {e}",
-                match self.from {
-                    ResultSource::Text => "text content",
-                    ResultSource::FastMcpResult => "structuredContent.result string",
-                },
+        let what = match self.from {
+            ResultSource::Text => "text content",
+            ResultSource::FastMcpResult => "structuredContent.result string",
+        };
+        match crate::json::from_str_noting_repeats(text) {
+            Ok((_, true)) => Err(format!(
+                "the {what} writes a member name twice in one object: which value it means is not known"
+            )),
+            Ok((value, false)) => Ok(value),
+            Err(e) => Err(format!(
+                "the {what} is not JSON (line {}, column {}): {e}",
                 e.line(),
                 e.column()
-            )
-        })
+            )),
+        }
     }
 }
 
@@ -358,6 +362,17 @@ mod tests {
         assert!(text.read(&two).unwrap_err().contains("2 text items"));
         let prose = result(json!({"content": [{"type": "text", "text": "Created issue PROJ-1"}]}));
         assert!(text.read(&prose).unwrap_err().contains("not JSON (line 1"));
+        // A name written twice, at any depth and however it is spelled, is not guessed at.
+        for twice in [
+            r#"[{"name": "a", "name": "evil"}]"#,
+            r#"{"e": {"id": 1, "i\u0064": 2}}"#,
+        ] {
+            let r = result(json!({"content": [{"type": "text", "text": twice}]}));
+            assert!(
+                text.read(&r).unwrap_err().contains("member name twice"),
+                "{twice}"
+            );
+        }
     }
 
     #[test]

@@ -228,7 +228,8 @@ mod tests {
                     .map(|s| finding(file, tool, s))
                     .collect();
                 let mut out = Vec::new();
-                super::super::document(&mut Github, &mut out, file, None, &findings).unwrap();
+                super::super::types::document(&mut Github, &mut out, file, None, &findings)
+                    .unwrap();
                 let text = String::from_utf8(out).unwrap();
                 let lines: Vec<&str> = text.lines().collect();
                 assert_eq!(lines.len(), findings.len(), "{text}");

@@ -10,12 +10,10 @@ pub mod markdown;
 mod sarif;
 pub mod types;
 
-use std::io::{self, Write};
-
 use crate::args::lint::Format;
 
 pub use human::Style;
-pub use types::{Finding, Region, Renderer, Source, Summary};
+pub use types::{Finding, Region, Renderer, Source, Summary, document};
 
 /// Serialized JSON with every unsafe character outside C0 written as a `\uXXXX` escape (C0
 /// controls are escaped by serde_json already; outside strings JSON text is ASCII, so only
@@ -42,23 +40,6 @@ pub fn pretty<T: serde::Serialize>(value: &T, what: &str) -> Result<String, crat
     serde_json::to_string_pretty(value)
         .map(|text| json_inert(&text))
         .map_err(|e| crate::Failure::Usage(format!("cannot serialize {what}: {e}")))
-}
-
-/// Hands one linted document, `file` with its `findings` in order, to `renderer`.
-pub fn document(
-    renderer: &mut dyn Renderer,
-    out: &mut dyn Write,
-    file: &str,
-    source: Option<&Source<'_>>,
-    findings: &[Finding],
-) -> io::Result<()> {
-    let shows_suppressed = renderer.shows_suppressed();
-    for finding in findings {
-        if shows_suppressed || !finding.suppressed {
-            renderer.finding(out, source, finding)?;
-        }
-    }
-    renderer.end_file(out, file)
 }
 
 /// The renderer of `format`.

@@ -175,3 +175,20 @@ pub trait Renderer {
         false
     }
 }
+
+/// Hands one linted document, `file` with its `findings` in order, to `renderer`.
+pub fn document(
+    renderer: &mut dyn Renderer,
+    out: &mut dyn Write,
+    file: &str,
+    source: Option<&Source<'_>>,
+    findings: &[Finding],
+) -> io::Result<()> {
+    let shows_suppressed = renderer.shows_suppressed();
+    for finding in findings {
+        if shows_suppressed || !finding.suppressed {
+            renderer.finding(out, source, finding)?;
+        }
+    }
+    renderer.end_file(out, file)
+}
