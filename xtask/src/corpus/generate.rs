@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::CorpusConfig;
+use super::config::CorpusConfig;
 use super::expected::{Expected, ToolFacts};
 use super::recovery::{DEFECTS, declare_irreversible, declare_pair, declare_self_inverse};
 use super::rng::Rng;

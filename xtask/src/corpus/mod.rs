@@ -6,6 +6,7 @@
 //! All randomness comes from one splitmix64 stream and integer arithmetic (probabilities in parts
 //! per million), so the same seed gives the same bytes on every machine.
 
+mod config;
 mod expected;
 mod generate;
 mod recovery;
@@ -18,35 +19,9 @@ mod verify;
 
 use std::path::PathBuf;
 
+pub use config::CorpusConfig;
 pub use generate::generate;
 pub use verify::verify;
-
-/// Generator settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CorpusConfig {
-    /// Tools-list files (servers).
-    pub servers: usize,
-    /// PRNG seed.
-    pub seed: u64,
-    /// Probability (ppm) that a SEP-3172-only declaration carries a planted defect (kinds rotate).
-    pub defect_ppm: u32,
-    /// Probability (ppm) that a multi-tool server without recovery lists a tool twice.
-    pub duplicate_ppm: u32,
-    /// Probability (ppm) per server of each kind of file that is not a tools list.
-    pub junk_ppm: u32,
-}
-
-impl Default for CorpusConfig {
-    fn default() -> Self {
-        Self {
-            servers: 5_000,
-            seed: 20_260_727,
-            defect_ppm: 200_000,
-            duplicate_ppm: 10_000,
-            junk_ppm: 4_000,
-        }
-    }
-}
 
 /// `cargo xtask gen-corpus [--servers N] [--seed S] [--verify] OUT`.
 pub fn gen_corpus_command(args: &[&str]) -> Result<(), String> {

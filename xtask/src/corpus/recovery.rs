@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::CorpusConfig;
+use super::config::CorpusConfig;
 use super::rng::Rng;
 use super::tools::{Draft, schema_header};
 
