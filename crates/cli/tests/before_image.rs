@@ -210,3 +210,168 @@ fn a_carrier_never_reads_a_before_image() {
         "{report:#}"
     );
 }
+
+/// A Python MCP server of the files under `ROOT` (`argv[1]`), with the tools of `argv[2]`.
+const FILE_SERVER: &str = r#"
+import json, os, sys
+root, tools = sys.argv[1], json.load(open(sys.argv[2]))["tools"]
+def text(t, error=False):
+    return {"content": [{"type": "text", "text": t}], "isError": error}
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, result = message["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "files", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": tools}
+    elif method == "tools/call":
+        name, args = message["params"]["name"], message["params"].get("arguments", {})
+        path = lambda key: os.path.join(root, args[key])
+        if name == "read_file":
+            try:
+                result = text(open(path("path")).read())
+            except OSError as e:
+                result = text(str(e), True)
+        elif name == "write_file":
+            open(path("path"), "w").write(args["content"])
+            result = text("written")
+        elif name == "move_file":
+            if os.path.exists(path("destination")):
+                result = text("destination exists", True)
+            else:
+                os.rename(path("source"), path("destination"))
+                result = text("moved")
+    else:
+        error = {"code": -32601, "message": "no such method"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+/// A directory with `files/a.txt` ("v1"), the server, and the overlay with `unchanged = true`;
+/// and the server's command line.
+fn unchanged_setup() -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("files")).unwrap();
+    fs::write(dir.path().join("files/a.txt"), "v1").unwrap();
+    fs::write(dir.path().join("files.py"), FILE_SERVER).unwrap();
+    let overlay = fs::read_to_string(root().join(OVERLAY)).unwrap().replace(
+        "[tools.write_file.before]\n",
+        "[tools.write_file.before]\nunchanged = true\n",
+    );
+    fs::write(dir.path().join("o.toml"), overlay).unwrap();
+    let server = [
+        "python3".to_owned(),
+        "files.py".to_owned(),
+        "files".to_owned(),
+        root().join(TOOLS).display().to_string(),
+    ];
+    (dir, server.to_vec())
+}
+
+/// Writes through `mcp-recovery proxy`, each answered before the next is sent.
+fn write_through_proxy(dir: &std::path::Path, server: &[String], writes: &[(&str, &str)]) {
+    use std::io::Write;
+    let mut command = common::bin_in(dir);
+    command
+        .args(["proxy", "--journal", "j.jsonl", "--overlay", "o.toml", "--"])
+        .args(server);
+    let (mut child, mut stdin, mut lines) = common::spawn_piped(&mut command);
+    let mut ask = |id: usize, method: &str, params: Value| {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{request}").unwrap();
+        loop {
+            let message: Value =
+                serde_json::from_str(&lines.next().expect("an answer").unwrap()).unwrap();
+            if message["id"] == id {
+                assert!(message["result"]["isError"] != true, "{message}");
+                return;
+            }
+        }
+    };
+    ask(0, "initialize", common::initialize_params());
+    for (i, (path, content)) in writes.iter().enumerate() {
+        let arguments = json!({"path": path, "content": content});
+        ask(
+            i + 1,
+            "tools/call",
+            json!({"name": "write_file", "arguments": arguments}),
+        );
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+fn rollback(dir: &std::path::Path, server: &[String], dry_run: bool) -> (i32, String) {
+    let mut args = vec!["rollback", "--journal", "j.jsonl", "--overlay", "o.toml"];
+    if dry_run {
+        args.push("--dry-run");
+    }
+    args.extend(["--stdio", "--"]);
+    args.extend(server.iter().map(String::as_str));
+    let output = common::run_in(dir, &args);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    (
+        common::code(&output),
+        format!("{text}{}", String::from_utf8_lossy(&output.stderr)),
+    )
+}
+
+/// A file a person changed after the proxied write keeps the change: `rollback` reads it again,
+/// finds it is not what the write left, makes no undo and says so (exit 1); `--dry-run` shows
+/// the condition.
+#[test]
+fn rollback_never_overwrites_a_later_change() {
+    let (dir, server) = unchanged_setup();
+    write_through_proxy(dir.path(), &server, &[("a.txt", "v2 by the agent")]);
+    let outcome = &common::journal_kinds(&dir.path().join("j.jsonl"), "call.outcome")[0];
+    assert_eq!(
+        outcome["after"]["result"]["content"][0]["text"],
+        "v2 by the agent"
+    );
+    fs::write(dir.path().join("files/a.txt"), "v3 by a person").unwrap();
+
+    let (status, out) = rollback(dir.path(), &server, true);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("made only while 'read_file' returns what it did after the call"),
+        "{out}"
+    );
+    let (status, out) = rollback(dir.path(), &server, false);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("needs attention: write_file (changed): 'write_file' was not undone: what 'read_file' returns has changed since the call"),
+        "{out}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("files/a.txt")).unwrap(),
+        "v3 by a person"
+    );
+    let skips = common::journal_kinds(&dir.path().join("j.jsonl"), "compensation.skip");
+    assert_eq!(skips[0]["status"], "changed");
+}
+
+/// Two writes of one file and a new file roll back fully: each undo finds what its own call
+/// left, the later write's undo having restored what the earlier one left.
+#[test]
+fn rollback_undoes_a_chain_of_writes_to_one_file() {
+    let (dir, server) = unchanged_setup();
+    write_through_proxy(
+        dir.path(),
+        &server,
+        &[("a.txt", "v2"), ("b.txt", "new"), ("a.txt", "v3")],
+    );
+    let (status, out) = rollback(dir.path(), &server, false);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("3 compensated"), "{out}");
+    let files = dir.path().join("files");
+    assert_eq!(fs::read_to_string(files.join("a.txt")).unwrap(), "v1");
+    assert!(!files.join("b.txt").exists());
+    assert_eq!(
+        fs::read_to_string(files.join("b.txt.rolled-back")).unwrap(),
+        "new"
+    );
+}

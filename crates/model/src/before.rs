@@ -24,7 +24,13 @@ pub struct BeforeImage {
     pub found: Option<Undo>,
     /// The compensation when the read returned `isError: true` (the target did not exist).
     pub missing: Option<Undo>,
+    /// True when the undo is made only while the read still returns what it returned right
+    /// after the call (the after-image): a later change is never overwritten.
+    pub unchanged: bool,
 }
+
+/// The member of a before-image asking for the after-image check.
+const UNCHANGED_MEMBER: &str = "unchanged";
 
 /// One outcome-conditioned compensation: a call, and the further calls (`then`) made after it,
 /// in order, when one call cannot undo the tool.
@@ -180,8 +186,25 @@ impl BeforeImage {
     /// and what is wrong there.
     pub fn from_declaration(value: &Value) -> Result<Self, Fault> {
         let members = object(value, "", "'before'")?;
-        only(members, "", &["read", "arguments", "found", "missing"])?;
+        only(
+            members,
+            "",
+            &["read", "arguments", "found", "missing", UNCHANGED_MEMBER],
+        )?;
         let read = name(members, "read", "")?;
+        let unchanged = match members.get(UNCHANGED_MEMBER) {
+            None => false,
+            Some(Value::Bool(flag)) => *flag,
+            Some(other) => {
+                return Err(fault(
+                    &format!("/{UNCHANGED_MEMBER}"),
+                    format!(
+                        "'{UNCHANGED_MEMBER}' is a boolean, not {}",
+                        json_type_name(other)
+                    ),
+                ));
+            }
+        };
         let arguments = bindings(members, "arguments", "", Binding::parse_undo, true)?;
         let found = members
             .get("found")
@@ -202,6 +225,7 @@ impl BeforeImage {
             arguments,
             found,
             missing,
+            unchanged,
         })
     }
 
@@ -218,6 +242,9 @@ impl BeforeImage {
         }
         if let Some(missing) = &self.missing {
             members.insert("missing".to_owned(), missing.to_value());
+        }
+        if self.unchanged {
+            members.insert(UNCHANGED_MEMBER.to_owned(), Value::Bool(true));
         }
         Value::Object(members)
     }
@@ -245,7 +272,16 @@ mod tests {
                                        "destination": "{$request.body#/path}.undone"}}});
         let image = BeforeImage::from_declaration(&good).unwrap();
         assert_eq!(image.read, "read_file");
+        assert!(!image.unchanged);
         assert_eq!(image.to_value(), good);
+        // The after-image check is asked for with a boolean.
+        let mut checked = good.clone();
+        checked["unchanged"] = json!(true);
+        let image = BeforeImage::from_declaration(&checked).unwrap();
+        assert!(image.unchanged);
+        assert_eq!(image.to_value(), checked);
+        checked["unchanged"] = json!(false);
+        assert!(!BeforeImage::from_declaration(&checked).unwrap().unchanged);
         // The read's arguments may map over the call's arrays; the undo may map over the image.
         let graph = json!({"read": "open_nodes",
             "arguments": {"names": {"$map": "$request.body#/deletions", "$each": "$item#/entityName"}},
@@ -281,6 +317,10 @@ mod tests {
             (
                 json!({"read": "r", "found": {"operationId": "w"}, "when": 1}),
                 "/when",
+            ),
+            (
+                json!({"read": "r", "found": {"operationId": "w"}, "unchanged": "yes"}),
+                "/unchanged",
             ),
             (
                 json!({"read": "r", "arguments": {"p": "$response.body#/x"}, "found": {"operationId": "w"}}),

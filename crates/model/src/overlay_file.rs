@@ -93,6 +93,9 @@ pub struct OverlayBefore {
     /// The compensation when the read returned `isError: true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<OverlayUndo>,
+    /// Read again right after the call, and undo only while the read still returns that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<bool>,
 }
 
 /// One outcome-conditioned compensation of a before-image.

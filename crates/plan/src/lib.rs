@@ -35,7 +35,7 @@ mod resolve;
 mod tools;
 mod trace;
 
-pub use plan::{Plan, PlannedCall, Status, Step};
+pub use plan::{Check, Plan, PlannedCall, Status, Step};
 pub use planner::{Planner, build_plan, resolve_step};
 pub use resolve::read_arguments;
 pub use tools::{LoadError, ToolList, UnusableTool, load_tools};

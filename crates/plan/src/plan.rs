@@ -115,6 +115,47 @@ impl PlannedCall {
     }
 }
 
+/// A read made just before a step's first call, whose answer must still be the after-image
+/// (what the read returned right after the call): an undo from a before-image whose overlay
+/// declares `unchanged`. When the answer differs, the step is not made: the target changed
+/// since the call, and putting the before-image back would destroy that change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The read.
+    pub name: String,
+    /// Its arguments, as the after-image's read was made with them.
+    pub arguments: Map<String, Value>,
+    /// The after-image's `content`, `structuredContent` and `isError`, as [`Check::compared`]
+    /// keeps them.
+    pub expected: Map<String, Value>,
+}
+
+impl Check {
+    /// What of a read's result the check compares: `content`, `structuredContent` (left out
+    /// when `null`) and `isError` (left out when not `true`); `_meta` and the rest are not.
+    pub fn compared(result: &Map<String, Value>) -> Map<String, Value> {
+        let mut kept = Map::new();
+        if let Some(content) = result.get("content") {
+            kept.insert("content".to_owned(), content.clone());
+        }
+        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+            kept.insert("structuredContent".to_owned(), structured.clone());
+        }
+        if result.get("isError") == Some(&Value::Bool(true)) {
+            kept.insert("isError".to_owned(), Value::Bool(true));
+        }
+        kept
+    }
+
+    /// True when `result` (a read's `CallToolResult`) is the after-image (JSON equality of what
+    /// [`Check::compared`] keeps).
+    pub fn unchanged(&self, result: &Value) -> bool {
+        result
+            .as_object()
+            .is_some_and(|result| Self::compared(result) == self.expected)
+    }
+}
+
 /// The verdict for one traced call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
@@ -128,6 +169,10 @@ pub struct Step {
     /// than one (its `then`); empty otherwise, and then left out of the JSON.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub then: Vec<PlannedCall>,
+    /// The read made before `call`, whose answer must be the after-image for the step to be
+    /// made (see [`Check`]); absent otherwise, and then left out of the JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<Check>,
     /// Why, in words (names the parameter and binding when one cannot be resolved).
     pub reason: String,
 }
@@ -139,6 +184,7 @@ impl Step {
             status,
             call: None,
             then: Vec::new(),
+            check: None,
             reason: reason.into(),
         }
     }

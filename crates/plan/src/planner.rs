@@ -5,9 +5,8 @@ use std::collections::HashMap;
 use jsonschema::Validator;
 use mcp_recovery_base::text::{REDACTED, shorten};
 use mcp_recovery_model::{
-    BeforeImage, Binding, COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET,
-    ParameterBinding, PatternBudget, Reversibility, Tool, gave_up, has_pattern, holds_text,
-    without_patterns,
+    COMPENSATE_META_KEY, Carrier, Compensation, Hint, PATTERN_BUDGET, PatternBudget, Reversibility,
+    Tool, gave_up, has_pattern, holds_text, without_patterns,
 };
 use serde_json::{Map, Value};
 
@@ -15,6 +14,8 @@ use crate::plan::{Plan, PlannedCall, Status, Step};
 use crate::resolve::{BeforeRead, Response, resolve_arguments};
 use crate::tools::{ToolList, UnusableTool};
 use crate::trace::{Completion, TracedCall};
+
+mod before;
 
 /// Builds steps against one tool list, compiling each compensator's `inputSchema` once.
 ///
@@ -289,134 +290,6 @@ impl<'t> Planner<'t> {
         }
     }
 
-    /// The step of a tool whose overlay declares a before-image: the undo for what the read
-    /// run before the call found (`found` when it succeeded, `missing` when it returned
-    /// `isError: true`), fed with the read's result.
-    fn undo_from_before_image(
-        &mut self,
-        name: &str,
-        tool: &Tool,
-        image: &BeforeImage,
-        call: &TracedCall,
-    ) -> Step {
-        let unavailable = |reason: String| Step::new(name, Status::Unavailable, reason);
-        let Some(before) = &call.before else {
-            return unavailable(format!(
-                "the overlay undoes '{name}' from a before-image ('{}' run before the call), and none was recorded for this call",
-                image.read
-            ));
-        };
-        let Some(Value::Object(read)) = before.get("result") else {
-            let why = before
-                .get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or("no result");
-            return unavailable(format!(
-                "the read '{}' run before the call got no result ({why}), so what the call replaced is unknown",
-                image.read
-            ));
-        };
-        let found = read.get("isError").and_then(Value::as_bool) != Some(true);
-        let (undo, outcome) = if found {
-            (&image.found, "found")
-        } else {
-            (&image.missing, "missing")
-        };
-        let Some(undo) = undo else {
-            return Step::new(
-                name,
-                Status::Irreversible,
-                format!(
-                    "the read '{}' before the call says the target was {outcome}, and the overlay declares no undo for that",
-                    image.read
-                ),
-            );
-        };
-        let response = self.response(tool, call);
-        // `$before.body` reads the read's result as `$response.body` reads the read tool's own.
-        let read_tool = self.tools.get(image.read.as_str()).and_then(|t| t.ok());
-        let before = BeforeRead {
-            result: read,
-            body: self.body(read_tool, Some(read), call.redacted),
-        };
-        let parts = undo.parts().count();
-        let mut planned: Vec<PlannedCall> = Vec::new();
-        let mut reasons: Vec<String> = Vec::new();
-        let mut nothing = Vec::new();
-        for (index, (_, part)) in undo.parts().enumerate() {
-            let compensation = Compensation {
-                tool: part.operation_id.clone(),
-                bindings: part
-                    .parameters
-                    .iter()
-                    .map(|(parameter, raw)| ParameterBinding {
-                        parameter: parameter.clone(),
-                        raw: raw.clone(),
-                        binding: Binding::parse_undo(raw),
-                    })
-                    .collect(),
-                timeout_ms: None,
-                max_retries: None,
-            };
-            let resolved = self.resolve(
-                Carrier::Sep3172,
-                &compensation,
-                call,
-                &response,
-                Some(&before),
-            );
-            // A further call fed by a map binding that found nothing has nothing to put back
-            // (before its schema is asked: some refuse an empty list).
-            if index > 0
-                && let Ok((_, arguments)) = &resolved
-                && compensation.bindings.iter().any(|b| {
-                    matches!(b.binding, Ok(Binding::Map(_)))
-                        && arguments.get(&b.parameter) == Some(&Value::Array(Vec::new()))
-                })
-            {
-                nothing.push(part.operation_id.as_str());
-                continue;
-            }
-            let step = self.validated(name, &compensation, resolved);
-            if step.status != Status::Compensate {
-                // One call of several that cannot be made makes the whole undo unavailable.
-                let reason = if parts == 1 {
-                    step.reason
-                } else {
-                    format!(
-                        "call {} of {parts} of the undo ('{}'): {}",
-                        index + 1,
-                        part.operation_id,
-                        step.reason
-                    )
-                };
-                return Step {
-                    reason: format!("{reason} (the read before the call: {outcome})"),
-                    ..step
-                };
-            }
-            if let Some(call) = step.call {
-                planned.push(call);
-                reasons.push(step.reason);
-            }
-        }
-        let mut reason = reasons.join(", then ");
-        if !nothing.is_empty() {
-            reason.push_str(&format!(
-                "; not '{}': a `$map` found nothing to put back",
-                nothing.join("', '")
-            ));
-        }
-        let mut calls = planned.into_iter();
-        Step {
-            tool: name.to_owned(),
-            status: Status::Compensate,
-            call: calls.next(),
-            then: calls.collect(),
-            reason: format!("{reason} (the read before the call: {outcome})"),
-        }
-    }
-
     /// What `$response.body` reads for this call: the result's `structuredContent`, or, when an
     /// overlay declares the tool's result is read from text, the value read and checked against
     /// the declared schema (or why there is none).
@@ -556,6 +429,7 @@ impl<'t> Planner<'t> {
                 max_retries: compensation.max_retries,
             }),
             then: Vec::new(),
+            check: None,
             reason: match note {
                 Some(note) => format!("call '{target}' to undo '{name}' ({note})"),
                 None => format!("call '{target}' to undo '{name}'"),

@@ -17,6 +17,8 @@
 //!   with `***` (the proxy's journal does, for the secrets it was given). Such a line's values
 //!   are not the ones sent or returned, so a compensating argument read from it that holds `***`
 //!   is never sent: its step is unavailable.
+//! * `before` and `after` (objects, optional): the before-image and after-image of a tool whose
+//!   overlay undoes it from a before-image (`spec/recovery-metadata.md` §12.4).
 //!
 //! Other members are ignored, so a recorder may add timestamps or ids. Blank lines are skipped.
 //!
@@ -61,6 +63,10 @@ pub struct TracedCall {
     /// run before the call, `{"name", "arguments", "result"}` (`result` null, with a `reason`,
     /// when the read got no result).
     pub before: Option<Map<String, Value>>,
+    /// The after-image, when an overlay's before-image asks for the check (`unchanged`) and it
+    /// was taken: the same read run again right after the call succeeded, in the same shape as
+    /// `before`.
+    pub after: Option<Map<String, Value>>,
     /// True when the line says a secret in it was replaced by `***` (its `redacted` member).
     pub redacted: bool,
 }
@@ -77,6 +83,7 @@ impl TracedCall {
             arguments,
             result,
             before: None,
+            after: None,
             redacted: false,
         }
     }
@@ -84,6 +91,12 @@ impl TracedCall {
     /// The same call with its before-image.
     pub fn with_before(mut self, before: Option<Map<String, Value>>) -> Self {
         self.before = before;
+        self
+    }
+
+    /// The same call with its after-image.
+    pub fn with_after(mut self, after: Option<Map<String, Value>>) -> Self {
+        self.after = after;
         self
     }
 
@@ -174,15 +187,16 @@ impl TracedCall {
                 });
             }
         };
-        let before = match line.get("before") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(before)) => Some(before.clone()),
-            Some(other) => {
-                return Err(TraceLineError::BeforeNotAnObject {
-                    found: mcp_recovery_model::json_type_name(other),
-                });
-            }
+        let image = |member: &'static str| match line.get(member) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(image)) => Ok(Some(image.clone())),
+            Some(other) => Err(TraceLineError::ImageNotAnObject {
+                member,
+                found: mcp_recovery_model::json_type_name(other),
+            }),
         };
+        let before = image("before")?;
+        let after = image("after")?;
         let redacted = match line.get(REDACTED_MEMBER) {
             None | Some(Value::Bool(false)) => false,
             Some(Value::Bool(true)) => true,
@@ -197,6 +211,7 @@ impl TracedCall {
             arguments,
             result,
             before,
+            after,
             redacted,
         })
     }
@@ -242,9 +257,11 @@ pub enum TraceLineError {
         /// JSON type found.
         found: &'static str,
     },
-    /// `before` is present but not an object (or `null`).
-    #[error("\"before\" must be an object or null, found {found}")]
-    BeforeNotAnObject {
+    /// `before` or `after` is present but not an object (or `null`).
+    #[error("\"{member}\" must be an object or null, found {found}")]
+    ImageNotAnObject {
+        /// The member: `before` or `after`.
+        member: &'static str,
         /// JSON type found.
         found: &'static str,
     },

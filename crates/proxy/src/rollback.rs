@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::policy::Policy;
 use crate::wire::members;
 
+mod check;
 mod effects;
 mod part;
 
@@ -130,7 +131,10 @@ impl Report {
 /// re-sent; one whose outcome is unknown is re-sent only to an idempotent compensator; one never
 /// sent (journaled as a `not-sent` skip when [`Effects::unsent`] says so) is sent. A step whose
 /// undo makes several calls makes them in order, each gated, journaled (with `part`) and resumed
-/// on its own; the first that does not succeed stops the step.
+/// on its own; the first that does not succeed stops the step. A step with a check (an undo
+/// from a before-image whose overlay declares `unchanged`) is made only when the read, made
+/// again before its first call, still returns the after-image; otherwise it is skipped as
+/// needing attention (`changed`, or `unchecked` when the read cannot be made or answered).
 /// `beyond` says which calls the rollback cannot reach (the proxy's rollback window): it is
 /// journaled as a `beyond-window` skip and reported as needing attention.
 #[allow(clippy::too_many_arguments)]
@@ -189,6 +193,26 @@ pub fn rollback(
             .and_then(|t| t.declared_recovery().into_iter().next())
             .and_then(|d| d.compensation);
         let parts: Vec<&PlannedCall> = step.calls().collect();
+        // The target must still be as the call left it, unless an earlier run began the step
+        // (its first call may have changed it) or nothing can be sent (the first call says so).
+        let begun = parts
+            .iter()
+            .enumerate()
+            .any(|(index, planned)| prior.contains_key(&prior_key(id, index, &planned.name)));
+        if let Some(check) = &step.check
+            && !begun
+            && effects.unsent().is_none()
+            && let Some(refused) =
+                check::verify(effects, tools, policy, &call.name, check, default_timeout)
+        {
+            skip(effects, refused.status, &refused.reason)?;
+            report.skipped += 1;
+            report.attention.push(format!(
+                "{} ({}): {}",
+                call.name, refused.status, refused.reason
+            ));
+            continue;
+        }
         let mut sent_now = false;
         let mut stopped = None;
         for (index, planned) in parts.iter().enumerate() {

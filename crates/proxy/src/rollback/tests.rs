@@ -421,3 +421,219 @@ fn the_client_is_told_nothing_raw() {
     );
     assert_eq!(meta["failed"], json!(escape_controls(hostile)));
 }
+
+/// Effects over files: `read_file` answers a file's text (`isError` for a missing one, nothing
+/// at all when `reads_lost`), `write_file` writes it; everything is recorded.
+#[derive(Default)]
+struct Disk {
+    files: HashMap<String, String>,
+    inner: Recorded,
+    reads_lost: bool,
+}
+
+impl Effects for Disk {
+    fn call_tool(&mut self, name: &str, arguments: &Map<String, Value>, t: Duration) -> Reply {
+        self.inner.call_tool(name, arguments, t);
+        let path = arguments["path"].as_str().unwrap_or_default().to_owned();
+        match name {
+            "read_file" if self.reads_lost => Reply::Lost("no answer within 1000 ms".into()),
+            "read_file" => Reply::Result(match self.files.get(&path) {
+                Some(text) => file_text(text),
+                None => json!({"content": [{"type": "text", "text": "ENOENT"}], "isError": true}),
+            }),
+            _ => {
+                let content = arguments["content"].as_str().unwrap_or_default();
+                self.files.insert(path, content.to_owned());
+                Reply::Result(json!({"content": []}))
+            }
+        }
+    }
+    fn approve(&mut self, impact: &Value) -> Verdict {
+        self.inner.approve(impact)
+    }
+    fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {
+        self.inner.journal(kind, fields)
+    }
+}
+
+fn file_text(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+/// `write_file` undone from a before-image, only while `read_file` returns what it did after
+/// the call (`unchanged`).
+fn file_tools(read_only: bool) -> Vec<Tool> {
+    let overlay = json!({"tools": {"write_file": {"before": {
+        "read": "read_file", "arguments": {"path": "$request.body#/path"}, "unchanged": true,
+        "found": {"operationId": "write_file",
+                  "parameters": {"path": "$request.body#/path", "content": "$before.text"}}}}}});
+    let mut list = json!({"tools": [
+        {"name": "read_file", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": read_only}},
+        {"name": "write_file", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": false}},
+    ]});
+    mcp_recovery_model::Overlay::parse(
+        &overlay.to_string(),
+        mcp_recovery_model::OverlayFormat::Json,
+    )
+    .unwrap()
+    .apply(&mut list);
+    list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| Tool::from_json(t).unwrap())
+        .collect()
+}
+
+/// Writes of `a.txt`, in order: (old text, new text).
+fn writes(texts: &[(&str, &str)]) -> Vec<(Value, TracedCall)> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, (old, new))| {
+            let image = |text: &str| {
+                json!({"name": "read_file", "arguments": {"path": "a.txt"},
+                "result": file_text(text)})
+            };
+            let call = json!({"name": "write_file",
+                "arguments": {"path": "a.txt", "content": new},
+                "result": {"content": []}, "before": image(old), "after": image(new)});
+            (json!(i + 1), TracedCall::from_value(&call).unwrap())
+        })
+        .collect()
+}
+
+fn run_files(effects: &mut Disk, tools: &[Tool], calls: &[(Value, TracedCall)]) -> Report {
+    rollback(
+        effects,
+        tools,
+        &Policy::default(),
+        calls,
+        &HashMap::new(),
+        json!({"command": "test"}),
+        Duration::from_secs(1),
+        None,
+    )
+    .unwrap()
+}
+
+/// A file changed since the call is never overwritten: the step is skipped, journaled and
+/// reported as needing attention, and the file keeps the later change.
+#[test]
+fn a_target_changed_since_the_call_is_not_overwritten() {
+    let mut effects = Disk::default();
+    effects
+        .files
+        .insert("a.txt".into(), "v3 by a person".into());
+    let report = run_files(&mut effects, &file_tools(true), &writes(&[("v1", "v2")]));
+    assert_eq!(effects.files["a.txt"], "v3 by a person");
+    assert_eq!(effects.inner.sent, ["read_file"]);
+    assert_eq!((report.compensated, report.skipped), (0, 1));
+    assert_eq!(
+        report.attention,
+        [
+            "write_file (changed): 'write_file' was not undone: what 'read_file' returns has changed since the call, so writing the before-image back would destroy a later change"
+        ]
+    );
+    let skip = effects
+        .inner
+        .records
+        .iter()
+        .find(|r| r["kind"] == "compensation.skip")
+        .unwrap();
+    assert_eq!(skip["status"], "changed");
+    assert_eq!(skip["call"], 1);
+    assert!(
+        !effects
+            .inner
+            .records
+            .iter()
+            .any(|r| r["kind"] == "compensation.intent")
+    );
+}
+
+/// Two writes to one file roll back fully: undoing the later one restores what the earlier one
+/// left, which is what its check expects.
+#[test]
+fn a_chain_of_writes_to_one_file_rolls_back_fully() {
+    let mut effects = Disk::default();
+    effects.files.insert("a.txt".into(), "v3".into());
+    let calls = writes(&[("v1", "v2"), ("v2", "v3")]);
+    let report = run_files(&mut effects, &file_tools(true), &calls);
+    assert_eq!(effects.files["a.txt"], "v1");
+    assert_eq!(
+        effects.inner.sent,
+        ["read_file", "write_file", "read_file", "write_file"]
+    );
+    assert_eq!((report.compensated, report.skipped), (2, 0), "{report:?}");
+    assert!(report.attention.is_empty());
+    // A change after the second write stops both steps: the first one's check sees it too.
+    let mut effects = Disk::default();
+    effects.files.insert("a.txt".into(), "v4".into());
+    let report = run_files(&mut effects, &file_tools(true), &calls);
+    assert_eq!(effects.files["a.txt"], "v4");
+    assert_eq!((report.compensated, report.skipped), (0, 2));
+}
+
+/// A check that cannot be made (no answer, a read that is not read-only) keeps the file too.
+#[test]
+fn a_check_that_cannot_be_made_is_not_made_up() {
+    let cases = [
+        (
+            true,
+            true,
+            "'read_file' got no answer (no answer within 1000 ms)",
+        ),
+        (false, false, "'read_file' is"),
+    ];
+    for (read_only, lost, why) in cases {
+        let mut effects = Disk {
+            reads_lost: lost,
+            ..Disk::default()
+        };
+        effects.files.insert("a.txt".into(), "v2".into());
+        let report = run_files(
+            &mut effects,
+            &file_tools(read_only),
+            &writes(&[("v1", "v2")]),
+        );
+        assert_eq!(effects.files["a.txt"], "v2");
+        assert_eq!(report.skipped, 1);
+        assert!(
+            report.attention[0].starts_with("write_file (unchecked): 'write_file' was not undone")
+                && report.attention[0].contains(why),
+            "{report:?}"
+        );
+    }
+}
+
+/// A rerun of a step an earlier run began makes no check: its first call may have changed the
+/// target already, and the journal says the check passed then.
+#[test]
+fn a_resumed_step_is_not_checked_again() {
+    let mut effects = Disk::default();
+    effects.files.insert("a.txt".into(), "v1".into());
+    let prior = prior_compensations(
+        &[record(
+            Kind::CompensationIntent,
+            json!({"name": "write_file", "attempt": 1}),
+        )],
+        "s",
+    );
+    let report = rollback(
+        &mut effects,
+        &file_tools(true),
+        &Policy::default(),
+        &writes(&[("v1", "v2")]),
+        &prior,
+        json!({"command": "test"}),
+        Duration::from_secs(1),
+        None,
+    )
+    .unwrap();
+    // Not idempotent, outcome unknown: not sent again, and no read made either.
+    assert!(effects.inner.sent.is_empty(), "{:?}", effects.inner.sent);
+    assert_eq!(report.skipped, 1);
+}

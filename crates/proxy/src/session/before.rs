@@ -1,15 +1,17 @@
 //! The before-image an overlay declares for a tool: read before the call is journaled and
-//! forwarded, only through a tool that may run unasked.
+//! forwarded, only through a tool that may run unasked; and, when it declares `unchanged`, the
+//! after-image: the same read once the call succeeded, before its outcome is journaled.
 
 use std::io::Write;
 
+use mcp_recovery_model::BeforeImage;
 use serde_json::{Map, Value};
 
 use crate::classify::Class;
 use crate::policy::Action;
 use crate::rollback::{Effects, Reply};
 
-use super::state::Session;
+use super::state::{CallContext, Session};
 
 impl<W: Write> Session<W> {
     /// Takes the before-image an overlay declares for `name`: runs the declared read with
@@ -22,17 +24,43 @@ impl<W: Write> Session<W> {
         name: &str,
         arguments: &Map<String, Value>,
     ) -> Option<Map<String, Value>> {
+        let image = self.declared_image(name)?;
+        Some(self.read_image(&image, arguments))
+    }
+
+    /// Takes the after-image of a call that succeeded, when its overlay's before-image declares
+    /// `unchanged`: the same read, with the same arguments and under the same conditions, run
+    /// again before the outcome is journaled and the answer returned.
+    pub(super) fn after_image(&mut self, call: &CallContext) -> Option<Map<String, Value>> {
+        let image = self.declared_image(&call.name)?;
+        if !image.unchanged {
+            return None;
+        }
+        Some(self.read_image(&image, &call.arguments))
+    }
+
+    /// The before-image an overlay declares for `name`, as the server's tool list holds it.
+    fn declared_image(&self, name: &str) -> Option<BeforeImage> {
         let tools = self.tools.as_deref()?;
-        let image = tools.iter().find(|t| t.name == name)?.before_image()?;
-        let listed = tools.iter().any(|t| t.name == image.read);
+        tools.iter().find(|t| t.name == name)?.before_image()
+    }
+
+    /// Runs the read of `image` with arguments bound from the call's: `name`, `arguments` and
+    /// `result` (null, with a `reason` or an `error`, when it got none or was not sent).
+    fn read_image(
+        &mut self,
+        image: &BeforeImage,
+        arguments: &Map<String, Value>,
+    ) -> Map<String, Value> {
+        let listed = self.tools.iter().flatten().any(|t| t.name == image.read);
         let mut record = Map::new();
         record.insert("name".into(), Value::from(image.read.as_str()));
-        let read_arguments = match mcp_recovery_plan::read_arguments(&image, arguments) {
+        let read_arguments = match mcp_recovery_plan::read_arguments(image, arguments) {
             Ok(read_arguments) => read_arguments,
             Err(failures) => {
                 record.insert("result".into(), Value::Null);
                 record.insert("reason".into(), Value::from(failures.join("; ")));
-                return Some(record);
+                return record;
             }
         };
         record.insert("arguments".into(), Value::Object(read_arguments.clone()));
@@ -45,12 +73,12 @@ impl<W: Write> Session<W> {
                     image.read
                 )),
             );
-            return Some(record);
+            return record;
         }
         if let Some(why) = self.unasked_read_refused(&image.read) {
             record.insert("result".into(), Value::Null);
             record.insert("reason".into(), Value::from(why));
-            return Some(record);
+            return record;
         }
         let timeout = self.settings.policy.call_timeout();
         match self.call_tool(&image.read, &read_arguments, timeout) {
@@ -66,7 +94,7 @@ impl<W: Write> Session<W> {
                 record.insert("reason".into(), Value::from(reason));
             }
         }
-        Some(record)
+        record
     }
 
     /// Why the proxy does not run `read` for a before-image: a tool that is not read-only, or

@@ -52,6 +52,7 @@ impl<W: Write> Session<W> {
             name,
             arguments,
             before,
+            after: None,
         }
     }
 }

@@ -132,6 +132,9 @@ impl<W: Write> Session<W> {
         if let Some(error) = error {
             record.insert("error".into(), error);
         }
+        if let Some(after) = &call.after {
+            record.insert("after".into(), Value::Object(after.clone()));
+        }
         // The outcome is on disk before the client sees the answer.
         self.record(Kind::CallOutcome, record)?;
         self.retain(call, result);
@@ -151,7 +154,8 @@ impl<W: Write> Session<W> {
     /// past the window.
     pub(super) fn retain(&mut self, call: &CallContext, result: Option<Map<String, Value>>) {
         let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result)
-            .with_before(call.before.clone());
+            .with_before(call.before.clone())
+            .with_after(call.after.clone());
         if self.read_only(&call.name)
             || traced.is_error()
             || traced.completion() == Completion::InputRequired

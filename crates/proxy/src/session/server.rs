@@ -118,6 +118,11 @@ impl<W: Write> Session<W> {
             return Ok(false);
         }
         let failed = traced.result.is_none() || traced.is_error();
+        let mut call = call;
+        if !failed && traced.completion() == Completion::Complete {
+            // Taken before the outcome is journaled, so before the client has the answer.
+            call.after = self.after_image(&call);
+        }
         let error = message.get("error").cloned();
         self.finish_call_with(&call, &request, traced.result, None, error)?;
         if failed && let Some(report) = self.on_failure(&call.name)? {

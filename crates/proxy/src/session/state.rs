@@ -72,6 +72,8 @@ pub(super) struct CallContext {
     pub(super) arguments: Map<String, Value>,
     /// The before-image taken for it, when an overlay declares one for the tool.
     pub(super) before: Option<Map<String, Value>>,
+    /// The after-image taken once it succeeded, when the overlay's before-image asks for it.
+    pub(super) after: Option<Map<String, Value>>,
 }
 
 /// One session between a client and a server.
