@@ -1147,3 +1147,187 @@ fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
         "{output:?}"
     );
 }
+
+/// The journal's records rewritten by `edit` and written again as `name` by a forger with
+/// write access, every hash recomputed.
+fn forged(
+    dir: &Path,
+    name: &str,
+    edit: impl FnOnce(Vec<serde_json::Map<String, Value>>) -> Vec<serde_json::Map<String, Value>>,
+) {
+    let text = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let path = dir.join(name);
+    let mut forged = mcp_recovery_journal::Journal::open(&path, 64 << 20).unwrap();
+    forged.set_sync(false);
+    for record in edit(mcp_recovery_journal::read_records(&text).unwrap()) {
+        let kind = mcp_recovery_journal::Kind::parse(record["kind"].as_str().unwrap()).unwrap();
+        let session = record["session"].as_str().unwrap().to_owned();
+        forged.append(&session, kind, record).unwrap();
+    }
+}
+
+/// An approval decides the one call it approved: copied onto a second call with other
+/// arguments, or left on a call whose arguments were changed, `audit verify --policy` (and the
+/// verifier of spec/journal.md) names the call; a call journaled redacted cannot be recomputed,
+/// and says so.
+#[test]
+fn an_approval_decides_only_the_call_it_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let mut proxy = Proxy::start(dir);
+    proxy.charge(2);
+    let request = pending(dir, &proxy.url);
+    let (status, said) = decide(dir, &proxy.url, "alice", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    runs_once_approved_by(&mut proxy, dir, "bob", &request);
+    drop(proxy);
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    let is = |record: &serde_json::Map<String, Value>, kind: &str| record["kind"] == kind;
+
+    // The approval and the call copied, as a second call of another amount.
+    forged(dir, "copied.jsonl", |mut records| {
+        let charge: Vec<_> = records
+            .iter()
+            .filter(|r| {
+                (is(r, "approval") || is(r, "call.intent") || is(r, "call.outcome"))
+                    && r["name"] == "charge_payment"
+            })
+            .cloned()
+            .collect();
+        for mut record in charge {
+            record.insert("request".into(), json!(3));
+            if !is(&record, "approval") {
+                record.insert("call".into(), json!(record["call"].as_u64().unwrap() + 1));
+                record["arguments"]["amount"] = json!(9999);
+            }
+            records.push(record);
+        }
+        records
+    });
+    let (status, out) = audit_journal_with_policy(dir, "copied.jsonl", None);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains(&format!("its approval request {request} decided seq"))
+            && out.contains("the call digest its approvers signed is not this call's"),
+        "{out}"
+    );
+
+    // The approved call's amount changed after the fact.
+    forged(dir, "edited.jsonl", |mut records| {
+        for record in &mut records {
+            if is(record, "call.intent") && record["name"] == "charge_payment" {
+                record["arguments"]["amount"] = json!(1250);
+            }
+        }
+        records
+    });
+    let (status, out) = audit_journal_with_policy(dir, "edited.jsonl", None);
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("is not this call's"), "{out}");
+
+    // Journaled with a secret replaced: the digest cannot be recomputed, which is said.
+    forged(dir, "redacted.jsonl", |mut records| {
+        for record in &mut records {
+            if is(record, "call.intent") && record["name"] == "charge_payment" {
+                record["arguments"]["customerId"] = json!("***");
+                record.insert("redacted".into(), json!(true));
+            }
+        }
+        records
+    });
+    let (status, out) = audit_journal_with_policy(dir, "redacted.jsonl", None);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("note: seq") && out.contains("cannot be recomputed"),
+        "{out}"
+    );
+}
+
+/// One HTTP/1.1 exchange on a fresh connection: the status and the body.
+fn exchange(address: &str, request: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// The approvals address on a port of its own refuses what a web page could make a browser
+/// send it through DNS rebinding, as the `--listen` address does: a Host that is not loopback,
+/// an Origin that is not loopback (403, nothing listed). A Slack interaction, which comes
+/// through a tunnel under the tunnel's name and is checked by its signature, is not refused
+/// for its Host.
+#[test]
+fn the_approvals_address_refuses_foreign_hosts_and_origins() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, 2, 60);
+    let mut proxy = Proxy::start(dir);
+    proxy.charge(2);
+    let request = pending(dir, &proxy.url);
+    let address = proxy
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/approvals")
+        .to_owned();
+    let port = address.rsplit(':').next().unwrap().to_owned();
+    let get = |host: &str, origin: Option<&str>| {
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        exchange(
+            &address,
+            &format!(
+                "GET /approvals HTTP/1.1\r\nHost: {host}\r\n{origin}Connection: close\r\n\r\n"
+            ),
+        )
+    };
+    let (status, body) = get(&format!("rebound.example:{port}"), None);
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains("host not allowed") && !body.contains("charge_payment"),
+        "{body}"
+    );
+    let (status, body) = get(&address, Some("http://rebound.example"));
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("origin not allowed"), "{body}");
+    let (status, body) = get(
+        &format!("localhost:{port}"),
+        Some(&format!("http://localhost:{port}")),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&request), "{body}");
+    // A Slack interaction under a tunnel's name reaches its signature check.
+    let form = "payload=%7B%7D";
+    let (status, body) = exchange(
+        &address,
+        &format!(
+            "POST /approvals/slack HTTP/1.1\r\nHost: tunnel.example\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{form}",
+            form.len()
+        ),
+    );
+    assert!(
+        (400..500).contains(&status) && !body.contains("host not allowed"),
+        "{status} {body}"
+    );
+    let stderr = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
+    assert!(
+        stderr.contains("refused a request for host rebound.example"),
+        "{stderr}"
+    );
+}

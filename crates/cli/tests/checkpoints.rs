@@ -434,3 +434,152 @@ fn a_failing_checkpoint_command_does_not_stop_the_proxy() {
     assert!(all.iter().any(|r| r["kind"] == "rollback.end"));
     assert_eq!(all.last().unwrap()["kind"], "checkpoint");
 }
+
+/// The journal rewritten by someone without the key: the charge's amount changed, every hash
+/// recomputed, every checkpoint left out. Gives its bytes, written over the journal.
+fn laundered(s: &Signed) -> Vec<u8> {
+    let text = std::fs::read(&s.journal).unwrap();
+    let scratch = s.dir.path().join("laundered.jsonl");
+    let bytes = rewritten(&text, &scratch, None, |record| {
+        if record["kind"] == "call.intent" && record["name"] == "charge_payment" {
+            record["arguments"]["amount"] = json!(3000);
+        }
+        record["kind"] != "checkpoint"
+    });
+    std::fs::write(&s.journal, &bytes).unwrap();
+    bytes
+}
+
+/// A proxy given the journal key refuses a journal it did not sign record by record (rewritten
+/// and rehashed with its checkpoints left out, written without a key, signed by another key),
+/// naming the journal and the first line not covered, and appends nothing: its checkpoints
+/// would sign the forger's records, and `audit verify --key` would pass them.
+#[test]
+fn a_proxy_with_the_journal_key_refuses_a_journal_it_did_not_sign() {
+    let s = signed();
+    let journal = s.journal.to_str().unwrap();
+    let key = s.key.to_str().unwrap();
+    let proxy = |dir: &Path, key: &str| {
+        run_in(
+            dir,
+            &[
+                "proxy",
+                "--journal",
+                journal,
+                "--journal-key",
+                key,
+                "--",
+                BIN,
+                "demo-server",
+                "--call-log",
+                s.log.to_str().unwrap(),
+            ],
+        )
+    };
+    let original = std::fs::read(&s.journal).unwrap();
+    let bytes = laundered(&s);
+    let refused = proxy(s.dir.path(), key);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(code(&refused), 2, "{err}");
+    assert!(
+        err.contains("journal.jsonl: line 1:")
+            && err.contains("record seq 1 is not followed by its checkpoint")
+            && err.contains("refusing to append"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&s.journal).unwrap(),
+        bytes,
+        "nothing appended"
+    );
+    let public = keys::public_path(&s.key);
+    let verified =
+        common::audit_verify_args(s.dir.path(), &[journal, "--key", public.to_str().unwrap()]);
+    assert_eq!(code(&verified), 1, "the laundered journal still fails");
+
+    // Signed by another key: refused at its first checkpoint.
+    std::fs::write(&s.journal, &original).unwrap();
+    let refused = proxy(s.dir.path(), s.other.to_str().unwrap());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(code(&refused), 2, "{err}");
+    assert!(
+        err.contains("line 2: checkpoint seq 2: signed with key"),
+        "{err}"
+    );
+}
+
+/// `rollback --journal-key` checks the journal with the key's public half, as `--key` does:
+/// the laundered journal is refused before anything is planned or sent, with `--dry-run` too,
+/// and so are forged records after the last checkpoint.
+#[test]
+fn rollback_with_the_journal_key_verifies_the_journal_with_it() {
+    let s = signed();
+    let rollback = |extra: &[&str]| {
+        let mut args = vec![
+            "rollback",
+            "--all",
+            "--journal",
+            s.journal.to_str().unwrap(),
+            "--journal-key",
+            s.key.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        args.extend([
+            "--stdio",
+            "--",
+            BIN,
+            "demo-server",
+            "--call-log",
+            s.log.to_str().unwrap(),
+        ]);
+        let output = run_in(s.dir.path(), &args);
+        (
+            code(&output),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let original = std::fs::read(&s.journal).unwrap();
+    let bytes = laundered(&s);
+    let (status, err) = rollback(&["--dry-run"]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains("refusing to act on it") && err.contains("line 1:"),
+        "{err}"
+    );
+    let (status, err) = rollback(&[]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains("journal.jsonl: line 1:") && err.contains("refusing to append"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&s.journal).unwrap(),
+        bytes,
+        "nothing appended"
+    );
+    let log = std::fs::read_to_string(&s.log).unwrap_or_default();
+    assert!(!log.contains("refund_payment"), "{log}");
+
+    // Forged outcomes appended after the last checkpoint: an unsigned tail.
+    std::fs::write(&s.journal, &original).unwrap();
+    let session = records(&original)[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut journal = Journal::open(&s.journal, 64 << 20).unwrap();
+    let fields = json!({"call": 2, "undoes": "charge_payment", "name": "refund_payment",
+                        "arguments": {}, "attempt": 1, "result": {"content": []}});
+    journal
+        .append(
+            &session,
+            Kind::CompensationOutcome,
+            fields.as_object().unwrap().clone(),
+        )
+        .unwrap();
+    drop(journal);
+    for extra in [&["--dry-run"][..], &[]] {
+        let (status, err) = rollback(extra);
+        assert_eq!(status, 2, "{err}");
+        assert!(err.contains("unsigned"), "{err}");
+    }
+}

@@ -617,7 +617,8 @@ fn read_csv(text: &str) -> Vec<Vec<String>> {
 }
 
 /// CSV of the proxied session: one row per call and compensation; of hostile tool names: each
-/// cell reads back as written, a formula neutralised by a leading `'`.
+/// cell reads back as written, a control character escaped, a formula neutralised by a leading
+/// `'`.
 #[test]
 fn csv_rows_read_back_and_never_hold_a_formula() {
     let dir = tempfile::tempdir().unwrap();
@@ -686,8 +687,8 @@ fn csv_rows_read_back_and_never_hold_a_formula() {
             "'+1",
             "'-2",
             "'@SUM(A1)",
-            "'\tx",
-            "a,\"b\"\nc"
+            "\\tx",
+            "a,\"b\"\\nc"
         ]
     );
 }
@@ -760,4 +761,197 @@ fn a_tampered_journal_is_refused() {
             assert_eq!(read_csv(&stdout).len(), 3, "the header and both calls");
         }
     }
+}
+
+/// A journal a keyed writer wrote with the journal library, in a directory of its own: a read,
+/// then a charge a quorum approved (alice with a signed decision, bob on Slack), under the
+/// session name `session`. Its checkpoints are kept in `kept/`. Gives the journal and the
+/// public key file.
+fn signed_quorum_journal(dir: &Path, session: &str, tool: &str) -> (PathBuf, PathBuf) {
+    use mcp_recovery_journal::keys::{self, SecretKey};
+    let path = dir.join("signed.jsonl");
+    let key = dir.join("journal.key");
+    keys::generate(&key).unwrap();
+    std::fs::create_dir(dir.join("kept")).unwrap();
+    let kept = dir.join("kept").join("checkpoints.jsonl");
+    let mut journal = Journal::open(&path, 64 << 20).unwrap();
+    journal.set_sync(false);
+    journal.set_key(SecretKey::read(&key).unwrap());
+    journal.set_checkpoint_sink(Box::new(move |line| {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&kept)
+            .unwrap();
+        writeln!(file, "{line}").unwrap();
+    }));
+    let mut append = |kind: Kind, fields: Value| {
+        journal
+            .append(session, kind, fields.as_object().unwrap().clone())
+            .unwrap();
+    };
+    append(
+        Kind::SessionStart,
+        json!({"upstream": "test", "onFailure": "report", "version": "0"}),
+    );
+    let read = json!({"call": 1, "request": 2, "name": "get_state", "arguments": {},
+                      "class": "read-only"});
+    append(Kind::CallIntent, read.clone());
+    let mut outcome = read;
+    outcome["result"] = json!({"content": []});
+    append(Kind::CallOutcome, outcome);
+    let decisions = json!([
+        {"approver": "alice", "via": "cli", "key": "0123456789abcdef",
+         "statement": {"type": "mcp-recovery/decision"}, "signature": "00",
+         "at": "2026-01-01T00:00:00Z"},
+        {"approver": "bob", "via": "slack", "slackUser": "UBOB", "decision": "approve",
+         "request": "ab", "at": "2026-01-01T00:00:01Z"}
+    ]);
+    append(
+        Kind::Approval,
+        json!({"name": tool, "request": 3, "arguments": {"amount": 5}, "decision": "allow",
+               "by": "quorum", "rule": "[[approvals]] 'charge_*'", "reason": "approved by 2 of 3",
+               "approvalRequest": "ab", "callDigest": "sha256:00",
+               "quorum": {"need": 2, "of": ["alice", "bob", "carol"]}, "decisions": decisions}),
+    );
+    let charge = json!({"call": 2, "request": 3, "name": tool, "arguments": {"amount": 5},
+                        "class": "compensable"});
+    append(Kind::CallIntent, charge.clone());
+    let mut outcome = charge;
+    outcome["result"] = json!({"content": []});
+    append(Kind::CallOutcome, outcome);
+    (path, keys::public_path(&key))
+}
+
+/// `audit export --key` and `--checkpoints` verify as `audit verify` does: a journal rewritten
+/// with every hash recomputed and its checkpoints left out, or cut back before a kept
+/// checkpoint, is not exported (it would be without them, its chain being sound).
+#[test]
+fn export_verifies_checkpoints_like_audit_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, public) = signed_quorum_journal(dir.path(), "s-1", "charge_payment");
+    let kept = dir.path().join("kept");
+    let export = |journal: &Path, flags: &[&str]| {
+        let mut command = export_cmd(dir.path());
+        command.arg(journal).args(["--format", "csv"]).args(flags);
+        run(command)
+    };
+    let key = ["--key", public.to_str().unwrap()];
+    let both = [&key[..], &["--checkpoints", kept.to_str().unwrap()]].concat();
+    let (status, _, stderr) = export(&journal, &both);
+    assert_eq!(status, 0, "{stderr}");
+
+    // Rewritten without the key: the amount changed, the checkpoints left out.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let rewritten = dir.path().join("rewritten.jsonl");
+    let mut forged = Journal::open(&rewritten, 64 << 20).unwrap();
+    for mut record in mcp_recovery_journal::read_records(&text).unwrap() {
+        if record["kind"] == "checkpoint" {
+            continue;
+        }
+        if record.contains_key("arguments") && record["name"] == "charge_payment" {
+            record["arguments"]["amount"] = json!(5000);
+        }
+        let kind = Kind::parse(record["kind"].as_str().unwrap()).unwrap();
+        forged.append("s-1", kind, record).unwrap();
+    }
+    drop(forged);
+    let (status, _, stderr) = export(&rewritten, &[]);
+    assert_eq!(status, 0, "the chain alone holds: {stderr}");
+    let (status, stdout, stderr) = export(&rewritten, &key);
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("broken at line 1") && stderr.contains("not exported"),
+        "{stderr}"
+    );
+    let (status, _, stderr) = export(&rewritten, &[&key[..], &["--unverified"]].concat());
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("exported unverified"), "{stderr}");
+
+    // Cut back to an earlier checkpoint: signed still, but not what was kept.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, lines[..lines.len() - 2].concat()).unwrap();
+    let (status, _, stderr) = export(&cut, &key);
+    assert_eq!(status, 0, "{stderr}");
+    let (status, _, stderr) = export(&cut, &both);
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("it was cut back"), "{stderr}");
+}
+
+/// Who approved a quorum call reaches both exports: every approver and key id (`slack:USER`
+/// for a Slack decision) in the CSV `decision` cell and as the approval event's arrays.
+#[test]
+fn exports_name_every_approver_of_a_quorum() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, _) = signed_quorum_journal(dir.path(), "s-1", "charge_payment");
+    let mut command = export_cmd(dir.path());
+    command.arg(&journal).args(["--format", "csv"]);
+    let (status, stdout, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let rows = read_csv(&stdout);
+    let charge = rows.iter().find(|r| r[4] == "charge_payment").unwrap();
+    assert_eq!(
+        charge[6],
+        "allow by quorum: alice (0123456789abcdef), bob (slack:UBOB)"
+    );
+
+    let receiver = Receiver::start(200, "{}");
+    let mut command = export_cmd(dir.path());
+    command.arg(&journal).args(["--otlp", &receiver.url]);
+    let (status, _, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let spans: Vec<Value> = receiver
+        .take()
+        .iter()
+        .flat_map(|g| spans_of(&g.body))
+        .collect();
+    let event = &named(&spans, "tools/call charge_payment")["events"][0];
+    assert_eq!(event["name"], "mcp_recovery.approval");
+    let values = |key: &str| -> Vec<String> {
+        attributes(event)[key]["arrayValue"]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["stringValue"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(values("mcp_recovery.approval.approvers"), ["alice", "bob"]);
+    assert_eq!(
+        values("mcp_recovery.approval.key_ids"),
+        ["0123456789abcdef", "slack:UBOB"]
+    );
+    assert_eq!(
+        string_attr(event, "mcp_recovery.approval.by").as_deref(),
+        Some("quorum")
+    );
+}
+
+/// Session and tool names carrying terminal escapes, a bell, an OSC 8 hyperlink and
+/// bidirectional overrides reach the CSV escaped, as everywhere else: no such character is
+/// written raw.
+#[test]
+fn csv_cells_hold_no_control_or_bidirectional_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = "s\u{1b}[31mRED\u{202e}evil\u{7}";
+    let tool = "refund_\u{1b}]8;;http://x\u{7}charge\u{2066}";
+    let (journal, _) = signed_quorum_journal(dir.path(), session, tool);
+    let mut command = export_cmd(dir.path());
+    command.arg(&journal).args(["--format", "csv"]);
+    let (status, stdout, stderr) = run(command);
+    assert_eq!(status, 0, "{stderr}");
+    let raw: Vec<char> = stdout
+        .replace("\r\n", "")
+        .chars()
+        .filter(|c| mcp_recovery_base::text::is_unsafe_char(*c))
+        .collect();
+    assert!(raw.is_empty(), "{raw:?} in {stdout:?}");
+    let rows = read_csv(&stdout);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[2][0], "s\\u{1b}[31mRED\\u{202e}evil\\u{7}");
+    assert_eq!(
+        rows[2][4],
+        "refund_\\u{1b}]8;;http://x\\u{7}charge\\u{2066}"
+    );
 }

@@ -59,6 +59,20 @@ pub enum JournalError {
         /// The first fault.
         broken: Broken,
     },
+    /// A journal key was given, and what the file already holds is not all signed by it.
+    #[error(
+        "journal {path}: {broken}; refusing to append with the journal key {key}, which signs \
+         only a journal every record of which a checkpoint of that key signs (check it with \
+         `mcp-recovery audit verify --key`, or start a new journal)"
+    )]
+    NotSigned {
+        /// The file.
+        path: String,
+        /// The key id.
+        key: String,
+        /// The first record not covered, or the checkpoint that does not verify.
+        broken: Broken,
+    },
 }
 
 fn waited_for(waited: std::time::Duration) -> String {

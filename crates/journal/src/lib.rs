@@ -44,7 +44,7 @@ pub mod time;
 mod verify;
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -238,8 +238,45 @@ impl Journal {
         self.sync = sync;
     }
 
+    /// Checks that everything the journal holds is signed by `key`, as a writer with that key
+    /// leaves it: the chain, every checkpoint signed by `key` over the record just before it,
+    /// and every other record followed at once by its checkpoint. An empty journal passes. A
+    /// writer given a key calls this before [`Journal::set_key`], so that its checkpoints never
+    /// sign records it did not sign before: records written without the key, a journal rewritten
+    /// and rehashed with its checkpoints left out, one signed by another key.
+    pub fn check_signed_by(&self, key: &keys::PublicKey) -> Result<(), JournalError> {
+        let io_error = |source| JournalError::Io {
+            path: self.path.display().to_string(),
+            source,
+        };
+        let mut file = self.file.try_clone().map_err(io_error)?;
+        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
+        let verifier = Verifier::new()
+            .with_keys(vec![key.clone()])
+            .expecting_each_record_signed();
+        let report = match verify_reader(BufReader::new(file), self.max_bytes, verifier) {
+            Ok(report) => report,
+            Err(ReadError::TooLarge { limit }) => {
+                return Err(JournalError::TooLarge {
+                    path: self.path.display().to_string(),
+                    limit,
+                });
+            }
+            Err(ReadError::Io(e)) => return Err(io_error(e)),
+        };
+        match report.broken {
+            None => Ok(()),
+            Some(broken) => Err(JournalError::NotSigned {
+                path: self.path.display().to_string(),
+                key: key.id(),
+                broken,
+            }),
+        }
+    }
+
     /// Signs the chain head with `key` in a `checkpoint` record after every record appended
-    /// from now on, written and synced with it, so no durable record is left unsigned.
+    /// from now on, written and synced with it, so no durable record is left unsigned. On a
+    /// journal that holds records, call [`Journal::check_signed_by`] first.
     pub fn set_key(&mut self, key: keys::SecretKey) {
         self.signer = Some(Signer { key, sink: None });
     }

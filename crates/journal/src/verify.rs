@@ -52,6 +52,10 @@ pub struct Verifier {
     unsigned: Option<(usize, u64)>,
     /// Checkpoints kept elsewhere, by seq: their hash and where each was kept.
     kept: BTreeMap<u64, Vec<(String, String)>>,
+    /// Whether every record but a checkpoint must be followed at once by its checkpoint.
+    each_signed: bool,
+    /// The line a fault is reported at when it is not the line at hand.
+    fault_line: Option<usize>,
 }
 
 impl Default for Verifier {
@@ -77,6 +81,8 @@ impl Verifier {
             keys: None,
             unsigned: None,
             kept: BTreeMap::new(),
+            each_signed: false,
+            fault_line: None,
         }
     }
 
@@ -84,6 +90,15 @@ impl Verifier {
     /// them), and that every record is covered by a valid checkpoint after it.
     pub fn with_keys(mut self, keys: Vec<PublicKey>) -> Verifier {
         self.keys = Some(keys);
+        self
+    }
+
+    /// With [`Verifier::with_keys`], also requires what a writer with the key writes: every
+    /// record but a checkpoint followed at once by its checkpoint. A record followed by another
+    /// record (one written before the key was used, or by a writer without it) is a fault at
+    /// its own line.
+    pub fn expecting_each_record_signed(mut self) -> Verifier {
+        self.each_signed = true;
         self
     }
 
@@ -181,6 +196,12 @@ impl Verifier {
         if record.get("kind").and_then(Value::as_str) == Some("checkpoint") {
             checkpoint::check(record, keys)?;
             self.unsigned = None;
+        } else if let Some((line, unsigned)) = self.unsigned.filter(|_| self.each_signed) {
+            self.fault_line = Some(line);
+            return Err(format!(
+                "record seq {unsigned} is not followed by its checkpoint (seq {seq} is another \
+                 record): it was written without the key, or the checkpoints were removed"
+            ));
         } else if self.unsigned.is_none() {
             self.unsigned = Some((self.line, seq));
         }
@@ -188,7 +209,8 @@ impl Verifier {
     }
 
     fn fail(&mut self, reason: String) {
-        self.report.broken = Some(Broken::new(self.line, reason));
+        let line = self.fault_line.take().unwrap_or(self.line);
+        self.report.broken = Some(Broken::new(line, reason));
     }
 
     /// The outcome: the first fault, or else a saved head that no record had.

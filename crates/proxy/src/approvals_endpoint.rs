@@ -1,12 +1,15 @@
 //! The approvals endpoint: `GET /approvals` lists the pending requests of a [`Board`],
 //! `POST /approvals/{request}` and `POST /approvals/slack` decide them; served beside the MCP
-//! endpoint or on an address of its own.
+//! endpoint or on an address of its own, where every request but a Slack interaction passes
+//! the `Host` and `Origin` checks of the MCP endpoint.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::listen::rebinding_refusal;
+use crate::note::note;
 use crate::quorum::Board;
 use crate::slack::SlackHeaders;
 use crate::webhooks::MAX_DECISION_BYTES;
@@ -62,6 +65,17 @@ pub fn serve_approvals(board: Arc<Board>, address: SocketAddr) -> Result<SocketA
         for mut request in server.incoming_requests() {
             let url = request.url().to_owned();
             let method = request.method().as_str().to_ascii_uppercase();
+            // Against DNS rebinding, the checks of the `--listen` address: a web page a
+            // browser shows must not read the pending arguments. A Slack interaction comes
+            // through a tunnel with the tunnel's name as its Host, and its signature checks it.
+            let slack = method == "POST" && url.split('?').next() == Some("/approvals/slack");
+            if let Some((refused, noted)) =
+                rebinding_refusal(&request, &[], false).filter(|_| !slack)
+            {
+                note(&noted);
+                let _ = request.respond(json_body(403, &json!({"error": refused})));
+                continue;
+            }
             let headers = SlackHeaders::of(&request);
             let body = read_capped(&mut request);
             let (status, value) = match body {

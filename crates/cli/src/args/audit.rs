@@ -99,6 +99,15 @@ pub struct ExportArgs {
     /// Export a journal that fails verification (a warning says where it broke).
     #[arg(long)]
     pub unverified: bool,
+    /// Verify every checkpoint's signature with this public key (repeatable: any of them), and
+    /// that every record is covered by a valid checkpoint after it, as `audit verify --key`
+    /// does: a journal that fails is not exported.
+    #[arg(long = "key", value_name = "PUB")]
+    pub keys: Vec<PathBuf>,
+    /// Checkpoints kept elsewhere (a directory of files of checkpoint lines), checked as
+    /// `audit verify --checkpoints` checks them: a journal that fails is not exported.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoints: Option<PathBuf>,
 }
 
 /// Arguments of `audit keygen`.

@@ -1,34 +1,42 @@
-//! `mcp-recovery audit verify`: check a journal's hash chain.
+//! `mcp-recovery audit verify`: check a journal's hash chain, its checkpoints and, with a
+//! policy, the approvals of the calls it gates; `audit export` checks it the same way.
+
+mod binding;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mcp_recovery_journal::keys::{self, KeyError};
 use mcp_recovery_journal::{Verifier, verify_reader};
 
 use crate::Failure;
-use crate::args::audit::{AuditArgs, AuditCommand, KeygenArgs, VerifyArgs};
+use crate::args::audit::{AuditArgs, AuditCommand, KeygenArgs};
 use crate::inputs::{self, Input, policy};
 
 /// Runs `audit`.
 pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
     let args = match &args.command {
         AuditCommand::Verify(args) => args,
-        AuditCommand::Export(args) => return crate::export::run(args),
+        AuditCommand::Export(args) => {
+            // The journal is verified as `audit verify` verifies it, with the same flags.
+            return crate::export::run(args, |input, bytes| {
+                let verifier = verifier(input, None, &args.keys, args.checkpoints.as_deref())?;
+                verify_reader(bytes, policy().max_bytes, verifier)
+                    .map(|report| report.broken)
+                    .map_err(|e| input.failure(inputs::journal_read_error(e)))
+            });
+        }
         AuditCommand::Keygen(args) => return keygen(args),
     };
     let input = Input::named(&args.journal);
     let shown = args.journal.display().to_string();
-    let verifier = match &args.head {
-        Some(head) => Verifier::expecting_head(head),
-        None => Verifier::new(),
-    };
-    // Out-of-line members are checked against `JOURNAL.d` (not for a journal on stdin).
-    let verifier = match &input {
-        Input::File(path) => verifier.with_side_files(path),
-        Input::Stdin => verifier,
-    };
-    let verifier = checkpoint_checks(verifier, args)?;
+    let verifier = verifier(
+        &input,
+        args.head.as_deref(),
+        &args.keys,
+        args.checkpoints.as_deref(),
+    )?;
     let report = verify_reader(input.open()?, policy().max_bytes, verifier)
         .map_err(|e| input.failure(inputs::journal_read_error(e)))?;
     let mut out = std::io::stdout().lock();
@@ -56,7 +64,9 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         })?;
         let records =
             mcp_recovery_journal::read_records(&text).map_err(|e| Failure::Usage(e.to_string()))?;
-        let problems = crate::audit_quorum::check(&records, &policy);
+        let mut problems = crate::audit_quorum::check(&records, &policy);
+        let (unbound, notes) = binding::check(&records, &policy);
+        problems.extend(unbound);
         for problem in &problems {
             writeln!(
                 out,
@@ -66,6 +76,13 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         }
         if !problems.is_empty() {
             return Ok(ExitCode::from(1));
+        }
+        for note in &notes {
+            writeln!(
+                out,
+                "{}: note: {note}",
+                mcp_recovery_base::text::escape_controls(&shown)
+            )?;
         }
     }
     writeln!(
@@ -81,10 +98,26 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `verifier` with the checkpoint checks `--key` and `--checkpoints` ask for.
-fn checkpoint_checks(verifier: Verifier, args: &VerifyArgs) -> Result<Verifier, Failure> {
-    let verifier = crate::checkpoints::with_keys(verifier, &args.keys)?;
-    match &args.checkpoints {
+/// The checks `audit verify` and `audit export` make of the journal `input`: the chain; its
+/// out-of-line members against `JOURNAL.d` (not for a journal on stdin); a `head` saved
+/// earlier; every checkpoint's signature with one of the public `keys`, and no record left
+/// unsigned; the checkpoints kept in the directory `checkpoints`.
+fn verifier(
+    input: &Input,
+    head: Option<&str>,
+    keys: &[PathBuf],
+    checkpoints: Option<&Path>,
+) -> Result<Verifier, Failure> {
+    let verifier = match head {
+        Some(head) => Verifier::expecting_head(head),
+        None => Verifier::new(),
+    };
+    let verifier = match input {
+        Input::File(path) => verifier.with_side_files(path),
+        Input::Stdin => verifier,
+    };
+    let verifier = crate::checkpoints::with_keys(verifier, keys)?;
+    match checkpoints {
         Some(dir) => crate::checkpoints::with_kept(verifier, dir),
         None => Ok(verifier),
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mcp_recovery_client::{Options, Target};
+use mcp_recovery_journal::keys::{PublicKey, SecretKey};
 use mcp_recovery_journal::{Holder, Journal, JournalError};
 use mcp_recovery_proxy::{
     Action, Approver, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile,
@@ -60,6 +61,34 @@ pub fn open_journal(path: &Path, fsync: bool, holder: &Holder) -> Result<Journal
     })?;
     journal.set_sync(fsync);
     Ok(journal)
+}
+
+/// [`open_journal`], and with a journal key (`--journal-key`) every record appended from now on
+/// signed by it, each checkpoint handed to `ship_to` when given. What the journal already holds
+/// must be signed by that key first ([`Journal::check_signed_by`]), else it is refused: a
+/// checkpoint signs the chain head, and so everything before it.
+pub fn open_signing(
+    path: &Path,
+    fsync: bool,
+    holder: &Holder,
+    key: Option<&Path>,
+    ship_to: Option<&str>,
+) -> Result<Journal, Failure> {
+    let mut journal = open_journal(path, fsync, holder)?;
+    if let Some(key) = key {
+        journal
+            .check_signed_by(&journal_public_key(key)?)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        crate::checkpoints::sign_with(&mut journal, key, ship_to)?;
+    }
+    Ok(journal)
+}
+
+/// The public half of the secret key file `--journal-key` names.
+pub fn journal_public_key(key: &Path) -> Result<PublicKey, Failure> {
+    SecretKey::read(key)
+        .map(|k| k.public())
+        .map_err(|e| Failure::Usage(format!("--journal-key: {e}")))
 }
 
 /// Exactly one server: what `proxy` and `rollback` work against.
@@ -142,21 +171,22 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         },
     };
     let secrets = server.target().secrets(options);
+    if args.journal.is_none() && args.journal_key.is_some() {
+        return Err(Failure::Usage("--journal-key needs --journal FILE".into()));
+    }
     let journal = args
         .journal
         .as_deref()
-        .map(|path| open_journal(path, !args.no_fsync, &args.lock.holder("proxy")))
+        .map(|path| {
+            open_signing(
+                path,
+                !args.no_fsync,
+                &args.lock.holder("proxy"),
+                args.journal_key.as_deref(),
+                args.checkpoint_to.as_deref(),
+            )
+        })
         .transpose()?;
-    let journal = match (journal, &args.journal_key) {
-        (Some(mut journal), Some(key)) => {
-            crate::checkpoints::sign_with(&mut journal, key, args.checkpoint_to.as_deref())?;
-            Some(journal)
-        }
-        (None, Some(_)) => {
-            return Err(Failure::Usage("--journal-key needs --journal FILE".into()));
-        }
-        (journal, None) => journal,
-    };
     if let Some(name) = policy
         .file
         .notifies()

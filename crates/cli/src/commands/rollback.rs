@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Failure;
 use crate::args::proxy::RollbackArgs;
-use crate::commands::proxy::{one_server, open_journal, read_overlays};
+use crate::commands::proxy::{journal_public_key, one_server, open_signing, read_overlays};
 use crate::inputs::Input;
 use crate::live;
 use crate::overlay::OverlayArg;
@@ -37,10 +37,12 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     let mut journal = if args.dry_run {
         None
     } else {
-        Some(open_journal(
+        Some(open_signing(
             &args.journal,
             true,
             &args.lock.holder("rollback"),
+            args.journal_key.as_deref(),
+            None,
         )?)
     };
     let input = Input::named(&args.journal);
@@ -52,10 +54,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
             e.valid_up_to() + 1
         ))
     })?;
-    if let (Some(journal), Some(key)) = (journal.as_mut(), &args.journal_key) {
-        crate::checkpoints::sign_with(journal, key, None)?;
-    }
-    if let Some(broken) = verified(text, &args.keys)?.broken {
+    if let Some(broken) = verified(text, &args.keys, args.journal_key.as_deref())?.broken {
         return Err(Failure::Usage(format!(
             "{shown}: the journal does not verify ({broken}); refusing to act on it"
         )));
@@ -143,9 +142,21 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
 }
 
 /// The journal's verification: the chain and canonical form, and the checkpoint signatures
-/// when `keys` are given.
-fn verified(text: &str, keys: &[PathBuf]) -> Result<mcp_recovery_journal::Verification, Failure> {
-    let mut verifier = crate::checkpoints::with_keys(Verifier::new(), keys)?;
+/// when `keys` (`--key`) or a journal key (`--journal-key`, its public half) are given.
+fn verified(
+    text: &str,
+    keys: &[PathBuf],
+    journal_key: Option<&Path>,
+) -> Result<mcp_recovery_journal::Verification, Failure> {
+    let mut publics = crate::checkpoints::public_keys(keys)?;
+    if let Some(key) = journal_key {
+        publics.push(journal_public_key(key)?);
+    }
+    let mut verifier = if publics.is_empty() {
+        Verifier::new()
+    } else {
+        Verifier::new().with_keys(publics)
+    };
     for line in text.as_bytes().split_inclusive(|&b| b == b'\n') {
         verifier.push(line);
     }

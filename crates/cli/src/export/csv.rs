@@ -1,7 +1,9 @@
 //! Sessions as CSV for a spreadsheet: one row per call and per compensation, RFC 4180 quoting,
-//! and no cell a spreadsheet would read as a formula.
+//! no control or bidirectional character, and no cell a spreadsheet would read as a formula.
 
 use std::io::{self, Write};
+
+use mcp_recovery_base::text::escape_controls;
 
 use super::model::{OpKind, Session};
 
@@ -60,16 +62,19 @@ fn row(out: &mut impl Write, cells: impl Iterator<Item = String>) -> io::Result<
     out.write_all(b"\r\n")
 }
 
-/// One cell: a text a spreadsheet would take for a formula (starting with `=`, `+`, `-`, `@`,
-/// tab or CR) gets a leading `'`; a cell holding a comma, quote or line break is quoted, its
-/// quotes doubled (RFC 4180).
+/// One cell: every control, bidirectional and invisible character escaped as everywhere else
+/// (`\u{1b}`, `\n`, `\t`…), so no terminal sequence, hyperlink or reordering reaches whoever
+/// opens the file; then a text a spreadsheet would take for a formula (starting with `=`, `+`,
+/// `-` or `@`) gets a leading `'`; a cell holding a comma or quote is quoted, its quotes
+/// doubled (RFC 4180).
 pub fn cell(text: &str) -> String {
-    let guarded = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    let text = escape_controls(text);
+    let guarded = if text.starts_with(['=', '+', '-', '@']) {
         format!("'{text}")
     } else {
-        text.to_owned()
+        text.into_owned()
     };
-    if guarded.contains([',', '"', '\r', '\n']) {
+    if guarded.contains([',', '"']) {
         format!("\"{}\"", guarded.replace('"', "\"\""))
     } else {
         guarded
@@ -88,7 +93,21 @@ mod tests {
         assert_eq!(cell("=1+1"), "'=1+1");
         assert_eq!(cell("-2"), "'-2");
         assert_eq!(cell("@SUM(A1)"), "'@SUM(A1)");
-        assert_eq!(cell("\rx"), "\"'\rx\"");
+        assert_eq!(cell("\rx"), "\\rx");
         assert_eq!(cell("+1,\"2\""), "\"'+1,\"\"2\"\"\"");
+    }
+
+    #[test]
+    fn cells_hold_no_control_or_bidirectional_character() {
+        assert_eq!(cell("s\u{1b}[31mred"), "s\\u{1b}[31mred");
+        assert_eq!(cell("a\u{7}b"), "a\\u{7}b");
+        assert_eq!(
+            cell("\u{1b}]8;;http://x\u{7}y"),
+            "\\u{1b}]8;;http://x\\u{7}y"
+        );
+        assert_eq!(cell("evil\u{202e}txt"), "evil\\u{202e}txt");
+        assert_eq!(cell("\u{202e}=1+1"), "\\u{202e}=1+1");
+        assert_eq!(cell("a\nb"), "a\\nb");
+        assert_eq!(cell("\tx"), "\\tx");
     }
 }

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_recovery_base::text::{REDACTED, escape_controls};
+use mcp_recovery_journal::Broken;
 
 use crate::Failure;
 use crate::args::audit::{ExportArgs, ExportFormat};
@@ -21,8 +22,12 @@ const MAX_SPANS_PER_REQUEST: usize = 512;
 /// Bytes of a collector's answer read (for `partialSuccess` or an error's reason).
 const MAX_ANSWER_BYTES: u64 = 64 * 1024;
 
-/// Runs `audit export`.
-pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
+/// Runs `audit export`; `verify` checks the journal's bytes as `audit verify` does (with
+/// `--key` and `--checkpoints`), giving the first fault.
+pub fn run(
+    args: &ExportArgs,
+    verify: impl FnOnce(&Input, &[u8]) -> Result<Option<Broken>, Failure>,
+) -> Result<ExitCode, Failure> {
     let csv = args.format == ExportFormat::Csv;
     if csv && args.otlp.is_some() {
         return Err(Failure::Usage(
@@ -42,7 +47,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode, Failure> {
     let shown = input.display();
     let bytes = input.read()?;
     let text = String::from_utf8_lossy(&bytes);
-    if let Some(broken) = mcp_recovery_journal::verify(&text).broken {
+    if let Some(broken) = verify(&input, &bytes)? {
         let line = escape_controls(&broken.to_string()).into_owned();
         let mut stderr = std::io::stderr().lock();
         if !args.unverified {

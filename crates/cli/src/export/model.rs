@@ -90,15 +90,27 @@ pub struct Approval {
     pub decision: String,
     /// String members worth showing: `by`, `rule`, `reason`, and an approver's identity.
     pub details: Vec<(&'static str, String)>,
+    /// For a quorum: each counted decision's approver and key id (`slack:USER` for a Slack
+    /// decision), in the order they were counted.
+    pub deciders: Vec<(String, String)>,
 }
 
 impl Approval {
-    /// `allow by command`.
+    /// `allow by command`; for a quorum, `allow by quorum: alice (KEY_ID), bob (slack:USER)`.
     pub fn label(&self) -> String {
-        match self.details.iter().find(|(k, _)| *k == "by") {
+        let label = match self.details.iter().find(|(k, _)| *k == "by") {
             Some((_, by)) => format!("{} by {by}", self.decision),
             None => self.decision.clone(),
+        };
+        if self.deciders.is_empty() {
+            return label;
         }
+        let deciders: Vec<String> = self
+            .deciders
+            .iter()
+            .map(|(name, id)| format!("{name} ({id})"))
+            .collect();
+        format!("{label}: {}", deciders.join(", "))
     }
 }
 

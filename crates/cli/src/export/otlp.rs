@@ -278,6 +278,21 @@ fn approval_event(approval: &Approval) -> Value {
             text(value),
         ));
     }
+    if !approval.deciders.is_empty() {
+        let list = |values: Vec<&String>| {
+            object([(
+                "arrayValue",
+                object([(
+                    "values",
+                    Value::Array(values.into_iter().map(|v| text(v)).collect()),
+                )]),
+            )])
+        };
+        let (names, ids): (Vec<&String>, Vec<&String>) =
+            approval.deciders.iter().map(|(n, k)| (n, k)).unzip();
+        attributes.push(attribute("mcp_recovery.approval.approvers", list(names)));
+        attributes.push(attribute("mcp_recovery.approval.key_ids", list(ids)));
+    }
     event("mcp_recovery.approval", approval.place.time, attributes)
 }
 

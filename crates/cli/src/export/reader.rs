@@ -226,6 +226,7 @@ impl Reader {
             place: place.clone(),
             decision: decision.clone(),
             details,
+            deciders: deciders(record),
         };
         // A refused call is never sent: it has no intent, so its approvals are its only
         // records. Several decisions on one call (one per approver) make one refused call.
@@ -349,6 +350,27 @@ fn body(value: &Value) -> Body {
         size: text.len() as u64,
         sha256: hex(&Sha256::digest(text.as_bytes())),
     }
+}
+
+/// Who decided a quorum approval: each counted decision's approver and key id (`slack:USER`
+/// for a Slack decision, which has no key), in the order they were counted.
+fn deciders(record: &Map<String, Value>) -> Vec<(String, String)> {
+    let Some(decisions) = record.get("decisions").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    decisions
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|decision| {
+            let name = text_of(decision, "approver").unwrap_or_default();
+            let id = match (text_of(decision, "key"), text_of(decision, "slackUser")) {
+                (Some(key), _) => key,
+                (None, Some(user)) => format!("slack:{user}"),
+                (None, None) => String::new(),
+            };
+            (name, id)
+        })
+        .collect()
 }
 
 fn flag(record: &Map<String, Value>, name: &str) -> bool {

@@ -1,5 +1,6 @@
 //! Small pieces of HTTP shared by the listener's modules: headers, plain and JSON answers,
-//! JSON-RPC errors, loopback hosts, and a lock that outlives a panicked holder.
+//! JSON-RPC errors, loopback hosts and the check against DNS rebinding (which the approvals
+//! endpoint on an address of its own makes too), and a lock that outlives a panicked holder.
 
 use std::io::Read;
 use std::net::IpAddr;
@@ -69,4 +70,50 @@ pub(super) fn is_loopback_host(host: &str) -> bool {
     };
     name.eq_ignore_ascii_case("localhost")
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Against DNS rebinding, the check every request to a loopback endpoint passes: `Origin`, when
+/// present, must be an `http` or `https` origin of a loopback host or one of `allowed_origins`;
+/// `Host`, when present, must name a loopback host unless `allow_remote`. A refusal is the 403
+/// text and what to note.
+pub(crate) fn rebinding_refusal(
+    request: &Request,
+    allowed_origins: &[String],
+    allow_remote: bool,
+) -> Option<(&'static str, String)> {
+    if let Some(origin) = header(request, "Origin")
+        && !origin_allowed(&origin, allowed_origins)
+    {
+        return Some((
+            "origin not allowed",
+            format!("refused a request from origin {origin}"),
+        ));
+    }
+    if let Some(host) = header(request, "Host")
+        && !allow_remote
+        && !is_loopback_host(&host)
+    {
+        return Some((
+            "host not allowed",
+            format!("refused a request for host {host}"),
+        ));
+    }
+    None
+}
+
+/// Whether `origin` is one of `allowed`, or an `http` or `https` origin of a loopback host.
+fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    let origin = origin.trim().trim_end_matches('/');
+    if allowed
+        .iter()
+        .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
+    {
+        return true;
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+        && !rest.contains('/')
+        && is_loopback_host(rest)
 }

@@ -30,6 +30,8 @@ mod workers;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use http::rebinding_refusal;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -17,7 +17,7 @@ use crate::wire::{Line, id_key, is_request, method};
 
 use super::body::{messages, read_body};
 use super::config::{ENDPOINT, SESSIONLESS, STREAM_BUFFER};
-use super::http::{add, answer, header, is_loopback_host, json_response, lock, plain, rpc_error};
+use super::http::{add, answer, header, json_response, lock, plain, rebinding_refusal, rpc_error};
 use super::registry::Hub;
 use super::stream::{Stream, event_stream};
 
@@ -29,18 +29,13 @@ impl Hub {
             .next()
             .unwrap_or_default()
             .to_owned();
-        if let Some(origin) = header(&request, "Origin")
-            && !self.origin_allowed(&origin)
-        {
-            note(&format!("refused a request from origin {origin}"));
-            return answer(request, plain(403, "origin not allowed"));
-        }
-        if let Some(host) = header(&request, "Host")
-            && !self.listener.allow_remote
-            && !is_loopback_host(&host)
-        {
-            note(&format!("refused a request for host {host}"));
-            return answer(request, plain(403, "host not allowed"));
+        if let Some((refused, noted)) = rebinding_refusal(
+            &request,
+            &self.listener.allowed_origins,
+            self.listener.allow_remote,
+        ) {
+            note(&noted);
+            return answer(request, plain(403, refused));
         }
         if let Some(board) = &self.settings.approvals
             && path.starts_with("/approvals")
@@ -77,24 +72,6 @@ impl Hub {
                 ),
             ),
         }
-    }
-
-    pub(super) fn origin_allowed(&self, origin: &str) -> bool {
-        let origin = origin.trim().trim_end_matches('/');
-        if self
-            .listener
-            .allowed_origins
-            .iter()
-            .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
-        {
-            return true;
-        }
-        let Some((scheme, rest)) = origin.split_once("://") else {
-            return false;
-        };
-        matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
-            && !rest.contains('/')
-            && is_loopback_host(rest)
     }
 
     pub(super) fn post(self: &Arc<Hub>, request: Request, session: Option<String>, body: &[u8]) {
