@@ -41,7 +41,10 @@ pub use metrics::{
     Share, SignatureShare, Signatures,
 };
 pub use options::{CensusError, CensusOptions};
-pub use paths::{census_paths, census_paths_observed, collect_files};
+pub use paths::{
+    census_files_observed, census_paths, census_paths_observed, collect_files,
+    collect_files_listing_missing,
+};
 pub use signature::{HintState, Signature};
 
 #[cfg(test)]

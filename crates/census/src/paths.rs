@@ -16,12 +16,30 @@ use crate::options::{CensusError, CensusOptions};
 /// A given path that does not exist is an error; unreadable entries inside a directory are
 /// returned so the census lists them.
 pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
+    let (files, missing) = collect_files_listing_missing(paths);
+    match missing.into_iter().next() {
+        Some(error) => Err(error),
+        None => Ok(files),
+    }
+}
+
+/// [`collect_files`], except that a given path that cannot be read is kept as a file (the
+/// census lists it as not read, with why) and its error returned beside the files, in order.
+pub fn collect_files_listing_missing(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<CensusError>) {
     let mut files = Vec::new();
+    let mut missing = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).map_err(|source| CensusError::Input {
-            path: path.clone(),
-            source,
-        })?;
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(source) => {
+                files.push(path.clone());
+                missing.push(CensusError::Input {
+                    path: path.clone(),
+                    source,
+                });
+                continue;
+            }
+        };
         if !meta.is_dir() {
             files.push(path.clone());
             continue;
@@ -36,7 +54,7 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CensusError> {
         );
     }
     files.dedup();
-    Ok(files)
+    (files, missing)
 }
 
 /// Files a worker examines before it hands their results on.
@@ -55,9 +73,19 @@ pub fn census_paths(paths: &[PathBuf], options: &CensusOptions) -> Result<Census
 pub fn census_paths_observed(
     paths: &[PathBuf],
     options: &CensusOptions,
+    observe: impl FnMut(usize, usize),
+) -> Result<Census, CensusError> {
+    census_files_observed(&collect_files(paths)?, options, observe)
+}
+
+/// [`census_paths_observed`] over files already found (by [`collect_files`] or
+/// [`collect_files_listing_missing`]): each is read and counted, one that cannot be read is
+/// listed as such.
+pub fn census_files_observed(
+    files: &[PathBuf],
+    options: &CensusOptions,
     mut observe: impl FnMut(usize, usize),
 ) -> Result<Census, CensusError> {
-    let files = collect_files(paths)?;
     observe(0, files.len());
     let mut builder = CensusBuilder::new(options)?;
     let threads = options.threads.clamp(1, files.len().max(1));
@@ -69,7 +97,7 @@ pub fn census_paths_observed(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let sender = sender.clone();
-            let (files, next, linter) = (&files, &next, linter.as_ref());
+            let (files, next, linter) = (files, &next, linter.as_ref());
             scope.spawn(move || {
                 // Results go a batch at a time (they are counters, not documents), so the
                 // merging thread is woken once a batch rather than once a file.

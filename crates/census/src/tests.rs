@@ -468,8 +468,18 @@ fn oversized_files_are_listed_not_read() {
 #[test]
 fn a_missing_input_path_is_an_error() {
     let missing = std::env::temp_dir().join("mcp-recovery-census-does-not-exist");
-    let err = census_paths(&[missing], &CensusOptions::default()).unwrap_err();
+    let err = census_paths(std::slice::from_ref(&missing), &CensusOptions::default()).unwrap_err();
     assert!(matches!(err, CensusError::Input { .. }));
+    // Kept, the census lists it as not read, beside the error.
+    let (files, missing_paths) = collect_files_listing_missing(std::slice::from_ref(&missing));
+    assert_eq!(files, [missing]);
+    assert!(matches!(missing_paths[..], [CensusError::Input { .. }]));
+    let c = census_files_observed(&files, &CensusOptions::default(), |_, _| {}).unwrap();
+    assert_eq!(c.files.total, 1);
+    assert!(matches!(
+        c.not_tools_lists[0].reason,
+        NotToolsReason::Unreadable { .. }
+    ));
 }
 
 #[test]

@@ -256,19 +256,57 @@ impl Baseline {
     }
 
     /// The entries no finding used, sorted; call after every finding went through
-    /// [`Baseline::suppress`].
+    /// [`Baseline::suppress`]. An entry counts when its file was linted, lies in what the run
+    /// covers, or is gone (see [`file_is_gone`]): a deleted file's entries are stale whatever
+    /// the run names.
     pub fn stale(&self) -> Stale {
+        self.stale_where(file_is_gone)
+    }
+
+    /// [`Baseline::stale`], with `gone` telling whether an entry's file no longer exists.
+    fn stale_where(&self, gone: impl Fn(&str) -> bool) -> Stale {
         let mut keys: Vec<Key> = self
             .entries
             .iter()
             .filter(|(key, _)| {
                 self.linted.contains(&key.file)
                     || self.scopes.iter().any(|scope| scope.covers(&key.file))
+                    || gone(&key.file)
             })
             .flat_map(|(key, left)| std::iter::repeat_n(key.clone(), *left))
             .collect();
         keys.sort();
         Stale(keys)
+    }
+}
+
+impl Baseline {
+    /// Whether the baseline names files and none of them exists here: it was written in another
+    /// working directory (its paths are relative to the one `lint` ran in), or every file went.
+    pub fn names_nothing_here(&self) -> bool {
+        let files: HashSet<&str> = self.entries.keys().map(|k| k.file.as_str()).collect();
+        let documents: Vec<&str> = files.into_iter().filter(|f| names_a_path(f)).collect();
+        !documents.is_empty() && documents.into_iter().all(file_is_gone)
+    }
+}
+
+/// Whether an entry's file (as normalized) names a path rather than stdin, a URL or a server
+/// started by its program (`stdio:PROGRAM`).
+fn names_a_path(file: &str) -> bool {
+    !(file == "-" || file.contains("://") || file.starts_with("stdio:"))
+}
+
+/// Whether the file of an entry no longer exists: a path (relative to the working directory, as
+/// every path of a baseline is) that is not there. `FILE#NAME` (a server of a client config, an
+/// entry of a `server.json`) is gone when FILE is. Stdin, URLs and `stdio:PROGRAM` never are:
+/// whether they are still there is not a question of files.
+pub fn file_is_gone(file: &str) -> bool {
+    if !names_a_path(file) || Path::new(file).exists() {
+        return false;
+    }
+    match file.split_once('#') {
+        Some((document, _)) => !document.is_empty() && !Path::new(document).exists(),
+        None => true,
     }
 }
 
@@ -388,7 +426,7 @@ mod tests {
         baseline.suppress("t.json", &mut again);
         let suppressed: Vec<bool> = again.iter().map(|f| f.suppressed).collect();
         assert_eq!(suppressed, [true, true, true, false]);
-        assert_eq!(baseline.stale(), Stale(vec![]));
+        assert_eq!(baseline.stale_where(|_| false), Stale(vec![]));
     }
 
     #[test]
@@ -399,10 +437,14 @@ mod tests {
         ]);
         let mut baseline = Baseline::from_json(&doc).unwrap();
         let mut now = vec![finding("t.json", Some("b"), "R108", "/tools/1")];
-        assert_eq!(baseline.stale(), Stale(vec![]), "t.json not linted yet");
+        assert_eq!(
+            baseline.stale_where(|_| false),
+            Stale(vec![]),
+            "t.json not linted yet"
+        );
         baseline.suppress("./t.json", &mut now);
         assert!(now[0].suppressed);
-        let stale = baseline.stale();
+        let stale = baseline.stale_where(|_| false);
         assert_eq!(stale.lines(), ["t.json a\\nb R101 /tools/0"]);
     }
 
@@ -422,16 +464,44 @@ mod tests {
         let mut kept = vec![finding("dir/kept.json", None, "R001", "")];
         baseline.suppress("dir/kept.json", &mut kept);
         assert_eq!(
-            baseline.stale().lines(),
+            baseline.stale_where(|_| false).lines(),
             ["cfg.json#gone - R001 ", "dir/sub/gone.json a R101 /tools/0"]
         );
         // The working directory covers every relative path inside it, and nothing outside.
         baseline.cover_dir(".");
-        let lines = baseline.stale().lines();
+        let lines = baseline.stale_where(|_| false).lines();
         assert!(lines.contains(&"elsewhere/other.json - R001 ".to_owned()));
         assert!(!lines.iter().any(|l| l.starts_with("../")), "{lines:?}");
         assert!(Scope::Dir("/".into()).covers("/x/a.json"));
         assert!(!Scope::Dir("dir".into()).covers("dirt/a.json"));
+    }
+
+    #[test]
+    fn entries_of_files_that_are_gone_are_stale_whatever_the_run_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("kept.json");
+        std::fs::write(&kept, "{}").unwrap();
+        let kept = kept.display().to_string();
+        let gone = dir.path().join("gone.json").display().to_string();
+        let doc = document(&[
+            finding(&kept, None, "R001", ""),
+            finding(&gone, None, "R001", ""),
+            finding(&format!("{kept}#server"), None, "R001", ""),
+            finding(&format!("{gone}#server"), None, "R001", ""),
+            finding("-", None, "R001", ""),
+            finding("https://h.example/mcp", None, "R001", ""),
+            finding("stdio:npx", None, "R001", ""),
+        ]);
+        let baseline = Baseline::from_json(&doc).unwrap();
+        let stale: Vec<String> = baseline.stale().0.into_iter().map(|k| k.file).collect();
+        assert_eq!(stale, [gone.clone(), format!("{gone}#server")]);
+        assert!(!baseline.names_nothing_here());
+        let only_gone = Baseline::from_json(&document(&[
+            finding(&gone, None, "R001", ""),
+            finding("stdio:npx", None, "R001", ""),
+        ]))
+        .unwrap();
+        assert!(only_gone.names_nothing_here());
     }
 
     #[test]

@@ -31,8 +31,6 @@ pub struct ConfiguredServer {
     pub env: Vec<(String, String)>,
     /// Its working directory (stdio).
     pub cwd: Option<PathBuf>,
-    /// `disabled: true` in the config.
-    pub disabled: bool,
     /// Every value substituted from `${env:…}` or `${input:…}` anywhere in the entry (command,
     /// arguments, URL, environment, headers): never shown.
     pub secrets: Vec<String>,
@@ -131,6 +129,17 @@ impl ClientConfig {
         self.entries.iter().map(|(name, _)| name.as_str()).collect()
     }
 
+    /// Whether the entry of `name` says `disabled: true`; read before the entry is resolved, so
+    /// that a disabled entry is skipped whatever else it holds.
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.entries
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, entry)| entry.get("disabled"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
     /// The server called `name`, resolved.
     pub fn server(&self, name: &str) -> Result<ConfiguredServer, ConfigFileError> {
         let Some((_, entry)) = self.entries.iter().find(|(n, _)| n == name) else {
@@ -178,7 +187,6 @@ impl Resolver<'_> {
         let Value::Object(entry) = entry else {
             return Err(self.error("", "a server entry must be an object"));
         };
-        let disabled = entry.get("disabled").and_then(Value::as_bool) == Some(true);
         let kind = match entry.get("type") {
             None => None,
             Some(Value::String(kind)) => Some(kind.as_str()),
@@ -216,7 +224,6 @@ impl Resolver<'_> {
             target,
             env,
             cwd,
-            disabled,
             secrets: self.substituted.take(),
         })
     }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::Failure;
 use crate::args::server::ServerArgs;
-use crate::client_config::{self, ClientConfig};
+use crate::client_config::{self, ClientConfig, ConfigFileError};
 use crate::sources::{Kind, SourceReport, Status};
 
 /// A server named by the flags, ready to be fetched.
@@ -203,15 +203,48 @@ pub fn names_config_servers(args: &ServerArgs) -> bool {
 }
 
 /// The servers the flags name: one from `--stdio`/`--url`, or those of the client config
-/// `config` picked by `--server`/`--all-servers`. `None`: no server (lint files instead).
+/// `config` picked by `--server`/`--all-servers`. `None`: no server (lint files instead). An
+/// entry of the config that cannot be used fails the whole run.
 pub fn servers(args: &ServerArgs, config: Option<&Path>) -> Result<Option<Vec<Server>>, Failure> {
-    Ok(server_sources(args, config)?.map(|(servers, _)| servers))
+    if !names_config_servers(args) {
+        return Ok(Server::from_args(args)?.map(|server| vec![server]));
+    }
+    let file = client_config_of(config)?;
+    configured(file, &args.inputs, &args.servers, &options(args)?).map(Some)
 }
 
-/// The servers to run, and a report for each server skipped.
+/// The one server a command that reads one tools/list (`profile`, `suggest`) is given: that of
+/// `--stdio`/`--url`, or the one `--server NAME` (or `--all-servers` of a config that has one)
+/// picks in the client config `config`. `None`: no server (read a file instead).
+pub fn one_server(
+    args: &ServerArgs,
+    config: Option<&Path>,
+    command: &str,
+) -> Result<Option<Server>, Failure> {
+    if config.is_some() && !names_config_servers(args) {
+        return Err(Failure::Usage(
+            "--config names the MCP client config of --server NAME or --all-servers: add one"
+                .to_owned(),
+        ));
+    }
+    let Some(mut servers) = servers(args, config)? else {
+        return Ok(None);
+    };
+    if servers.len() > 1 {
+        return Err(Failure::Usage(format!(
+            "{command} reads one server, and {} were named: name one with --server NAME",
+            servers.len()
+        )));
+    }
+    Ok(servers.pop())
+}
+
+/// The servers to run, and a report for each server skipped or that cannot be used.
 pub type Servers = (Vec<Server>, Vec<SourceReport>);
 
-/// [`servers`], with a report for each server skipped.
+/// [`servers`], with a report for each server skipped and for each entry of the config that
+/// cannot be used (an `unreadable` source, its error said on stderr): the other servers still
+/// run.
 pub fn server_sources(
     args: &ServerArgs,
     config: Option<&Path>,
@@ -220,33 +253,108 @@ pub fn server_sources(
         let server = Server::from_args(args)?;
         return Ok(server.map(|s| (vec![s], Vec::new())));
     }
-    let Some(file) = config else {
-        return Err(Failure::Usage(
-            "--server and --all-servers need --config FILE, the MCP client config".to_owned(),
-        ));
-    };
+    let file = client_config_of(config)?;
     let base = options(args)?;
     configured_sources(file, &args.inputs, &args.servers, &base).map(Some)
 }
 
+/// The client config `--server`/`--all-servers` need.
+fn client_config_of(config: Option<&Path>) -> Result<&Path, Failure> {
+    config.ok_or_else(|| {
+        Failure::Usage(
+            "--server and --all-servers need --config FILE, the MCP client config".to_owned(),
+        )
+    })
+}
+
+/// One entry of a client config, as a run takes it.
+enum Entry {
+    /// Ready to be fetched.
+    Run(Server),
+    /// Disabled in the config.
+    Skipped(SourceReport),
+    /// The entry cannot be used (its command, a placeholder, its `envFile`, …).
+    Broken(ConfigFileError),
+}
+
 /// The servers of the client config `file`: those named, or all enabled ones when `names` is
-/// empty.
+/// empty. An entry that cannot be used fails the whole run.
 pub fn configured(
     file: &Path,
     inputs: &[String],
     names: &[String],
     base: &Options,
 ) -> Result<Vec<Server>, Failure> {
-    configured_sources(file, inputs, names, base).map(|(servers, _)| servers)
+    let mut servers = Vec::new();
+    for entry in entries(file, inputs, names, base)? {
+        match entry {
+            Entry::Run(server) => servers.push(server),
+            Entry::Skipped(_) => {}
+            Entry::Broken(error) => return Err(Failure::ClientConfig(error)),
+        }
+    }
+    if servers.is_empty() {
+        return Err(no_server_to_run(file));
+    }
+    Ok(servers)
 }
 
-/// [`configured`], with a report for each server skipped (disabled in the config).
+/// [`configured`], with a report for each server skipped (disabled in the config) and for each
+/// entry that cannot be used: that entry is an `unreadable` source, its error said on stderr,
+/// and the other servers still run.
 pub fn configured_sources(
     file: &Path,
     inputs: &[String],
     names: &[String],
     base: &Options,
 ) -> Result<Servers, Failure> {
+    let mut servers = Vec::new();
+    let mut reports = Vec::new();
+    for entry in entries(file, inputs, names, base)? {
+        match entry {
+            Entry::Run(server) => servers.push(server),
+            Entry::Skipped(report) => reports.push(report),
+            Entry::Broken(error) => {
+                let name = error.server.clone().unwrap_or_default();
+                let failure = Failure::ClientConfig(error);
+                crate::errors::report(&failure);
+                reports.push(SourceReport::not_linted(
+                    &entry_name(file, &name),
+                    Kind::Config,
+                    Status::Unreadable,
+                    &failure.to_string(),
+                ));
+            }
+        }
+    }
+    if servers.is_empty() && reports.iter().all(|r| r.status == Status::Skipped) {
+        return Err(no_server_to_run(file));
+    }
+    Ok((servers, reports))
+}
+
+/// The failure of a config none of whose servers is to run.
+fn no_server_to_run(file: &Path) -> Failure {
+    Failure::Usage(format!(
+        "{}: the config names no server to run",
+        file.display()
+    ))
+}
+
+/// How the server `name` of the client config `file` is named in output, made inert.
+fn entry_name(file: &Path, name: &str) -> String {
+    escape_controls(&format!("{}#{name}", file.display())).into_owned()
+}
+
+/// Every entry of the client config `file` that `names` picks (all of them when empty, the
+/// disabled ones skipped), resolved. The file that cannot be read or parsed, and a name it does
+/// not have, fail the whole run.
+fn entries(
+    file: &Path,
+    inputs: &[String],
+    names: &[String],
+    base: &Options,
+) -> Result<Vec<Entry>, Failure> {
     let inputs: BTreeMap<String, String> = inputs
         .iter()
         .map(|spec| parse_pair(spec, "--input", "ID=VALUE"))
@@ -261,35 +369,36 @@ pub fn configured_sources(
     } else {
         names.to_vec()
     };
-    let mut servers = Vec::new();
-    let mut skipped = Vec::new();
+    let mut entries = Vec::new();
     for name in &wanted {
-        let server = config.server(name).map_err(Failure::ClientConfig)?;
-        if server.disabled && names.is_empty() {
-            let shown = escape_controls(&format!("{}#{name}", file.display())).into_owned();
+        if names.is_empty() && config.is_disabled(name) {
+            let shown = entry_name(file, name);
             eprintln!("note: server {shown} is disabled in the config; skipped");
-            skipped.push(SourceReport::not_linted(
+            entries.push(Entry::Skipped(SourceReport::not_linted(
                 &shown,
                 Kind::Config,
                 Status::Skipped,
                 "disabled in the config",
-            ));
+            )));
             continue;
         }
-        servers.push(Server {
+        let server = match config.server(name) {
+            Ok(server) => server,
+            // The entry is there, and wrong.
+            Err(error) if error.server.is_some() => {
+                entries.push(Entry::Broken(error));
+                continue;
+            }
+            Err(error) => return Err(Failure::ClientConfig(error)),
+        };
+        entries.push(Entry::Run(Server {
             options: client_config::options_for(&server, base),
             target: server.target,
-            name: escape_controls(&format!("{}#{}", file.display(), server.name)).into_owned(),
+            name: entry_name(file, &server.name),
             kind: Kind::Config,
-        });
+        }));
     }
-    if servers.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{}: the config names no server to run",
-            file.display()
-        )));
-    }
-    Ok((servers, skipped))
+    Ok(entries)
 }
 
 /// Pretty JSON text of a fetched document, ending in a newline: what live lint reads (so that
@@ -344,6 +453,23 @@ pub fn report(server: &Server, error: ClientError) -> SourceReport {
     );
     crate::errors::report(&Failure::server(server.name())(error));
     report
+}
+
+/// Says on stderr, in one line, that a source was not linted and why (`error:` when it failed,
+/// `note:` when it was skipped): for the output that does not list sources itself.
+pub fn tell(report: &SourceReport) {
+    let level = if report.status.failed() {
+        "error"
+    } else {
+        "note"
+    };
+    eprintln!(
+        "{level}: {} {} was not linted ({}): {}",
+        report.kind.as_str(),
+        report.name,
+        report.status.as_str(),
+        report.reason()
+    );
 }
 
 /// The name of a server without anything that may be secret: `stdio:PROGRAM` (the arguments and

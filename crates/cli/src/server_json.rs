@@ -3,8 +3,8 @@
 //! started the way its `registryType`/`runtimeHint` says (npm with `npx`, PyPI with `uvx`, OCI
 //! with `docker run`), with its declared arguments and environment; each `remotes[]` entry is
 //! reached over Streamable HTTP. An entry that cannot be run here (SSE, a registry type without
-//! a runner, OCI without a Docker daemon) is a skipped source with the reason; a required
-//! variable that is not set is a failed source naming it.
+//! a runner, `npx` or `uvx` not installed, OCI without a Docker daemon) is a skipped source with
+//! the reason; a required variable that is not set is a failed source naming it.
 //!
 //! Values come, in order, from the entry's own `value` (its `{VARIABLE}`s filled from
 //! `variables`), the environment of `mcp-recovery` under the same name, then `default`. Every
@@ -30,6 +30,8 @@ pub struct Host<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// Whether a Docker daemon answers (asked once, when an OCI package needs it).
     pub docker: &'a dyn Fn() -> bool,
+    /// Whether a program (`npx`, `uvx`) is found on the PATH.
+    pub installed: &'a dyn Fn(&str) -> bool,
 }
 
 /// The entries of `path` (a `server.json`, or a directory of them), as servers to fetch, and
@@ -386,6 +388,13 @@ fn package(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotR
         &format!("{pointer}/packageArguments"),
         host,
     )?;
+    if matches!(runner, "npx" | "uvx") && !(host.installed)(runner) {
+        // The entry is fine; this machine lacks what runs it.
+        return Err((
+            Status::Skipped,
+            format!("{pointer}: runtime {runner} is not installed here (not found on the PATH)"),
+        ));
+    }
     let mut args = Vec::new();
     match runner {
         "npx" => {
@@ -504,7 +513,28 @@ pub fn docker_answers() -> bool {
     }
 }
 
-/// The host of a real run: the process environment, and Docker asked at most once.
+/// Whether `program` is an executable file in a directory of the PATH.
+pub fn on_path(program: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(program)).is_ok_and(|meta| meta.is_file() && executable(&meta))
+    })
+}
+
+#[cfg(unix)]
+fn executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn executable(_meta: &std::fs::Metadata) -> bool {
+    true
+}
+
+/// The host of a real run: the process environment, the PATH, and Docker asked at most once.
 pub fn with_real_host<R>(f: impl FnOnce(&Host<'_>) -> R) -> R {
     let docker = std::cell::OnceCell::new();
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -512,6 +542,7 @@ pub fn with_real_host<R>(f: impl FnOnce(&Host<'_>) -> R) -> R {
     f(&Host {
         env: &env,
         docker: &docker_fn,
+        installed: &on_path,
     })
 }
 

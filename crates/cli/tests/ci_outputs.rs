@@ -360,9 +360,38 @@ fn entries_of_a_deleted_file_are_stale() {
     let (status, stderr) = lint(&["servers"]);
     assert_eq!(status, 1);
     assert!(stderr.contains("2 entries of baseline.json"), "{stderr}");
-    // A run naming one file still says nothing about the others.
+    // A run naming one file says nothing about the others that are there, but the entries of a
+    // file that is gone are stale whatever the run names.
     std::fs::rename(servers.join("c.json"), servers.join("a.json")).unwrap();
+    for named in ["servers/a.json", "./servers/a.json"] {
+        let (status, stderr) = lint(&[named]);
+        assert_eq!(status, 1, "{named}: {stderr}");
+        assert!(
+            stderr.contains("1 entry of baseline.json no longer matches a finding")
+                && stderr.contains("servers/b.json create_invoice R101"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("note: none of the files"), "{stderr}");
+    }
+    std::fs::copy(&broken, servers.join("b.json")).unwrap();
     assert_eq!(lint(&["servers/a.json"]).0, 0);
+
+    // From another working directory none of the baseline's files exists: every entry is stale,
+    // and the run says why.
+    let elsewhere = servers.join("sub");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::copy(&broken, elsewhere.join("a.json")).unwrap();
+    let baseline = dir.path().join("baseline.json");
+    let output = run_in(
+        &elsewhere,
+        &["lint", "--baseline", baseline.to_str().unwrap(), "a.json"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(code(&output), 1, "{stderr}");
+    assert!(
+        stderr.contains("2 entries of") && stderr.contains("note: none of the files"),
+        "{stderr}"
+    );
 }
 
 #[test]

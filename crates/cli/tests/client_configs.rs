@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 
-use common::{code, run_in};
+use common::{bin_in, code, run_in};
 use serde_json::{Value, json};
 
 /// Reads requests line by line and answers as `$1` says: `2026` (server/discover, `_meta`
@@ -687,4 +687,180 @@ fn every_source_is_accounted_for_in_every_format() {
             ("mcp.json#slow", "timed-out"),
         ]
     );
+}
+
+/// An entry that cannot be used (a missing `envFile`, an unset `${env:…}`, an `${input:…}`
+/// without `--input`, a `command` that is not a string) is that entry's `unreadable` source,
+/// named with its pointer and what is wrong, and the other servers are still linted; a disabled
+/// entry is skipped whatever it holds. A config that is not JSON still fails the whole run.
+#[test]
+fn a_bad_entry_is_an_unreadable_source_and_the_others_run() {
+    let unset = "${env:MCP_RECOVERY_TEST_UNSET}";
+    let config = json!({"servers": {
+        "good": stdio("2025-11-25"),
+        "envfile": {"command": "sh", "args": ["server.sh", "2025-11-25"],
+                    "envFile": "missing.env"},
+        "needsenv": {"command": "sh", "args": ["server.sh", "2025-11-25"], "env": {"K": unset}},
+        "needsinput": {"command": "sh", "args": ["server.sh", "${input:tok}"]},
+        "badtype": {"command": 42},
+        "off": {"command": unset, "disabled": true},
+    }});
+    let dir = workspace(&config);
+    let broken = [
+        ("envfile", "/servers/envfile/envFile: cannot read"),
+        (
+            "needsenv",
+            "/servers/needsenv/env/K: the environment variable MCP_RECOVERY_TEST_UNSET is not set",
+        ),
+        (
+            "needsinput",
+            "/servers/needsinput/args/1: `${input:tok}` has no value",
+        ),
+        (
+            "badtype",
+            "/servers/badtype/command: `command` must be a non-empty string",
+        ),
+    ];
+    let run = |args: &[&str]| {
+        let output = bin_in(dir.path())
+            .args(args)
+            .env_remove("MCP_RECOVERY_TEST_UNSET")
+            .output()
+            .unwrap();
+        (
+            code(&output),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let lint = ["lint", "--config", "mcp.json", "--all-servers", "--format"];
+    let (status, stdout, stderr) = run(&[&lint[..], &["json"]].concat());
+    assert_eq!(status, 2, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    common::assert_lint_report(&report);
+    let sources = report["sources"].as_array().unwrap();
+    let source = |name: &str| {
+        sources
+            .iter()
+            .find(|s| s["name"] == format!("mcp.json#{name}"))
+            .unwrap_or_else(|| panic!("{name}: {report}"))
+    };
+    assert_eq!(sources.len(), 6, "{report}");
+    assert_eq!(source("good")["status"], "linted");
+    assert_eq!(source("off")["status"], "skipped");
+    for (name, problem) in broken {
+        let entry = source(name);
+        assert_eq!(
+            (&entry["kind"], &entry["status"]),
+            (&"config".into(), &"unreadable".into())
+        );
+        let error = entry["error"].as_str().unwrap();
+        let expected = format!("mcp.json: server \"{name}\" at {problem}");
+        assert!(error.starts_with(&expected), "{error}");
+        assert_eq!(stderr.matches(&expected).count(), 1, "{stderr}");
+    }
+    let (status, stdout, _) = run(&[&lint[..], &["sarif"]].concat());
+    assert_eq!(status, 2);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    common::assert_sarif(&sarif);
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    assert_eq!(
+        invocation["toolExecutionNotifications"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+
+    // One entry named alone is reported the same way.
+    let (status, stdout, _) = run(&[
+        "lint", "--config", "mcp.json", "--server", "badtype", "--format", "json",
+    ]);
+    assert_eq!(status, 2);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["sources"][0]["status"], "unreadable", "{report}");
+
+    // census --live counts the good server and lists the others.
+    let (status, stdout, _) = run(&["census", "--live", "mcp.json", "--format", "json"]);
+    assert_eq!(status, 2);
+    let census: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(census["servers"], 1, "{census}");
+    let unreadable = census["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"] == "unreadable")
+        .count();
+    assert_eq!(unreadable, 4, "{census}");
+
+    // A file that is not JSON at all is no config: the whole run fails, with no report.
+    std::fs::write(dir.path().join("mcp.json"), "{ not json").unwrap();
+    let (status, stdout, stderr) = run(&[&lint[..], &["json"]].concat());
+    assert_eq!(status, 2);
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+}
+
+/// `profile` and `suggest` read a server of a client config with `--config FILE --server NAME`
+/// (`profile` every one with `--all-servers`); `--server`/`--all-servers` without `--config`, or
+/// `--config` without them, is a usage error, never ignored.
+#[test]
+fn profile_and_suggest_read_a_configured_server() {
+    let config = json!({"mcpServers": {"good": stdio("2025-11-25"), "new": stdio("2026")}});
+    let dir = workspace(&config);
+    let output = run_in(
+        dir.path(),
+        &[
+            "profile", "--config", "mcp.json", "--server", "good", "--format", "json",
+        ],
+    );
+    assert_eq!(code(&output), 0, "{}", everything(&output));
+    let profile: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(profile["tools"][0]["tool"], "charge", "{profile}");
+
+    let output = run_in(
+        dir.path(),
+        &[
+            "profile",
+            "--config",
+            "mcp.json",
+            "--all-servers",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code(&output), 0, "{}", everything(&output));
+    let profiles: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = profiles["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mcp.json#good", "mcp.json#new"]);
+
+    let output = run_in(
+        dir.path(),
+        &["suggest", "--config", "mcp.json", "--server", "new"],
+    );
+    assert_eq!(code(&output), 0, "{}", everything(&output));
+    let overlay: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(overlay.is_object(), "{overlay}");
+
+    for args in [
+        &["profile", "--server", "nosuch", "tools.json"][..],
+        &["profile", "--server", "good"],
+        &["suggest", "--all-servers"],
+        &["profile", "--config", "mcp.json"],
+        &["suggest", "--config", "mcp.json", "tools.json"],
+        &["suggest", "--config", "mcp.json", "--all-servers"],
+        &["profile", "--config", "mcp.json", "--server", "nosuch"],
+    ] {
+        let output = run_in(dir.path(), args);
+        assert_eq!(code(&output), 2, "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
 }

@@ -92,34 +92,39 @@ fn unreadable_file_exits_2_with_one_line() {
         "tools.json",
         &order_tools("cancel_order", true, true),
     );
-    for format in ["human", "json", "sarif", "github"] {
-        let output = run_in(dir.path(), &["lint", "--format", format, "missing.json"]);
-        assert_eq!(code(&output), 2);
-        let stderr = String::from_utf8(output.stderr).unwrap();
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.starts_with("error: cannot read missing.json: "),
-            "{stderr}"
-        );
-        // Machine formats never print half a document.
-        assert!(output.stdout.is_empty(), "{format}");
-    }
-    // Among several, the others are still linted, and the report names the one not read.
-    for format in ["human", "json", "sarif", "github"] {
-        let output = run_in(
-            dir.path(),
-            &["lint", "--format", format, "tools.json", "missing.json"],
-        );
-        assert_eq!(code(&output), 2);
-        let stderr = String::from_utf8(output.stderr).unwrap();
-        assert!(
-            stderr.starts_with("error: cannot read missing.json: ")
-                && stderr.ends_with("error: 1 file(s) could not be read\n"),
-            "{stderr}"
-        );
-        let stdout = String::from_utf8(output.stdout).unwrap();
-        if format != "human" {
-            assert!(stdout.contains("missing.json"), "{format}: {stdout}");
+    // Alone or among others, a file that cannot be read is named on stderr and in every report
+    // (the run's only file too), and the others are still linted.
+    for files in [&["missing.json"][..], &["tools.json", "missing.json"]] {
+        for format in ["human", "json", "sarif", "github"] {
+            let mut args = vec!["lint", "--format", format];
+            args.extend_from_slice(files);
+            let output = run_in(dir.path(), &args);
+            assert_eq!(code(&output), 2);
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert!(
+                stderr.starts_with("error: cannot read missing.json: ")
+                    && stderr.ends_with("error: 1 file(s) could not be read\n"),
+                "{stderr}"
+            );
+            assert_eq!(stderr.matches("missing.json").count(), 1, "{stderr}");
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            if format != "human" {
+                assert!(stdout.contains("missing.json"), "{format}: {stdout}");
+            }
+            if format == "json" {
+                let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                common::assert_lint_report(&report);
+                let last = report["sources"]
+                    .as_array()
+                    .unwrap()
+                    .last()
+                    .unwrap()
+                    .clone();
+                assert_eq!(
+                    (&last["name"], &last["kind"], &last["status"]),
+                    (&"missing.json".into(), &"file".into(), &"unreadable".into())
+                );
+            }
         }
     }
 }
@@ -318,4 +323,36 @@ fn many_files_report_in_the_order_one_file_at_a_time_gives() {
         together.iter().map(strip).collect::<Vec<_>>(),
         one_by_one.iter().map(strip).collect::<Vec<_>>()
     );
+}
+
+/// `census` of a path that does not exist still writes its census, the path listed as not read,
+/// and exits 2.
+#[test]
+fn census_lists_a_missing_path_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "tools.json",
+        &order_tools("cancel_order", true, true),
+    );
+    for paths in [&["missing.json"][..], &["tools.json", "missing.json"]] {
+        let mut args = vec!["census", "--format", "json"];
+        args.extend_from_slice(paths);
+        let output = run_in(dir.path(), &args);
+        assert_eq!(code(&output), 2, "{paths:?}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.starts_with("error: cannot read missing.json: "),
+            "{stderr}"
+        );
+        let census: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let listed = &census["not_tools_lists"][0];
+        assert_eq!(listed["path"], "missing.json", "{census}");
+        assert_eq!(listed["reason"]["kind"], "unreadable", "{census}");
+        assert_eq!(census["servers"], paths.len() - 1, "{census}");
+    }
+    // The table lists it too.
+    let output = run_in(dir.path(), &["census", "missing.json"]);
+    assert_eq!(code(&output), 2);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("missing.json"));
 }

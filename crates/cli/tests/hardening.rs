@@ -154,7 +154,7 @@ fn fifos_devices_and_oversized_inputs_are_refused() {
     assert_eq!(
         text(&output.stderr),
         "error: cannot read tools.json: it is not a regular file but a FIFO (pipe it to `-` to \
-         read it as standard input)\n"
+         read it as standard input)\nerror: 1 file(s) could not be read\n"
     );
     for command in [
         &["lint", "/dev/zero"][..],
@@ -178,7 +178,7 @@ fn fifos_devices_and_oversized_inputs_are_refused() {
     assert_eq!(
         text(&output.stderr),
         "error: cannot read big.json: it is larger than the limit of 1024 bytes (raise it with \
-         --max-file-size)\n"
+         --max-file-size)\nerror: 1 file(s) could not be read\n"
     );
     let output = run_in(dir.path(), &["lint", "--max-file-size", "4K", "big.json"]);
     assert_eq!(code(&output), 1, "{}", text(&output.stderr));

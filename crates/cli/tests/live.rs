@@ -102,7 +102,10 @@ fn server_that_cannot_start_exits_2() {
             &[command, "--stdio", "--", "./no-such-server-here"],
         );
         assert_eq!(code(&output), 2);
-        assert!(output.stdout.is_empty());
+        // `lint` still writes its report, which names the server (see `only_source_failed`).
+        if command == "fetch" {
+            assert!(output.stdout.is_empty());
+        }
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert!(
             stderr.starts_with("error: server stdio:./no-such-server-here: could not start"),
@@ -219,4 +222,141 @@ fn live_sources_are_named_without_arguments() {
         report["diagnostics"][0]["file"], "checkout\\u{1b}[2J",
         "{report}"
     );
+}
+
+/// A run whose only source fails still writes every report, with that source and its status in
+/// it: stdout in each machine format, and each `--output-file`; the exit status stays 2.
+#[test]
+fn only_source_failed_is_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(
+        dir.path().join("onefail.json"),
+        r#"{"mcpServers": {"a": {"command": "./no-such-server-here"}}}"#,
+    )
+    .unwrap();
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["--stdio", "--", "./no-such-server-here"],
+            "stdio:./no-such-server-here",
+            "stdio",
+        ),
+        (&["--timeout", "5", "--url", &url], &url, "url"),
+        (
+            &["--config", "onefail.json", "--all-servers"],
+            "onefail.json#a",
+            "config",
+        ),
+        (
+            &["--config", "onefail.json", "--server", "a"],
+            "onefail.json#a",
+            "config",
+        ),
+    ];
+    for (source, name, kind) in cases {
+        let lint = |args: &[&str]| {
+            let mut full = vec!["lint"];
+            full.extend_from_slice(args);
+            full.extend_from_slice(source);
+            let output = run_in(dir.path(), &full);
+            assert_eq!(code(&output), 2, "{full:?}");
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let report: Value = serde_json::from_str(&lint(&["--format", "json"])).unwrap();
+        common::assert_lint_report(&report);
+        let sources = report["sources"].as_array().unwrap();
+        assert_eq!(sources.len(), 1, "{report}");
+        assert_eq!(
+            (
+                &sources[0]["name"],
+                &sources[0]["kind"],
+                &sources[0]["status"]
+            ),
+            (&name.into(), &kind.into(), &"failed-to-start".into()),
+            "{report}"
+        );
+        let sarif: Value = serde_json::from_str(&lint(&["--format", "sarif"])).unwrap();
+        common::assert_sarif(&sarif);
+        let invocation = &sarif["runs"][0]["invocations"][0];
+        assert_eq!(invocation["executionSuccessful"], false, "{sarif}");
+        let notifications = invocation["toolExecutionNotifications"].as_array().unwrap();
+        assert_eq!(notifications.len(), 1, "{sarif}");
+        let junit = lint(&["--format", "junit"]);
+        assert!(junit.contains("errors=\"1\""), "{junit}");
+        assert_eq!(
+            junit.matches("<error type=\"failed-to-start\"").count(),
+            1,
+            "{junit}"
+        );
+        let gitlab: Value = serde_json::from_str(&lint(&["--format", "gitlab"])).unwrap();
+        let issues = gitlab.as_array().unwrap();
+        assert_eq!(issues.len(), 1, "{gitlab}");
+        assert_eq!(issues[0]["check_name"], "mcp-recovery/failed-to-start");
+        let markdown = lint(&["--format", "markdown"]);
+        let row = format!(" | {kind} | failed-to-start |");
+        assert_eq!(markdown.matches(&row).count(), 1, "{markdown}");
+        let github = lint(&["--format", "github"]);
+        let line = "::error title=mcp-recovery failed-to-start::";
+        assert_eq!(github.matches(line).count(), 1, "{github}");
+
+        // Every --output-file is written too, not left empty.
+        std::fs::remove_file(dir.path().join("o.sarif")).ok();
+        lint(&[
+            "--output-file",
+            "sarif=o.sarif",
+            "--output-file",
+            "json=o.json",
+        ]);
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("o.sarif")).unwrap())
+                .unwrap();
+        common::assert_sarif(&written);
+        assert_eq!(
+            written["runs"][0]["invocations"][0]["executionSuccessful"],
+            false
+        );
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("o.json")).unwrap())
+                .unwrap();
+        assert_eq!(written["sources"][0]["name"], name);
+    }
+}
+
+/// A secret holding a character the escape rewrites (a tab, a line break, U+202E) is hidden in
+/// every spelling: the server's output is made inert before it is quoted, and the escaped form
+/// must not slip past the masking.
+#[test]
+fn secrets_the_escape_rewrites_stay_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = "printf '%s\\n' \"$API_KEY\"; printf '%s\\n' \"$API_KEY\" >&2; exit 3";
+    for secret in [
+        "sec\tret-value",
+        "sec\u{202e}ret-value",
+        "first-line\nsecond-line",
+    ] {
+        for format in ["human", "json", "sarif"] {
+            let env = format!("API_KEY={secret}");
+            let output = run_in(
+                dir.path(),
+                &[
+                    "lint", "--format", format, "--env", &env, "--stdio", "--", "sh", "-c", server,
+                ],
+            );
+            assert_eq!(code(&output), 2, "{format}");
+            let everything = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            for part in ["ret-value", "first-line", "second-line"] {
+                assert!(!everything.contains(part), "{format}: {everything}");
+            }
+            assert!(everything.contains("***"), "{format}: {everything}");
+        }
+    }
 }

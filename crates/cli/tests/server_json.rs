@@ -297,3 +297,116 @@ fn remotes_census_and_profile() {
     assert!(profiles["profiles"][0]["reached"].is_array());
     assert_eq!(profiles["sources"][1]["status"], "linted");
 }
+
+/// What a registry entry finds before any server starts (a required value unset, a runtime this
+/// machine lacks, an SSE remote) is named once on stderr by the formats that do not list
+/// sources (`lint`'s human output, `census`'s table), as the others list it; a missing `uvx` is
+/// a skip, not a failure.
+#[test]
+fn sources_not_run_are_named_and_a_missing_runtime_is_a_skip() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = json!({"name": "io.example/mixed", "description": "d", "version": "1",
+        "packages": [
+            {"registryType": "npm", "identifier": "needs-token", "version": "1.0.0",
+             "transport": {"type": "stdio"},
+             "environmentVariables": [{"name": "API_TOKEN", "isRequired": true}]},
+            {"registryType": "pypi", "identifier": "some-server", "version": "1.0",
+             "transport": {"type": "stdio"}}],
+        "remotes": [{"type": "sse", "url": "https://h.example/sse"}]});
+    std::fs::write(dir.path().join("server.json"), entry.to_string()).unwrap();
+    // Only the npx stand-in: this machine has no uvx.
+    let bin = runners(dir.path());
+    std::fs::remove_file(bin.join("uvx")).unwrap();
+    let run = |args: &[&str]| {
+        let output = bin_in(dir.path())
+            .args(args)
+            .env("PATH", &bin)
+            .env_remove("API_TOKEN")
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 2, "{args:?}");
+        (
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (stdout, _) = run(&["lint", "--server-json", "server.json", "--format", "json"]);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    common::assert_lint_report(&report);
+    assert_eq!(
+        sources(&report),
+        [
+            ("server.json#/packages/0", "failed-to-start"),
+            ("server.json#/packages/1", "skipped"),
+            ("server.json#/remotes/0", "skipped"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    assert!(
+        report["sources"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("/packages/1: runtime uvx is not installed here"),
+        "{report}"
+    );
+    let lines = [
+        "error: server-json server.json#/packages/0 was not linted (failed-to-start): \
+         server.json: /packages/0/environmentVariables/0: the required environment variable \
+         API_TOKEN is not set",
+        "note: server-json server.json#/packages/1 was not linted (skipped): server.json: \
+         /packages/1: runtime uvx is not installed here",
+        "note: server-json server.json#/remotes/0 was not linted (skipped): server.json: \
+         /remotes/0: the sse transport is not supported",
+    ];
+    for args in [
+        &["lint", "--server-json", "server.json"][..],
+        &["census", "--server-json", "server.json"],
+    ] {
+        let (_, stderr) = run(args);
+        for line in lines {
+            assert_eq!(stderr.matches(line).count(), 1, "{args:?}: {stderr}");
+        }
+    }
+    // The machine formats say it in the report, and stderr stays as it was.
+    let (_, stderr) = run(&["lint", "--server-json", "server.json", "--format", "json"]);
+    assert!(!stderr.contains("was not linted"), "{stderr}");
+}
+
+/// A secret holding a character the escape rewrites is hidden in every spelling, in every
+/// format, when the server echoes it.
+#[test]
+fn secrets_the_escape_rewrites_stay_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = json!({"name": "io.example/failing", "description": "d", "version": "1",
+        "packages": [{"registryType": "npm", "identifier": "failing", "version": "1.0.0",
+            "transport": {"type": "stdio"},
+            "environmentVariables": [{"name": "API_TOKEN", "isRequired": true}]}]});
+    std::fs::write(dir.path().join("server.json"), entry.to_string()).unwrap();
+    for secret in [
+        "tok\tsecret-part",
+        "tok\u{202e}secret-part",
+        "tok-line\nsecret-part",
+    ] {
+        for format in ["human", "json", "sarif", "github", "junit"] {
+            let output = run(
+                dir.path(),
+                &["lint", "--server-json", "server.json", "--format", format],
+                &[("API_TOKEN", secret), ("FAIL", "1")],
+            );
+            assert_eq!(code(&output), 2, "{format}");
+            let everything = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(
+                !everything.contains("secret-part"),
+                "{format}: {everything}"
+            );
+            assert!(
+                everything.contains("token is ***"),
+                "{format}: {everything}"
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 
 pub use mcp_recovery_base::text::REDACTED;
+use mcp_recovery_base::text::{escape_controls, is_unsafe_char};
 use serde_json::Value;
 
 /// Secrets shorter than this are not redacted: replacing every `1` or `on` in a message would
@@ -33,17 +34,20 @@ impl Secrets {
     }
 
     /// Adds one more value (and, for `Scheme credentials` values such as `Bearer abc…`, the
-    /// credentials alone, which a server may echo without the scheme).
+    /// credentials alone, which a server may echo without the scheme), in every spelling it may
+    /// be printed in (see [`spellings`]).
     pub fn add(&mut self, value: String) {
         let value = value.trim().to_string();
         if let Some((_, credentials)) = value.split_once(' ') {
             let credentials = credentials.trim();
             if credentials.chars().count() >= MIN_SECRET_CHARS {
-                self.push(credentials.to_string());
+                spellings(credentials)
+                    .into_iter()
+                    .for_each(|s| self.push(s));
             }
         }
         if value.chars().count() >= MIN_SECRET_CHARS {
-            self.push(value);
+            spellings(&value).into_iter().for_each(|s| self.push(s));
         }
     }
 
@@ -129,6 +133,49 @@ impl Secrets {
     }
 }
 
+/// The spellings of a secret that text handed out may hold: the value itself; the value made
+/// inert as every quoted excerpt is (a tab as `\t`, U+202E as `\u{202e}`), since server output
+/// is escaped before it is redacted; the value as a JSON string writes it (`\t`, `\u202e`),
+/// which a server may echo in a body; and, for a value of several lines, each line long enough,
+/// since a server that prints the value is read a line at a time.
+fn spellings(value: &str) -> Vec<String> {
+    let mut out = vec![value.to_owned()];
+    let mut more = |spelling: String| {
+        if spelling.chars().count() >= MIN_SECRET_CHARS && !out.contains(&spelling) {
+            out.push(spelling);
+        }
+    };
+    more(escape_controls(value).into_owned());
+    more(json_spelling(value));
+    if value.contains(['\n', '\r']) {
+        value
+            .split(['\n', '\r'])
+            .for_each(|line| more(line.trim().to_owned()));
+    }
+    out
+}
+
+/// `value` as the inside of a JSON string, with every character that is unsafe on a terminal
+/// written as a `\uXXXX` escape (as `ensure_ascii` encoders and `mcp-recovery` itself write it).
+fn json_spelling(value: &str) -> String {
+    let quoted = serde_json::to_string(value).unwrap_or_default();
+    let inner = quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or(&quoted);
+    let mut out = String::with_capacity(inner.len());
+    for c in inner.chars() {
+        if is_unsafe_char(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -150,6 +197,38 @@ mod tests {
         let secrets = Secrets::new(["s3cret-token"]);
         assert_eq!(secrets.redact("auth: s3cret-to…"), "auth: ***…");
         assert_eq!(secrets.redact("auth: s3c…"), "auth: s3c…");
+    }
+
+    #[test]
+    fn escaped_spellings_are_redacted_too() {
+        // Server output is made inert before it is redacted: the escaped spelling must go too.
+        for secret in ["sec\tret", "SEC\u{202e}RETtok", "ENV\u{1b}[31mKEY"] {
+            let secrets = Secrets::new([secret]);
+            let escaped = escape_controls(secret);
+            assert_ne!(escaped, secret);
+            let line = format!("line 1 of stdout is not JSON: `{escaped}`");
+            assert_eq!(secrets.redact(&line), "line 1 of stdout is not JSON: `***`");
+            assert_eq!(secrets.redact(&format!("raw {secret}")), "raw ***");
+            let json = serde_json::to_string(&json!({"key": secret})).unwrap();
+            assert_eq!(secrets.redact(&json), r#"{"key":"***"}"#, "{json}");
+            // Cut inside the escaped spelling: the beginning goes too.
+            let cut = format!("key: {}…", &escaped[..escaped.len() - 2]);
+            assert_eq!(secrets.redact(&cut), "key: ***…");
+        }
+        // An ensure_ascii JSON encoder writes U+202E as \u202e.
+        let secrets = Secrets::new(["SEC\u{202e}RETtok"]);
+        assert_eq!(
+            secrets.redact(r#"{"k": "SEC\u202eRETtok"}"#),
+            r#"{"k": "***"}"#
+        );
+        // A value over several lines is printed a line at a time.
+        let secrets = Secrets::new(["first-line\nsecond-line"]);
+        assert_eq!(
+            secrets.redact("`first-line` then `second-line` and `first-line\\nsecond-line`"),
+            "`***` then `***` and `***`"
+        );
+        // Short values stay unredacted, whatever their escaped spelling.
+        assert!(Secrets::new(["a\tb"]).is_empty());
     }
 
     #[test]

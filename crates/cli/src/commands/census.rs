@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use mcp_recovery_census::{CensusBuilder, CensusOptions, census_paths_observed};
+use mcp_recovery_census::{
+    CensusBuilder, CensusOptions, census_files_observed, collect_files_listing_missing,
+};
 use mcp_recovery_model::locate_tools;
 
 use crate::args::documents::{CensusArgs, CensusFormat};
@@ -22,6 +24,8 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     };
     // Live servers each get a report (files are accounted by the census itself).
     let mut sources: Option<Vec<SourceReport>> = None;
+    // Paths given that do not exist: listed as not read, and the run exits 2.
+    let mut missing = Vec::new();
     let servers = match (&args.live, &args.server_json) {
         (Some(config), _) => Some(crate::live::configured_sources(
             config,
@@ -34,6 +38,13 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         })?),
         (None, None) => None,
     };
+    if let (Some((_, skipped)), Some(_), CensusFormat::Table) =
+        (&servers, &args.server_json, args.format)
+    {
+        // What a registry entry found before any server started, for the format that does not
+        // list sources (a client config says its own).
+        skipped.iter().for_each(crate::live::tell);
+    }
     let census = match servers {
         Some((servers, skipped)) => {
             let mut builder =
@@ -68,7 +79,9 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         None => {
             let shown = progress::wanted(args.quiet);
             let mut progress = None;
-            let census = census_paths_observed(&args.paths, &options, |done, total| {
+            let (files, not_found) = collect_files_listing_missing(&args.paths);
+            missing = not_found;
+            let census = census_files_observed(&files, &options, |done, total| {
                 progress
                     .get_or_insert_with(|| Progress::counter(shown, total, "files"))
                     .step_to(done);
@@ -113,6 +126,12 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             path: path.display().to_string(),
             source,
         })?;
+    }
+    for error in &missing {
+        crate::errors::report(&Failure::Usage(error.to_string()));
+    }
+    if !missing.is_empty() {
+        return Ok(ExitCode::from(2));
     }
     let unfetched = reports.iter().filter(|r| r.status.failed()).count();
     if unfetched > 0 {

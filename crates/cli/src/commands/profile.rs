@@ -21,7 +21,7 @@ use crate::{Failure, pretty};
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
     /// The tools/list document (`-` for stdin); or name a live server with `--stdio`/`--url`.
-    #[arg(value_name = "TOOLS", conflicts_with_all = ["stdio", "url"])]
+    #[arg(value_name = "TOOLS", conflicts_with_all = ["stdio", "url", "servers", "all_servers"])]
     pub input: Option<PathBuf>,
     /// Apply this overlay (JSON or TOML) first.
     #[arg(long, value_name = "FILE")]
@@ -32,11 +32,17 @@ pub struct ProfileArgs {
     /// Profile the servers an MCP Registry `server.json` declares (or every one in a
     /// directory): packages started with npx, uvx or docker, remotes over Streamable HTTP. The
     /// JSON output is then `{"profiles": [...], "sources": [...]}`.
-    #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["input", "stdio", "url", "overlay"])]
+    #[arg(long, value_name = "FILE|DIR",
+          conflicts_with_all = ["input", "stdio", "url", "overlay", "servers", "all_servers"])]
     pub server_json: Option<PathBuf>,
     /// A live server to profile.
     #[command(flatten)]
     pub server: ServerArgs,
+    /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server NAME to profile;
+    /// with --all-servers (or several --server), every one, the JSON output then being
+    /// `{"profiles": [...], "sources": [...]}`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "stdio", "url", "server_json"])]
+    pub config: Option<PathBuf>,
 }
 
 /// Output formats of `profile`.
@@ -51,14 +57,28 @@ pub enum ProfileFormat {
 /// Runs `profile`.
 pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.server_json {
-        return run_server_json(args, path);
+        let base = live::options(&args.server)?;
+        let (servers, sources) =
+            crate::server_json::with_real_host(|host| crate::server_json::load(path, &base, host))?;
+        return run_servers(args, servers, sources);
+    }
+    if args.server.all_servers || args.server.servers.len() > 1 {
+        if args.overlay.is_some() {
+            return Err(Failure::Usage(
+                "--overlay applies to one server: name it with --server NAME".to_owned(),
+            ));
+        }
+        let (servers, sources) =
+            live::server_sources(&args.server, args.config.as_deref())?.unwrap_or_default();
+        return run_servers(args, servers, sources);
     }
     let overlay = args
         .overlay
         .as_deref()
         .map(LoadedOverlay::read)
         .transpose()?;
-    let (mut document, shown) = match live::Server::from_args(&args.server)? {
+    let server = live::one_server(&args.server, args.config.as_deref(), "profile")?;
+    let (mut document, shown) = match server {
         Some(server) => {
             let shown = server.name();
             let (document, name) = server
@@ -72,9 +92,10 @@ pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
         None => {
             let Some(path) = &args.input else {
                 return Err(Failure::Usage(
-                        "profile needs a tools/list file, or a server: --stdio -- CMD ARGS... or --url URL"
-                            .to_owned(),
-                    ));
+                    "profile needs a tools/list file, or a server: --stdio -- CMD ARGS..., \
+                         --url URL or --config FILE --server NAME"
+                        .to_owned(),
+                ));
             };
             (read_json(path)?, path.display().to_string())
         }
@@ -94,12 +115,14 @@ pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `profile --server-json`: every server the entries declare, profiled, and what became of each
-/// (exit 2 when one could not be fetched, or none was).
-fn run_server_json(args: &ProfileArgs, path: &std::path::Path) -> Result<ExitCode, Failure> {
-    let base = live::options(&args.server)?;
-    let (servers, mut sources) =
-        crate::server_json::with_real_host(|host| crate::server_json::load(path, &base, host))?;
+/// `profile --server-json` (every server the entries declare) and `profile --config FILE
+/// --all-servers`: each server profiled, and what became of each, `sources` holding those that
+/// were not run already (exit 2 when one could not be fetched, or none was).
+fn run_servers(
+    args: &ProfileArgs,
+    servers: Vec<live::Server>,
+    mut sources: Vec<SourceReport>,
+) -> Result<ExitCode, Failure> {
     let mut profiles = Vec::new();
     for server in &servers {
         let fetched = match server.fetch_full(args.server.verbose) {

@@ -25,7 +25,7 @@ use mcp_recovery_adoption::suggest::{
 #[derive(Debug, Args)]
 pub struct SuggestArgs {
     /// The tools/list document (`-` for stdin); or name a live server with `--stdio`/`--url`.
-    #[arg(value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
+    #[arg(value_name = "FILE", conflicts_with_all = ["stdio", "url", "servers", "all_servers"])]
     pub input: Option<PathBuf>,
     /// Write the overlay here instead of stdout (TOML for `*.toml`, JSON otherwise).
     #[arg(long, value_name = "FILE", value_parser = crate::args::values::written_path)]
@@ -46,6 +46,10 @@ pub struct SuggestArgs {
     /// A live server to draft the overlay for.
     #[command(flatten)]
     pub server: ServerArgs,
+    /// The MCP client config (Claude Desktop, Cursor, VS Code) whose --server NAME to draft the
+    /// overlay for.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "stdio", "url"])]
+    pub config: Option<PathBuf>,
 }
 
 /// Formats of the drafted overlay.
@@ -70,7 +74,8 @@ pub enum ConfidenceArg {
 /// out on stderr.
 pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
     let progress = Progress::spinner(progress::wanted(args.quiet));
-    let (document, server_name, shown) = match live::Server::from_args(&args.server)? {
+    let server = live::one_server(&args.server, args.config.as_deref(), "suggest")?;
+    let (document, server_name, shown) = match server {
         Some(server) => {
             let shown = server.name();
             progress.say(format!("starting {shown}"));
@@ -82,9 +87,10 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
         None => {
             let Some(path) = &args.input else {
                 return Err(Failure::Usage(
-                        "suggest needs a tools/list file, or a server: --stdio -- CMD ARGS... or --url URL"
-                            .to_owned(),
-                    ));
+                    "suggest needs a tools/list file, or a server: --stdio -- CMD ARGS..., \
+                         --url URL or --config FILE --server NAME"
+                        .to_owned(),
+                ));
             };
             (read_json(path)?, None, path.display().to_string())
         }

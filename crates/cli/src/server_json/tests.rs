@@ -13,6 +13,7 @@ fn plan(item: Value, env: &[(&str, &str)], docker: bool) -> Result<Planned, NotR
     let host = Host {
         env: &lookup,
         docker: &docker_fn,
+        installed: &|_| true,
     };
     match item.get("registryType") {
         Some(_) => package(&item, "/packages/0", &host),
@@ -160,4 +161,32 @@ fn remotes_speak_streamable_http_and_sse_is_skipped() {
         panic!("not http")
     };
     assert_eq!(url, "https://h.example/{x}/mcp");
+}
+
+#[test]
+fn a_runtime_this_machine_lacks_is_skipped() {
+    let lookup = |_: &str| None;
+    let docker = || false;
+    let only_npx = |program: &str| program == "npx";
+    let host = Host {
+        env: &lookup,
+        docker: &docker,
+        installed: &only_npx,
+    };
+    let npm = json!({"registryType": "npm", "identifier": "x", "transport": {"type": "stdio"}});
+    assert!(package(&npm, "/packages/0", &host).is_ok());
+    let pypi = json!({"registryType": "pypi", "identifier": "x", "transport": {"type": "stdio"}});
+    let (status, reason) = package(&pypi, "/packages/0", &host).unwrap_err();
+    assert_eq!(status, Status::Skipped);
+    assert_eq!(
+        reason,
+        "/packages/0: runtime uvx is not installed here (not found on the PATH)"
+    );
+    // A required value that is missing still fails the entry first.
+    let needs = json!({"registryType": "pypi", "identifier": "x", "transport": {"type": "stdio"},
+        "environmentVariables": [{"name": "K", "isRequired": true}]});
+    assert_eq!(
+        package(&needs, "/packages/0", &host).unwrap_err().0,
+        Status::FailedToStart
+    );
 }

@@ -304,3 +304,25 @@ pub fn assert_lint_report(report: &Value) {
         .collect();
     assert!(errors.is_empty(), "{errors:?}\n{report}");
 }
+
+/// Checks a SARIF log against the OASIS SARIF 2.1.0 schema in `../shared/data` beside the
+/// repository, where CI keeps it (`cargo xtask check-shared` requires it); without it, only the
+/// shape the tests read is there.
+pub fn assert_sarif(log: &Value) {
+    assert_eq!(log["version"], "2.1.0", "{log}");
+    assert!(log["runs"][0]["invocations"][0].is_object(), "{log}");
+    let path = root().join("../shared/data/sarif-schema-2.1.0.json");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{log}");
+}

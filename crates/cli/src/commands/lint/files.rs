@@ -53,8 +53,7 @@ pub fn lint(
         Some(_) => 1,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
-    let several = inputs.len() > 1;
-    let lint = |input: &inputs::Input| lint_one(input, linter, overlay, several);
+    let lint = |input: &inputs::Input| lint_one(input, linter, overlay);
     let weight = |linted: &Result<Linted, Failure>| linted.as_ref().map_or(0, |l| l.source.len());
     let mut overlay_findings = None;
     map_in_order(&inputs, threads, lint, weight, |linted| {
@@ -80,13 +79,12 @@ pub fn lint(
     Ok(overlay_findings)
 }
 
-/// Reads and lints one input (on a worker thread). With `several` inputs, one that cannot be
-/// read is reported and the rest still run.
+/// Reads and lints one input (on a worker thread). One that cannot be read is reported (the
+/// only one too, so that every report states it) and the rest still run.
 fn lint_one(
     input: &inputs::Input,
     linter: &Linter,
     overlay: Option<&LoadedOverlay>,
-    several: bool,
 ) -> Result<Linted, Failure> {
     let kind = match input {
         inputs::Input::Stdin => Kind::Stdin,
@@ -94,7 +92,7 @@ fn lint_one(
     };
     let source = match input.read() {
         Ok(source) => source,
-        Err(failure) if several => {
+        Err(failure) => {
             crate::errors::report(&failure);
             return Ok(Linted {
                 name: input.display(),
@@ -109,7 +107,6 @@ fn lint_one(
                 overlay: None,
             });
         }
-        Err(failure) => return Err(failure),
     };
     let (report, overlay) = match overlay {
         Some(overlay) => {

@@ -37,8 +37,11 @@ pub fn conclude(args: &LintArgs, deny_warnings: bool, tally: Tally) -> Result<Ex
             all_findings.len()
         );
     }
-    let stale = baseline.map(|b| b.stale()).unwrap_or(Stale(Vec::new()));
-    report_stale(args, &stale);
+    let (stale, elsewhere) = match &baseline {
+        Some(baseline) => (baseline.stale(), baseline.names_nothing_here()),
+        None => (Stale(Vec::new()), false),
+    };
+    report_stale(args, &stale, elsewhere);
     let failing = [
         (Severity::Error, summary.errors),
         (Severity::Warning, summary.warnings),
@@ -68,8 +71,9 @@ pub fn conclude(args: &LintArgs, deny_warnings: bool, tally: Tally) -> Result<Ex
     })
 }
 
-/// Lists the baseline entries that no longer match a finding, on stderr.
-fn report_stale(args: &LintArgs, stale: &Stale) {
+/// Lists the baseline entries that no longer match a finding, on stderr; `elsewhere`: none of
+/// the files the baseline names exists here.
+fn report_stale(args: &LintArgs, stale: &Stale, elsewhere: bool) {
     if stale.0.is_empty() {
         return;
     }
@@ -94,6 +98,13 @@ fn report_stale(args: &LintArgs, stale: &Stale) {
     );
     for line in stale.lines() {
         let _ = writeln!(err, "  {line}");
+    }
+    if elsewhere {
+        let _ = writeln!(
+            err,
+            "note: none of the files the baseline names exists here: its paths are relative to \
+             the directory lint ran in when it was written; run lint from there"
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 use mcp_recovery_validator::{Linter, Report};
 
 use crate::Failure;
-use crate::args::lint::LintArgs;
+use crate::args::lint::{Format, LintArgs};
 use crate::commands::lint::report::{Document, Reporter};
 use crate::live;
 use crate::overlay::LoadedOverlay;
@@ -35,11 +35,17 @@ pub fn lint(
     reporter: &mut Reporter,
 ) -> Result<Option<Report>, Failure> {
     let mut overlay_findings = None;
+    // A client config says its own on stderr; what a registry entry found before any server
+    // started is said here, for the format that does not list sources.
+    let tell = args.format == Format::Human && args.server_json.is_some();
     for report in skipped {
+        if tell {
+            live::tell(&report);
+        }
         reporter.document(&report.name.clone(), report.kind, Err(report))?;
     }
-    // One section per server; one that cannot be reached is reported and the rest still run
-    // (always for a registry entry, whose packages are sources of one file).
+    // One section per server; one that cannot be reached is reported (the only one too, so
+    // that every report states it) and the rest still run.
     let several = servers.len() > 1 || args.server_json.is_some();
     let progress = Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
     for server in &servers {
@@ -52,13 +58,12 @@ pub fn lint(
             protocol,
         } = match fetched {
             Ok(fetched) => fetched,
-            Err(error) if several => {
+            Err(error) => {
                 let report = progress.suspend(|| live::report(server, error));
                 progress
                     .suspend(|| reporter.document(&server.name(), server.kind(), Err(report)))?;
                 continue;
             }
-            Err(error) => return Err(Failure::server(server.name())(error)),
         };
         // Linted as pretty text, so that findings have lines to point at.
         let text = live::document_text(&fetched)?;
