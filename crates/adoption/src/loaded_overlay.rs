@@ -79,14 +79,23 @@ impl LoadedOverlay {
         }
     }
 
+    /// Fails when the overlay names a server other than the one a saved `tools/list` names
+    /// (a 2026-07-28 result's `_meta`, of the response or of the result alone).
+    pub fn check_document(&self, document: &Value) -> Result<(), OverlayError> {
+        let result = document.get("result").unwrap_or(document);
+        self.check_server(mcp_recovery_model::server_name(result))
+    }
+
     /// Applies the overlay to `document` for a command that reads the merged list (`plan`,
-    /// `convert`): a tool the server does not list refuses the overlay, a conflict is a warning
-    /// line on `warnings`. Both name the overlay file, line and column.
+    /// `convert`): a list that names another server, or a tool the server does not list,
+    /// refuses the overlay; a conflict is a warning line on `warnings`. Each names the overlay
+    /// file (and line and column where there is one).
     pub fn apply_to(
         &self,
         document: &mut Value,
         warnings: &mut dyn Write,
     ) -> Result<(), OverlayError> {
+        self.check_document(document)?;
         let linter = Linter::new(LintOptions {
             select: vec!["R008".to_owned(), "R009".to_owned()],
             ..LintOptions::default()

@@ -80,3 +80,62 @@ fn an_overlay_for_another_server_is_refused_in_every_revision() {
         }
     }
 }
+
+/// A saved 2026-07-28 `tools/list` names its server in `_meta`: every command that applies an
+/// overlay to a saved list refuses one for another server, as it does live.
+#[test]
+fn an_overlay_for_another_server_is_refused_on_a_saved_list() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("other.toml"),
+        "server = \"other\"\n[tools.x.annotations]\ntitle = \"x\"\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("trace.jsonl"), "").unwrap();
+    let tools = r#"{"tools": [{"name": "x", "inputSchema": {"type": "object"}}],
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "saved-server", "version": "1"}}}"#;
+    for (file, document) in [
+        ("list.json", tools.to_owned()),
+        (
+            "response.json",
+            format!(r#"{{"jsonrpc": "2.0", "id": 1, "result": {tools}}}"#),
+        ),
+    ] {
+        fs::write(dir.path().join(file), document).unwrap();
+        for command in [
+            vec!["lint", "--overlay", "other.toml", file],
+            vec![
+                "plan",
+                "--tools",
+                file,
+                "--trace",
+                "trace.jsonl",
+                "--overlay",
+                "other.toml",
+            ],
+            vec![
+                "convert",
+                "--to",
+                "compensate",
+                "--overlay",
+                "other.toml",
+                file,
+            ],
+            vec!["profile", "--overlay", "other.toml", file],
+        ] {
+            let output = bin()
+                .current_dir(dir.path())
+                .args(&command)
+                .output()
+                .unwrap();
+            assert_eq!(code(&output), 2, "{command:?}: {output:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains(
+                    "the overlay is for server 'other', but the server names itself 'saved-server'"
+                ),
+                "{command:?}: {stderr}"
+            );
+        }
+    }
+}

@@ -110,6 +110,12 @@ fn lint_one(
     };
     let (report, overlay) = match overlay {
         Some(overlay) => {
+            // A saved 2026-07-28 list names its server: an overlay for another is refused.
+            if overlay.overlay.server().is_some()
+                && let Ok(document) = mcp_recovery_model::json::from_slice(&source)
+            {
+                overlay.check_document(&document)?;
+            }
             let both = linter.lint_source_with_overlay(&source, &overlay.overlay, &overlay.text);
             (both.document, Some(both.overlay))
         }
