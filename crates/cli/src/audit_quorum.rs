@@ -11,13 +11,21 @@ use mcp_recovery_journal::keys::PublicKey;
 use mcp_recovery_proxy::{ApprovalRule, Class, PolicyFile, canonical};
 use serde_json::{Map, Value};
 
-/// What is wrong with the journal's decisions, one line per call (empty when nothing is).
-pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String> {
-    let keys: HashMap<&str, PublicKey> = policy
-        .approvers
-        .iter()
-        .filter_map(|a| Some((a.name.as_str(), PublicKey::from_hex(&a.key).ok()?)))
-        .collect();
+/// A call or compensation that an `[[approvals]]` rule of the policy gates, with the latest
+/// approval of its session and tool (and client request, for calls) when there is one.
+pub struct Gated<'r> {
+    /// Its `call.intent` or `compensation.intent` record.
+    pub record: &'r Map<String, Value>,
+    pub rule: &'r ApprovalRule,
+    pub approval: Option<&'r Map<String, Value>>,
+    pub session: String,
+    pub name: String,
+    /// `seq N 'name' (session S)`, escaped, for messages.
+    pub shown: String,
+}
+
+/// Every call and compensation of the journal that the policy gates, in journal order.
+pub fn gated<'r>(records: &'r [Map<String, Value>], policy: &'r PolicyFile) -> Vec<Gated<'r>> {
     let text = |record: &Map<String, Value>, name: &str| {
         record
             .get(name)
@@ -27,7 +35,7 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
     };
     // The latest approval of each session and tool (and client request, for calls).
     let mut approvals: HashMap<(String, String, String), &Map<String, Value>> = HashMap::new();
-    let mut problems = Vec::new();
+    let mut found = Vec::new();
     for record in records {
         let kind = text(record, "kind");
         let compensating = record.get("compensation") == Some(&Value::Bool(true))
@@ -68,7 +76,34 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
             escape_controls(name),
             escape_controls(&key.0)
         );
-        let Some(approval) = approvals.get(&key) else {
+        found.push(Gated {
+            record,
+            rule,
+            approval: approvals.get(&key).copied(),
+            session: key.0.clone(),
+            name: key.1.clone(),
+            shown,
+        });
+    }
+    found
+}
+
+/// What is wrong with the journal's decisions, one line per call (empty when nothing is).
+pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String> {
+    let keys: HashMap<&str, PublicKey> = policy
+        .approvers
+        .iter()
+        .filter_map(|a| Some((a.name.as_str(), PublicKey::from_hex(&a.key).ok()?)))
+        .collect();
+    let mut problems = Vec::new();
+    for Gated {
+        rule,
+        approval,
+        shown,
+        ..
+    } in gated(records, policy)
+    {
+        let Some(approval) = approval else {
             problems.push(format!(
                 "{shown} ran with no approval record; it needs {} of {}",
                 rule.quorum,

@@ -8,53 +8,28 @@
 use std::collections::HashMap;
 
 use mcp_recovery_base::text::escape_controls;
-use mcp_recovery_proxy::{Class, PolicyFile, call_digest, glob_match};
+use mcp_recovery_proxy::{PolicyFile, call_digest};
 use serde_json::{Map, Value, json};
+
+use crate::audit_quorum::{Gated, gated};
 
 /// What ties an approval to a call that is not the call it approved (one line per call), and
 /// the calls whose digest cannot be recomputed because the journal holds them redacted.
 pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String>, Vec<String>) {
-    let text = |record: &Map<String, Value>, name: &str| {
-        record
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let mut approvals: HashMap<(String, String, String), &Map<String, Value>> = HashMap::new();
     // Each approval request id, with the call it decided first and that call's seq.
     let mut decided: HashMap<String, (String, String)> = HashMap::new();
     let (mut problems, mut notes) = (Vec::new(), Vec::new());
-    for record in records {
-        let kind = text(record, "kind");
-        let compensating = record.get("compensation") == Some(&Value::Bool(true))
-            || kind.starts_with("compensation.");
-        let request = if compensating {
-            String::new()
-        } else {
-            record
-                .get("request")
-                .map(Value::to_string)
-                .unwrap_or_default()
-        };
-        let key = (text(record, "session"), text(record, "name"), request);
-        if kind == "approval" {
-            approvals.insert(key, record);
-            continue;
-        }
-        if kind != "call.intent" && kind != "compensation.intent" {
-            continue;
-        }
-        let class = record
-            .get("class")
-            .cloned()
-            .and_then(|c| serde_json::from_value::<Class>(c).ok());
-        let (session, name) = (&key.0, &key.1);
-        let gated = policy.approvals.iter().any(|r| match class {
-            Some(class) => r.matches(name, class),
-            None => r.pattern.as_ref().is_some_and(|p| glob_match(p, name)),
-        });
-        let Some(approval) = approvals.get(&key).filter(|_| gated) else {
+    for Gated {
+        record,
+        approval,
+        session,
+        name,
+        shown,
+        ..
+    } in gated(records, policy)
+    {
+        let Some(approval) = approval else {
+            // No approval: the quorum check names the call.
             continue;
         };
         let (Some(id), Some(digest)) = (
@@ -65,11 +40,10 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String
             continue;
         };
         let seq = record.get("seq").map(Value::to_string).unwrap_or_default();
-        let shown = format!(
-            "seq {seq} '{}' (session {})",
-            escape_controls(name),
-            escape_controls(session)
-        );
+        let kind = record
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         // A compensation sent again (a further attempt) is the same call.
         let call = json!([session, kind, record.get("call"), record.get("part"), name]).to_string();
         match decided.get(id) {
@@ -86,7 +60,7 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String
         let recomputed = record
             .get("arguments")
             .and_then(Value::as_object)
-            .map(|arguments| call_digest(session, name, arguments));
+            .map(|arguments| call_digest(&session, &name, arguments));
         if recomputed.as_deref() == Some(digest) {
             continue;
         }
