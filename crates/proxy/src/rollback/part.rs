@@ -141,6 +141,7 @@ impl Part<'_> {
             0
         };
         let mut sent = 0;
+        let mut last = String::new();
         for attempt in 1..=retries.saturating_add(1) {
             if let Some(why) = effects.unsent() {
                 let reason =
@@ -173,6 +174,7 @@ impl Part<'_> {
             {
                 return Ok(PartEnd::Done { now: true });
             }
+            last = why_not(&reply);
             if let Reply::Lost(_) = reply
                 && !idempotent
             {
@@ -183,7 +185,7 @@ impl Part<'_> {
             return Ok(PartEnd::Skipped);
         }
         attention.push(format!(
-            "{}: its compensation {label} did not succeed",
+            "{}: its compensation {label} did not succeed ({last})",
             call.name
         ));
         Ok(PartEnd::Failed)
@@ -249,4 +251,35 @@ impl Part<'_> {
         effects.journal(Kind::Approval, record)?;
         Ok((!verdict.approved).then_some(verdict.reason))
     }
+}
+
+/// Why a compensating call did not succeed, in a few words the server gave: the text of a
+/// result with `isError: true`, the message of a JSON-RPC error, or why no answer came.
+fn why_not(reply: &Reply) -> String {
+    const MAX_CHARS: usize = 200;
+    let said = match reply {
+        Reply::Result(result) => {
+            let text: Vec<&str> = result
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|item| item.get("text").and_then(Value::as_str))
+                .collect();
+            if text.is_empty() {
+                "the server answered isError: true".to_owned()
+            } else {
+                format!("the server answered: {}", text.join(" "))
+            }
+        }
+        Reply::Error(error) => format!(
+            "the server answered with an error: {}",
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)")
+        ),
+        Reply::Lost(reason) => reason.clone(),
+    };
+    mcp_recovery_base::text::excerpt(&said, MAX_CHARS)
 }

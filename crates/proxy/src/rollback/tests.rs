@@ -212,7 +212,9 @@ impl Effects for Failing {
     fn call_tool(&mut self, name: &str, arguments: &Map<String, Value>, t: Duration) -> Reply {
         let reply = self.inner.call_tool(name, arguments, t);
         if self.fail.contains(&name) {
-            Reply::Result(json!({"content": [], "isError": true}))
+            Reply::Result(
+                json!({"content": [{"type": "text", "text": "the node\u{1b}[2J is gone"}], "isError": true}),
+            )
         } else {
             reply
         }
@@ -324,7 +326,10 @@ fn a_failed_call_stops_the_undo() {
     assert_eq!((report.compensated, report.failed), (0, 1));
     assert_eq!(
         report.attention,
-        ["drop_node: its compensation 'put_edges' (call 2 of 3) did not succeed"]
+        // What the server said comes with it, escaped.
+        [
+            "drop_node: its compensation 'put_edges' (call 2 of 3) did not succeed (the server answered: the node\\u{1b}[2J is gone)"
+        ]
     );
     assert!(report.undone.is_empty());
 }
