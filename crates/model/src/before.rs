@@ -20,10 +20,10 @@ pub struct BeforeImage {
     /// Its arguments: bindings reading only the call's arguments (`$request.body…`), templates
     /// and map bindings of them, and constants.
     pub arguments: Map<String, Value>,
-    /// The compensation when the read succeeded (the target existed).
-    pub found: Option<Undo>,
-    /// The compensation when the read returned `isError: true` (the target did not exist).
-    pub missing: Option<Undo>,
+    /// What to do when the read succeeded (the target existed).
+    pub found: Option<Outcome>,
+    /// What to do when the read returned `isError: true` (the target did not exist).
+    pub missing: Option<Outcome>,
     /// True when the undo is made only while the read still returns what it returned right
     /// after the call (the after-image): a later change is never overwritten.
     pub unchanged: bool,
@@ -31,6 +31,47 @@ pub struct BeforeImage {
 
 /// The member of a before-image asking for the after-image check.
 const UNCHANGED_MEMBER: &str = "unchanged";
+
+/// What a before-image declares for one outcome of its read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The compensation to make.
+    Undo(Undo),
+    /// `"nothing"`: with this outcome the call changes nothing (a directory created where one
+    /// exists), so there is nothing to undo.
+    Nothing,
+}
+
+/// The spelling of [`Outcome::Nothing`].
+pub const NOTHING: &str = "nothing";
+
+impl Outcome {
+    fn parse(value: &Value, at: &str) -> Result<Self, Fault> {
+        match value {
+            Value::String(text) if text == NOTHING => Ok(Self::Nothing),
+            Value::String(_) => Err(fault(
+                at,
+                format!("an outcome is an undo (an object) or \"{NOTHING}\""),
+            )),
+            _ => Undo::parse(value, at, false).map(Self::Undo),
+        }
+    }
+
+    /// The compensation, unless the outcome changes nothing.
+    pub fn undo(&self) -> Option<&Undo> {
+        match self {
+            Self::Undo(undo) => Some(undo),
+            Self::Nothing => None,
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            Self::Undo(undo) => undo.to_value(),
+            Self::Nothing => Value::String(NOTHING.to_owned()),
+        }
+    }
+}
 
 /// One outcome-conditioned compensation: a call, and the further calls (`then`) made after it,
 /// in order, when one call cannot undo the tool.
@@ -208,11 +249,11 @@ impl BeforeImage {
         let arguments = bindings(members, "arguments", "", Binding::parse_undo, true)?;
         let found = members
             .get("found")
-            .map(|v| Undo::parse(v, "/found", false))
+            .map(|v| Outcome::parse(v, "/found"))
             .transpose()?;
         let missing = members
             .get("missing")
-            .map(|v| Undo::parse(v, "/missing", false))
+            .map(|v| Outcome::parse(v, "/missing"))
             .transpose()?;
         if found.is_none() && missing.is_none() {
             return Err(fault(
@@ -298,6 +339,7 @@ mod tests {
         let parts: Vec<(String, &str)> = image
             .found
             .as_ref()
+            .and_then(Outcome::undo)
             .unwrap()
             .parts()
             .map(|(at, undo)| (at, undo.operation_id.as_str()))
@@ -309,7 +351,14 @@ mod tests {
                 ("/then/0".to_owned(), "create_relations")
             ]
         );
+        // An outcome may say that the call then changes nothing.
+        let nothing = json!({"read": "stat", "arguments": {}, "found": "nothing",
+            "missing": {"operationId": "move", "parameters": {}}});
+        let image = BeforeImage::from_declaration(&nothing).unwrap();
+        assert_eq!(image.found, Some(Outcome::Nothing));
+        assert_eq!(image.to_value(), nothing);
         let cases = [
+            (json!({"read": "r", "found": "none"}), "/found"),
             (json!([]), ""),
             (json!({"read": "r"}), ""),
             (json!({"found": {"operationId": "w"}}), ""),

@@ -48,7 +48,7 @@ mod recovery;
 mod tool;
 mod tool_list;
 
-pub use before::{BEFORE_SECTION, BeforeImage, THEN_MEMBER, Undo};
+pub use before::{BEFORE_SECTION, BeforeImage, NOTHING, Outcome, THEN_MEMBER, Undo};
 pub use binding::{
     BeforeRef, Binding, BindingError, EACH_KEY, Each, MAP_KEY, MapBinding, MapSource, Template,
     TemplatePart, item_reference, template_pattern,
@@ -70,8 +70,8 @@ pub use jsonpath::{JsonPath, JsonPathError, jsonpath_pattern};
 pub use overlay::{Applied, Origin, Overlay, OverlayError, OverlayIssue, OverlaySpan};
 pub use overlay_file::{
     OVERLAY_ANNOTATIONS, OverlayAnnotations, OverlayBefore, OverlayDocument, OverlayFormat,
-    OverlayMatches, OverlayMeta, OverlayResult, OverlayResultSource, OverlayTool, OverlayUndo,
-    OverlayUndoPart, RESULT_SECTION,
+    OverlayMatches, OverlayMeta, OverlayNothing, OverlayOutcome, OverlayResult,
+    OverlayResultSource, OverlayTool, OverlayUndo, OverlayUndoPart, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
 pub use reader::{ResultReader, ResultSource};

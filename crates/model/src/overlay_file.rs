@@ -87,15 +87,34 @@ pub struct OverlayBefore {
     /// Its arguments; bindings read only `$request.body`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Map<String, Value>>,
-    /// The compensation when the read succeeded.
+    /// What to do when the read succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub found: Option<OverlayUndo>,
-    /// The compensation when the read returned `isError: true`.
+    pub found: Option<OverlayOutcome>,
+    /// What to do when the read returned `isError: true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub missing: Option<OverlayUndo>,
+    pub missing: Option<OverlayOutcome>,
     /// Read again right after the call, and undo only while the read still returns that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unchanged: Option<bool>,
+}
+
+/// What a before-image declares for one outcome of its read: the undo, or that the call then
+/// changes nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OverlayOutcome {
+    /// The call changes nothing with this outcome: there is nothing to undo.
+    Nothing(OverlayNothing),
+    /// The compensation to make.
+    Undo(OverlayUndo),
+}
+
+/// `"nothing"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum OverlayNothing {
+    /// The call changes nothing.
+    #[serde(rename = "nothing")]
+    Nothing,
 }
 
 /// One outcome-conditioned compensation of a before-image.

@@ -21,6 +21,9 @@ pub enum Status {
     UnknownOutcome,
     /// The tool changes nothing.
     ReadOnly,
+    /// What the read before the call found means the call changed nothing (an overlay's
+    /// before-image declares the outcome `"nothing"`).
+    Unchanged,
     /// The tool declares that its effect cannot be undone.
     Irreversible,
     /// The tool declares no recovery (or is not in the tool list).
@@ -29,12 +32,13 @@ pub enum Status {
 
 impl Status {
     /// Every status, in the order the documentation lists them.
-    pub const ALL: [Status; 7] = [
+    pub const ALL: [Status; 8] = [
         Self::Compensate,
         Self::Unavailable,
         Self::Failed,
         Self::UnknownOutcome,
         Self::ReadOnly,
+        Self::Unchanged,
         Self::Irreversible,
         Self::NotDeclared,
     ];
@@ -47,6 +51,7 @@ impl Status {
             Self::Failed => "failed",
             Self::UnknownOutcome => "unknown-outcome",
             Self::ReadOnly => "read-only",
+            Self::Unchanged => "unchanged",
             Self::Irreversible => "irreversible",
             Self::NotDeclared => "not-declared",
         }

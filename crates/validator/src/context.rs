@@ -143,7 +143,8 @@ impl<'a> ToolRef<'a> {
             .collect();
         if let Some(image) = self.typed.as_ref().and_then(Tool::before_image) {
             used.push(image.read);
-            for undo in image.found.iter().chain(&image.missing) {
+            let outcomes = image.found.iter().chain(&image.missing);
+            for undo in outcomes.filter_map(mcp_recovery_model::Outcome::undo) {
                 used.extend(undo.parts().map(|(_, part)| part.operation_id.clone()));
             }
         }

@@ -15,7 +15,7 @@ use crate::{Failure, pretty};
 pub fn status_color(status: Status) -> anstyle::Style {
     match status {
         Status::Compensate => GOOD,
-        Status::ReadOnly | Status::Failed => DIM,
+        Status::ReadOnly | Status::Unchanged | Status::Failed => DIM,
         Status::Unavailable | Status::UnknownOutcome => BAD,
         Status::Irreversible | Status::NotDeclared => WARN,
     }

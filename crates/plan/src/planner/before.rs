@@ -4,7 +4,7 @@
 
 use mcp_recovery_base::text::REDACTED;
 use mcp_recovery_model::{
-    BeforeImage, Binding, Carrier, Compensation, ParameterBinding, Tool, holds_text,
+    BeforeImage, Binding, Carrier, Compensation, Outcome, ParameterBinding, Tool, holds_text,
 };
 use serde_json::Value;
 
@@ -47,15 +47,28 @@ impl Planner<'_> {
         } else {
             (&image.missing, "missing")
         };
-        let Some(undo) = undo else {
-            return Step::new(
-                name,
-                Status::Irreversible,
-                format!(
-                    "the read '{}' before the call says the target was {outcome}, and the overlay declares no undo for that",
-                    image.read
-                ),
-            );
+        let undo = match undo {
+            Some(Outcome::Undo(undo)) => undo,
+            Some(Outcome::Nothing) => {
+                return Step::new(
+                    name,
+                    Status::Unchanged,
+                    format!(
+                        "the read '{}' before the call says the target was {outcome}, and the overlay declares that the call then changes nothing",
+                        image.read
+                    ),
+                );
+            }
+            None => {
+                return Step::new(
+                    name,
+                    Status::Irreversible,
+                    format!(
+                        "the read '{}' before the call says the target was {outcome}, and the overlay declares no undo for that",
+                        image.read
+                    ),
+                );
+            }
         };
         let response = self.response(tool, call);
         // `$before.body` reads the read's result as `$response.body` reads the read tool's own.

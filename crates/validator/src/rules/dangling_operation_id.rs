@@ -1,8 +1,8 @@
 use mcp_recovery_model::{BEFORE_SECTION, OVERLAY_META_KEY, escape_token};
 
 use crate::codes::{Rule, declare_rule};
-use crate::finding::{Finding, excerpt};
 use crate::context::{Context, Site};
+use crate::finding::{Finding, excerpt};
 
 declare_rule! {
     /// ## What it does
@@ -59,8 +59,13 @@ fn before_images(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         )];
         for (outcome, role, undo) in [
             ("found", "the undo when the target was found", &image.found),
-            ("missing", "the undo when the target was missing", &image.missing),
+            (
+                "missing",
+                "the undo when the target was missing",
+                &image.missing,
+            ),
         ] {
+            let undo = undo.as_ref().and_then(mcp_recovery_model::Outcome::undo);
             for (part, undo) in undo.iter().flat_map(|u| u.parts()) {
                 named.push((
                     format!("/{outcome}{part}/operationId"),
