@@ -1331,3 +1331,235 @@ fn the_approvals_address_refuses_foreign_hosts_and_origins() {
         "{stderr}"
     );
 }
+
+/// The stdio proxy in front of `upstream`, with `flags`, sent `calls` (tool name and arguments)
+/// one after the other: their answers' results.
+fn through_proxy(
+    dir: &Path,
+    upstream: &str,
+    flags: &[&str],
+    calls: &[(&str, Value)],
+) -> Vec<Value> {
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(dir)
+        .arg("proxy")
+        .args(flags)
+        .args(["--url", upstream]);
+    let (child, mut stdin, mut lines) = common::spawn_piped(&mut command);
+    let _running = Running(child);
+    let mut ask = |id: usize, method: &str, params: Value| -> Value {
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        message["params"] = params;
+        writeln!(stdin, "{message}").unwrap();
+        loop {
+            let answer: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+    };
+    ask(0, "initialize", common::initialize_params());
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, arguments))| {
+            let params = json!({"name": name, "arguments": arguments});
+            ask(i + 1, "tools/call", params)["result"].clone()
+        })
+        .collect()
+}
+
+/// The demo server's state, read through a proxy without a journal.
+fn server_state(dir: &Path, upstream: &str) -> Value {
+    let read = through_proxy(dir, upstream, &[], &[("get_state", json!({}))]);
+    read[0]["structuredContent"].clone()
+}
+
+/// A session journaled in `journal.jsonl` by a proxy without a policy in front of the demo
+/// server over HTTP: a charge; then a policy under which refunds need `quorum` of alice, bob and
+/// carol. The server's log, the server and its URL.
+fn charged_session(dir: &Path, quorum: usize) -> (std::path::PathBuf, Running, String) {
+    let log = dir.join("calls.jsonl");
+    let (server, upstream) = common::demo_http(&log);
+    let charge = json!({"customerId": "c-1", "amount": 12.50, "currency": "EUR"});
+    let charged = through_proxy(
+        dir,
+        &upstream,
+        &["--journal", "journal.jsonl"],
+        &[("charge_payment", charge)],
+    );
+    assert_eq!(charged[0]["isError"], Value::Null, "{charged:?}");
+    setup(dir, quorum, 60);
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    std::fs::write(
+        dir.join("policy.toml"),
+        policy.replace("CHARGE_*", "refund_*"),
+    )
+    .unwrap();
+    (log, server, upstream)
+}
+
+/// `rollback --policy policy.toml --approvals-listen 127.0.0.1:0` against `upstream`, its stdout
+/// and stderr in files of `dir`; the running command and its approvals URL.
+fn rollback_taking_decisions(dir: &Path, upstream: &str) -> (Running, String) {
+    let stdout = std::fs::File::create(dir.join("rollback.stdout")).unwrap();
+    let stderr = std::fs::File::create(dir.join("rollback.stderr")).unwrap();
+    let child = Command::new(BIN)
+        .current_dir(dir)
+        .args([
+            "rollback",
+            "--journal",
+            "journal.jsonl",
+            "--policy",
+            "policy.toml",
+        ])
+        .args(["--approvals-listen", "127.0.0.1:0", "--url", upstream])
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let prefix = "mcp-recovery rollback: approvals at ";
+    let mut url = String::new();
+    wait_for("the approvals address", || {
+        let text = std::fs::read_to_string(dir.join("rollback.stderr")).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .map(|u| url = u.to_owned())
+            .is_some()
+    });
+    (Running(child), url)
+}
+
+/// Waits for `child` to exit: its exit code and what it wrote on stdout.
+fn finished(dir: &Path, child: &mut Running) -> (i32, String) {
+    let mut status = None;
+    wait_for("the rollback to end", || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    let stdout = std::fs::read_to_string(dir.join("rollback.stdout")).unwrap();
+    (status.unwrap().code().unwrap(), stdout)
+}
+
+#[test]
+fn rollback_runs_a_compensation_the_rules_gate_once_two_of_three_approve() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let (log, _server, upstream) = charged_session(dir, 2);
+    // Without a place to take decisions, or with one and no [[approvals]], nothing is done.
+    let rollback = ["rollback", "--journal", "journal.jsonl", "--url", &upstream];
+    let output = run_in(dir, &[&rollback[..], &["--policy", "policy.toml"]].concat());
+    assert_eq!(code(&output), 2, "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("need a place to take decisions"),
+        "{stderr}"
+    );
+    std::fs::write(dir.join("none.toml"), "").unwrap();
+    let listen = ["--approvals-listen", "127.0.0.1:0", "--policy", "none.toml"];
+    let output = run_in(dir, &[&rollback[..], &listen[..]].concat());
+    assert_eq!(code(&output), 2, "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("needs a policy with [[approvals]]"),
+        "{stderr}"
+    );
+    assert_eq!(calls_at_server(&log, "refund_payment"), 0);
+
+    let (mut child, url) = rollback_taking_decisions(dir, &upstream);
+    let request = pending(dir, &url);
+    let found = listing(&url)["pending"][0].clone();
+    assert_eq!(found["tool"], "refund_payment", "{found}");
+    assert_eq!(found["compensation"], json!({"undoes": "charge_payment"}));
+    let (status, said) = decide(dir, &url, "alice", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        calls_at_server(&log, "refund_payment"),
+        0,
+        "one is no quorum"
+    );
+    let (status, said) = decide(dir, &url, "carol", &request, "--approve");
+    assert_eq!(status, 0, "{said}");
+    let (status, stdout) = finished(dir, &mut child);
+    assert_eq!(status, 0, "{stdout}");
+    assert!(stdout.contains("1 compensated"), "{stdout}");
+    assert_eq!(calls_at_server(&log, "refund_payment"), 1);
+    assert_eq!(server_state(dir, &upstream)["charges"], json!({}));
+    let journal = dir.join("journal.jsonl");
+    let outcomes = journal_kinds(&journal, "compensation.outcome");
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(outcomes[0]["name"], "refund_payment");
+    assert_eq!(
+        outcomes[0]["result"]["isError"],
+        Value::Null,
+        "{}",
+        outcomes[0]
+    );
+    let approvals = journal_kinds(&journal, "approval");
+    assert_eq!(approvals.len(), 1);
+    let approval = &approvals[0];
+    assert_eq!(
+        (
+            &approval["compensation"],
+            &approval["by"],
+            &approval["decision"]
+        ),
+        (&json!(true), &json!("quorum"), &json!("allow"))
+    );
+    assert_eq!(approval["session"], outcomes[0]["session"]);
+    assert_eq!(approval["approvalRequest"], request.as_str());
+    assert_eq!(approval["callDigest"], found["callDigest"]);
+    let names: Vec<&Value> = approval["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["approver"])
+        .collect();
+    assert_eq!(names, [&json!("alice"), &json!("carol")]);
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+    let (status, out) = audit_with_policy(dir, Some(policy.replace("quorum = 2", "quorum = 3")));
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("'refund_payment'") && out.contains("2 valid approval(s) of the 3"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rollback_leaves_a_compensation_an_approver_denies_needing_attention() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let (log, _server, upstream) = charged_session(dir, 2);
+    let (mut child, url) = rollback_taking_decisions(dir, &upstream);
+    let request = pending(dir, &url);
+    let (status, said) = decide(dir, &url, "bob", &request, "--deny");
+    assert_eq!(status, 0, "{said}");
+    let (status, stdout) = finished(dir, &mut child);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(
+        stdout.contains("needs attention") && stdout.contains("denied by 'bob'"),
+        "{stdout}"
+    );
+    assert_eq!(calls_at_server(&log, "refund_payment"), 0);
+    assert_eq!(
+        server_state(dir, &upstream)["charges"]
+            .as_object()
+            .unwrap()
+            .len(),
+        1
+    );
+    let journal = dir.join("journal.jsonl");
+    assert!(journal_kinds(&journal, "compensation.intent").is_empty());
+    let approvals = journal_kinds(&journal, "approval");
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals[0]["decision"], "deny");
+    assert_eq!(
+        approvals[0]["decisions"][0]["statement"]["decision"],
+        "deny"
+    );
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+}

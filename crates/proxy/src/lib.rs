@@ -14,6 +14,7 @@
 
 mod approval;
 mod approvals_endpoint;
+mod ask_quorum;
 mod classify;
 mod error;
 mod event;
@@ -37,6 +38,7 @@ mod wire;
 
 pub use approval::{Approver, Verdict, describe};
 pub use approvals_endpoint::serve_approvals;
+pub use ask_quorum::ask_quorum;
 pub use classify::{Class, Classification, Source, classify};
 pub use error::{ProxyError, new_session_id};
 pub use event::Event;

@@ -229,6 +229,11 @@ pub struct RollbackArgs {
     /// of them), and that every record is covered by one; a journal that fails is refused.
     #[arg(long = "key", value_name = "PUB")]
     pub keys: Vec<PathBuf>,
+    /// Take the signed decisions for compensations the policy's `[[approvals]]` gate at this
+    /// loopback address (`GET /approvals`, `POST /approvals/{request}`), as `proxy` does;
+    /// --dry-run takes none.
+    #[arg(long, value_name = "ADDR")]
+    pub approvals_listen: Option<SocketAddr>,
 }
 
 /// Arguments of `approve`.

@@ -1,15 +1,19 @@
 //! `mcp-recovery proxy`: put the recovery proxy in front of an MCP server (a command on stdio or
 //! a Streamable HTTP URL), serving the client on stdio or on a loopback HTTP address.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use mcp_recovery_base::text::escape_controls;
 
 use mcp_recovery_client::{Options, Target};
 use mcp_recovery_journal::keys::{PublicKey, SecretKey};
 use mcp_recovery_journal::{Holder, Journal, JournalError};
 use mcp_recovery_proxy::{
-    Action, Approver, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile,
-    ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio,
+    Action, Approver, Board, End, Launch, NamedOverlay, OnFailure, Overlays, Policy, PolicyFile,
+    ProxyError, Settings, UpstreamSpec, new_session_id, run_on_stdio, serve_approvals,
 };
 
 use crate::Failure;
@@ -110,6 +114,67 @@ pub fn read_overlays(paths: &[PathBuf]) -> Result<Vec<LoadedOverlay>, Failure> {
     paths.iter().map(|p| LoadedOverlay::read(p)).collect()
 }
 
+/// The board calls and compensations the policy's `[[approvals]]` gate wait on (`None` without
+/// `[[approvals]]`), served at `listen` (`--approvals-listen`) when given. Refused: a
+/// `signing-secret-env` the policy names that is not set; `[[approvals]]` with no place to take
+/// decisions (`--approvals-listen`, `--listen`, or a fetch URL for every rule);
+/// `--approvals-listen` without `[[approvals]]`. `under_listen` is whether `--listen` (which
+/// serves them too) is given, `None` for a command without it; `command` is the one saying
+/// where the approvals are taken.
+pub fn approvals_board(
+    policy: &Policy,
+    listen: Option<SocketAddr>,
+    under_listen: Option<bool>,
+    command: &str,
+) -> Result<Option<Arc<Board>>, Failure> {
+    if let Some(name) = policy
+        .file
+        .notifies()
+        .filter_map(|n| n.signing_secret_env.as_deref())
+        .find(|name| std::env::var_os(name).is_none_or(|v| v.is_empty()))
+    {
+        // The name, never the value.
+        return Err(Failure::Usage(format!(
+            "the policy's signing-secret-env names {}, which is not set",
+            escape_controls(name)
+        )));
+    }
+    let board = Board::new(&policy.file);
+    match (&board, listen) {
+        (Some(board), Some(address)) => {
+            let bound = serve_approvals(Arc::clone(board), address).map_err(|why| {
+                Failure::Usage(format!("cannot take approvals on {address}: {why}"))
+            })?;
+            eprintln!("mcp-recovery {command}: approvals at http://{bound}/approvals");
+        }
+        (Some(_), None)
+            if under_listen != Some(true)
+                && !policy
+                    .file
+                    .approvals
+                    .iter()
+                    .all(|rule| policy.file.fetch_for(rule).is_some()) =>
+        {
+            let or = if under_listen.is_some() {
+                "--listen, or "
+            } else {
+                ""
+            };
+            return Err(Failure::Usage(format!(
+                "the policy's [[approvals]] need a place to take decisions: \
+                 --approvals-listen 127.0.0.1:PORT (or {or}a fetch URL for every rule)"
+            )));
+        }
+        (None, Some(_)) => {
+            return Err(Failure::Usage(
+                "--approvals-listen needs a policy with [[approvals]]".into(),
+            ));
+        }
+        _ => {}
+    }
+    Ok(board)
+}
+
 /// The server `proxy` starts: the command after `--` (with `--env`), or the --config entry.
 fn server(args: &ProxyArgs) -> Result<Server, Failure> {
     let base = Options {
@@ -187,48 +252,12 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
             )
         })
         .transpose()?;
-    if let Some(name) = policy
-        .file
-        .notifies()
-        .filter_map(|n| n.signing_secret_env.as_deref())
-        .find(|name| std::env::var_os(name).is_none_or(|v| v.is_empty()))
-    {
-        // The name, never the value.
-        return Err(Failure::Usage(format!(
-            "the policy's signing-secret-env names {}, which is not set",
-            mcp_recovery_base::text::escape_controls(name)
-        )));
-    }
-    let approvals = mcp_recovery_proxy::Board::new(&policy.file);
-    match (&approvals, args.approvals_listen) {
-        (Some(board), Some(address)) => {
-            let bound = mcp_recovery_proxy::serve_approvals(std::sync::Arc::clone(board), address)
-                .map_err(|why| {
-                    Failure::Usage(format!("cannot take approvals on {address}: {why}"))
-                })?;
-            eprintln!("mcp-recovery proxy: approvals at http://{bound}/approvals");
-        }
-        (Some(_), None)
-            if args.transport.listen.is_none()
-                && !policy
-                    .file
-                    .approvals
-                    .iter()
-                    .all(|rule| policy.file.fetch_for(rule).is_some()) =>
-        {
-            return Err(Failure::Usage(
-                "the policy's [[approvals]] need a place to take decisions: \
-                 --approvals-listen 127.0.0.1:PORT (or --listen, or a fetch URL for every rule)"
-                    .into(),
-            ));
-        }
-        (None, Some(_)) => {
-            return Err(Failure::Usage(
-                "--approvals-listen needs a policy with [[approvals]]".into(),
-            ));
-        }
-        _ => {}
-    }
+    let approvals = approvals_board(
+        &policy,
+        args.approvals_listen,
+        Some(args.transport.listen.is_some()),
+        "proxy",
+    )?;
     let settings = Settings {
         policy,
         approver,
@@ -249,7 +278,7 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         Ok(End::ServerClosed(reason)) => {
             eprintln!(
                 "mcp-recovery proxy: the server exited: {}",
-                mcp_recovery_base::text::escape_controls(&reason)
+                escape_controls(&reason)
             );
             Ok(ExitCode::from(1))
         }

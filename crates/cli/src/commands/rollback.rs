@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use mcp_recovery_base::text::escape_controls;
@@ -17,14 +17,16 @@ use mcp_recovery_plan::{
     Status, Step, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
 };
 use mcp_recovery_proxy::{
-    Approver, Effects, Policy, Prior, Reply, Verdict, prior_compensations, prior_key,
-    redacted_record, rollback,
+    Approver, Board, Class, Effects, Policy, Prior, Reply, Verdict, ask_quorum,
+    prior_compensations, prior_key, redacted_record, rollback,
 };
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
 use crate::args::proxy::RollbackArgs;
-use crate::commands::proxy::{journal_public_key, one_server, open_signing, read_overlays};
+use crate::commands::proxy::{
+    approvals_board, journal_public_key, one_server, open_signing, read_overlays,
+};
 use crate::inputs::Input;
 use crate::live;
 use crate::overlay::OverlayArg;
@@ -69,6 +71,12 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let (policy, approver) = args.policy.resolve()?;
+    // A dry run takes no decisions.
+    let approvals = if args.dry_run {
+        None
+    } else {
+        approvals_board(&policy, args.approvals_listen, None, "rollback")?
+    };
     let overlays = read_overlays(&args.overlays)?;
     let server = one_server(
         live::servers(&args.server, args.config.as_deref())?,
@@ -103,7 +111,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     };
     let timeout = Duration::from_secs(args.server.timeout);
     let secrets = server.target().secrets(server.options());
-    let mut runner = Runner::start(connection, journal, approver, &policy, secrets);
+    let mut runner = Runner::start(connection, journal, approver, &policy, secrets, approvals);
     let mut attention = false;
     for session in &sessions {
         runner.session.clone_from(&session.id);
@@ -385,9 +393,11 @@ struct Runner<'j> {
     journal: &'j mut Journal,
     session: String,
     approver: Approver,
-    approval_timeout: Duration,
+    policy: &'j Policy,
     /// The secrets the connection was given: never journaled.
     secrets: Secrets,
+    /// Where compensations the policy's `[[approvals]]` gate wait for their quorum.
+    approvals: Option<Arc<Board>>,
 }
 
 impl<'j> Runner<'j> {
@@ -395,8 +405,9 @@ impl<'j> Runner<'j> {
         mut connection: Connection,
         journal: &'j mut Journal,
         approver: Approver,
-        policy: &Policy,
+        policy: &'j Policy,
         secrets: Secrets,
+        approvals: Option<Arc<Board>>,
     ) -> Runner<'j> {
         let (jobs, receiver) = mpsc::channel::<Job>();
         let worker = std::thread::spawn(move || {
@@ -412,8 +423,9 @@ impl<'j> Runner<'j> {
             journal,
             session: String::new(),
             approver,
-            approval_timeout: policy.approval_timeout(),
+            policy,
             secrets,
+            approvals,
         }
     }
 
@@ -474,7 +486,25 @@ impl Effects for Runner<'_> {
     }
 
     fn approve(&mut self, impact: &Value) -> Verdict {
-        self.approver.ask(impact, self.approval_timeout)
+        self.approver.ask(impact, self.policy.approval_timeout())
+    }
+
+    fn approve_quorum(
+        &mut self,
+        impact: &Value,
+        arguments: &Map<String, Value>,
+        class: Class,
+    ) -> Option<(Verdict, Map<String, Value>)> {
+        let (verdict, record) = ask_quorum(
+            self.approvals.as_ref(),
+            self.policy,
+            &self.secrets,
+            &self.session,
+            impact,
+            arguments,
+            class,
+        );
+        Some((verdict, record?))
     }
 
     fn journal(&mut self, kind: Kind, fields: Map<String, Value>) -> Result<(), JournalError> {

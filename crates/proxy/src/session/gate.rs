@@ -4,17 +4,13 @@
 use std::io::Write;
 
 use mcp_recovery_journal::{JournalError, Kind};
-use mcp_recovery_model::json::with;
-use serde_json::{Map, Value, json};
-
-use mcp_recovery_base::text::escape_controls;
+use serde_json::{Map, Value};
 
 use crate::approval::Verdict;
+use crate::ask_quorum::ask_quorum;
 use crate::classify::{Class, Classification};
 use crate::note::note;
 use crate::policy::{Action, ApprovalRule, Decision, Policy};
-use crate::quorum::Pending as Offered;
-use crate::webhooks::notify as notify_quorum;
 use crate::wire::members;
 use crate::wire::{success, tool_error};
 
@@ -128,65 +124,22 @@ impl<W: Write> Session<W> {
         self.settings.policy.quorum(name, class)
     }
 
-    /// Offers the call `impact` describes (its `tool`, `class`, `session`, `compensation`, or
-    /// for a compensating call what it `undoes`) to its quorum and waits for it. Returns the
-    /// verdict and the members the approval record gets (`None` when no rule applies).
+    /// Offers the call `impact` describes to its quorum and waits for it ([`ask_quorum`]).
     pub(super) fn ask_quorum(
         &self,
         impact: &Value,
         arguments: &Map<String, Value>,
         class: Class,
     ) -> (Verdict, Option<Map<String, Value>>) {
-        let tool = impact["tool"].as_str().unwrap_or_default();
-        let (Some(board), Some(rule)) = (&self.settings.approvals, self.quorum_rule(tool, class))
-        else {
-            return (
-                Verdict {
-                    approved: true,
-                    by: "policy",
-                    reason: "no quorum applies".into(),
-                },
-                None,
-            );
-        };
-        let mut shown = Value::Object(arguments.clone());
-        self.settings.secrets.redact_value(&mut shown);
-        let mut compensation = match impact.get("undoes") {
-            Some(undoes) => with(json!({"undoes": undoes}), []),
-            None => impact.get("compensation").cloned().unwrap_or(Value::Null),
-        };
-        self.settings.secrets.redact_value(&mut compensation);
-        let offered = Offered {
-            session: &self.settings.session,
-            tool,
+        let settings = &self.settings;
+        ask_quorum(
+            settings.approvals.as_ref(),
+            &settings.policy,
+            &settings.secrets,
+            &settings.session,
+            impact,
             arguments,
-            shown_arguments: shown,
-            class: class.as_str(),
-            compensation,
-        };
-        let file = &self.settings.policy.file;
-        let outcome = board.decide(
-            rule,
-            file.fetch_for(rule),
-            &offered,
-            self.settings.policy.approval_timeout(),
-            |request| {
-                if let Some(notify) = file.notify_for(rule) {
-                    notify_quorum(notify, request);
-                }
-                note(&format!(
-                    "'{}' waits for {} approval(s) as request {}",
-                    escape_controls(tool),
-                    rule.quorum,
-                    request["request"].as_str().unwrap_or_default()
-                ));
-            },
-        );
-        let verdict = Verdict {
-            approved: outcome.approved,
-            by: "quorum",
-            reason: outcome.reason,
-        };
-        (verdict, Some(outcome.record))
+            class,
+        )
     }
 }
