@@ -66,7 +66,7 @@ pub enum Status {
     TimedOut,
     /// The server answered with something the protocol does not allow, or refused.
     ProtocolError,
-    /// The file could not be read.
+    /// The source could not be read: a file, or a client-config or server.json entry.
     Unreadable,
     /// Not tried, for a reason that is not a fault of the run (disabled in its config, a
     /// runtime this machine lacks).
