@@ -18,7 +18,9 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE", value_parser = written_path)]
     pub journal: Option<PathBuf>,
     /// Sign the chain head with this secret key (from `audit keygen`) each time records are
-    /// written: a `checkpoint` record after every record, in the same write and sync.
+    /// written: a `checkpoint` record after every record, in the same write and sync. A journal
+    /// that holds records is first verified against the key: one with a record it did not sign
+    /// is refused, and nothing is appended.
     #[arg(long, value_name = "FILE")]
     pub journal_key: Option<PathBuf>,
     /// Hand each checkpoint, as one JSON line on stdin, to this shell command (to keep it where
@@ -222,7 +224,9 @@ pub struct RollbackArgs {
     #[command(flatten)]
     pub lock: LockArgs,
     /// Sign the chain head with this secret key (from `audit keygen`) each time records are
-    /// written: a `checkpoint` record after every record, in the same write and sync.
+    /// written: a `checkpoint` record after every record, in the same write and sync. A journal
+    /// that holds records is first verified against the key: one with a record it did not sign
+    /// is refused, and nothing is appended.
     #[arg(long, value_name = "FILE")]
     pub journal_key: Option<PathBuf>,
     /// Before acting, check every checkpoint's signature with this public key (repeatable: any
