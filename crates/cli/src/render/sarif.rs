@@ -200,7 +200,9 @@ fn notification_descriptor(status: Status) -> Value {
         Status::FailedToStart => "The server could not be started or reached.",
         Status::TimedOut => "The server did not answer in time.",
         Status::ProtocolError => "The server did not speak the protocol as required.",
-        Status::Unreadable => "The source (a file, or an entry of a config or server.json) could not be read.",
+        Status::Unreadable => {
+            "The source (a file, or an entry of a config or server.json) could not be read."
+        }
         Status::Skipped => "The source was not tried.",
         Status::Linted => "The source was linted.",
     };
