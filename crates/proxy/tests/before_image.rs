@@ -9,69 +9,14 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use common::files::{Files, HANDSHAKE, TOOLS, file_server};
 use common::{request, rollback_settings};
 use mcp_recovery_journal::Journal;
 use mcp_recovery_model::{Overlay, OverlayFormat};
 use mcp_recovery_proxy::{Policy, ScriptRun, run_scripted};
 use serde_json::{Value, json};
 
-const TOOLS: &str = include_str!("../../../fixtures/overlays/files.tools.json");
 const OVERLAY: &str = include_str!("../../../fixtures/overlays/files.overlay.toml");
-
-/// Path to text.
-type Files = BTreeMap<String, String>;
-
-fn text(text: &str, error: bool) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": error})
-}
-
-/// The file server: reads fail for a missing file, moves refuse an existing destination, and
-/// writing to `fail.txt` fails.
-fn file_server(files: Arc<Mutex<Files>>) -> impl FnMut(&str) -> Vec<String> + Send {
-    move |line: &str| {
-        let message: Value = mcp_recovery_model::json::from_str(line).unwrap();
-        let Some(id) = message.get("id") else {
-            return Vec::new();
-        };
-        let params = &message["params"];
-        let arg = |key: &str| {
-            params["arguments"][key]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let mut files = files.lock().unwrap();
-        let result = match message["method"].as_str().unwrap_or_default() {
-            "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "files", "version": "1"}}),
-            "tools/list" => serde_json::from_str(TOOLS).unwrap(),
-            "tools/call" => match params["name"].as_str().unwrap() {
-                "read_file" => match files.get(&arg("path")) {
-                    Some(content) => text(content, false),
-                    None => text("ENOENT: no such file", true),
-                },
-                "write_file" if arg("path") == "fail.txt" => text("disk full", true),
-                "write_file" => {
-                    files.insert(arg("path"), arg("content"));
-                    text("written", false)
-                }
-                "move_file" => {
-                    if files.contains_key(&arg("destination")) {
-                        text("destination exists", true)
-                    } else if let Some(content) = files.remove(&arg("source")) {
-                        files.insert(arg("destination"), content);
-                        text("moved", false)
-                    } else {
-                        text("ENOENT", true)
-                    }
-                }
-                other => panic!("unexpected tool {other}"),
-            },
-            _ => json!({}),
-        };
-        vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
-    }
-}
 
 #[test]
 fn a_failed_workflow_puts_files_back_from_their_before_images() {
@@ -80,11 +25,8 @@ fn a_failed_workflow_puts_files_back_from_their_before_images() {
         ("keep.txt".to_owned(), "untouched".to_owned()),
     ]);
     let files = Arc::new(Mutex::new(before));
-    let handshake = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-"#;
     let client = [
-        handshake.to_owned(),
+        HANDSHAKE.to_owned(),
         request(
             1,
             "write_file",
@@ -106,7 +48,7 @@ fn a_failed_workflow_puts_files_back_from_their_before_images() {
         Some(Arc::new(Mutex::new(journal))),
         client.into_bytes(),
         Vec::new(),
-        file_server(Arc::clone(&files)),
+        file_server(Arc::clone(&files), false),
     );
     end.unwrap();
     // a.txt has its old text again; b.txt, which the workflow created, is out of the way (the
@@ -200,7 +142,7 @@ fn a_before_image_never_runs_a_tool_the_gate_would_stop() {
             "old".to_owned(),
         )])));
         let called = Arc::new(Mutex::new(Vec::new()));
-        let mut server = file_server(Arc::clone(&files));
+        let mut server = file_server(Arc::clone(&files), false);
         let log = Arc::clone(&called);
         let upstream = move |line: &str| {
             let message: Value = serde_json::from_str(line).unwrap();

@@ -6,14 +6,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use common::files::{Files, HANDSHAKE, TOOLS, file_server};
 use common::{Journaled, request, rollback_settings, run_journaled};
 use mcp_recovery_model::{Overlay, OverlayFormat};
 use serde_json::{Map, Value, json};
-
-const TOOLS: &str = include_str!("../../../fixtures/overlays/files.tools.json");
 
 const OVERLAY: &str = r#"
 server = "files"
@@ -26,59 +24,6 @@ unchanged = true
 [tools.write_file.before.found]
 operationId = "write_file"
 parameters = { path = "$request.body#/path", content = "$before.text" }
-"#;
-
-type Files = BTreeMap<String, String>;
-
-fn text(text: &str, error: bool) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": error})
-}
-
-/// A file server whose write to `fail.txt` fails; when `person` is set, someone changes `a.txt`
-/// just before that failure.
-fn file_server(files: Arc<Mutex<Files>>, person: bool) -> impl FnMut(&str) -> Vec<String> + Send {
-    move |line: &str| {
-        let message: Value = serde_json::from_str(line).unwrap();
-        let Some(id) = message.get("id") else {
-            return Vec::new();
-        };
-        let params = &message["params"];
-        let arg = |key: &str| {
-            params["arguments"][key]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let mut files = files.lock().unwrap();
-        let result = match message["method"].as_str().unwrap_or_default() {
-            "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "files", "version": "1"}}),
-            "tools/list" => serde_json::from_str(TOOLS).unwrap(),
-            "tools/call" => match params["name"].as_str().unwrap() {
-                "read_file" => match files.get(&arg("path")) {
-                    Some(content) => text(content, false),
-                    None => text("ENOENT", true),
-                },
-                "write_file" if arg("path") == "fail.txt" => {
-                    if person {
-                        files.insert("a.txt".into(), "v3 by a person".into());
-                    }
-                    text("disk full", true)
-                }
-                "write_file" => {
-                    files.insert(arg("path"), arg("content"));
-                    text("written", false)
-                }
-                other => panic!("unexpected tool {other}"),
-            },
-            _ => json!({}),
-        };
-        vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
-    }
-}
-
-const HANDSHAKE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
 "#;
 
 /// Writes `a.txt` with each text, then fails; returns the session and the files after it.

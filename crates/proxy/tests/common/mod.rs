@@ -1,6 +1,8 @@
 //! What the proxy's tests share: settings, requests and journaled runs of a scripted session.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod files;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
