@@ -240,19 +240,7 @@ fn graph_tools() -> Vec<Tool> {
     let tools: Vec<Value> = names
         .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
         .collect();
-    let mut list = json!({ "tools": tools });
-    mcp_recovery_model::Overlay::parse(
-        &overlay.to_string(),
-        mcp_recovery_model::OverlayFormat::Json,
-    )
-    .unwrap()
-    .apply(&mut list);
-    list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| Tool::from_json(t).unwrap())
-        .collect()
+    overlaid(&overlay, json!({ "tools": tools }))
 }
 
 fn graph_calls() -> Vec<(Value, TracedCall)> {
@@ -472,12 +460,17 @@ fn file_tools(read_only: bool) -> Vec<Tool> {
         "read": "read_file", "arguments": {"path": "$request.body#/path"}, "unchanged": true,
         "found": {"operationId": "write_file",
                   "parameters": {"path": "$request.body#/path", "content": "$before.text"}}}}}});
-    let mut list = json!({"tools": [
+    let list = json!({"tools": [
         {"name": "read_file", "inputSchema": {"type": "object"},
          "annotations": {"readOnlyHint": read_only}},
         {"name": "write_file", "inputSchema": {"type": "object"},
          "annotations": {"readOnlyHint": false}},
     ]});
+    overlaid(&overlay, list)
+}
+
+/// The tools of `list` with the JSON `overlay` applied.
+fn overlaid(overlay: &Value, mut list: Value) -> Vec<Tool> {
     mcp_recovery_model::Overlay::parse(
         &overlay.to_string(),
         mcp_recovery_model::OverlayFormat::Json,
