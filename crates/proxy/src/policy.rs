@@ -406,6 +406,14 @@ fn check_fetch(fetch: &Fetch, at: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a read the proxy would make on its own is not made.
+pub(crate) enum Unasked {
+    /// The tool is not read-only.
+    NotReadOnly(Class),
+    /// The policy would ask about it, deny it or offer it to a quorum, by this rule.
+    Gated(String),
+}
+
 /// A decision and the rule that made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
@@ -460,6 +468,17 @@ impl Policy {
     /// The first `[[approvals]]` rule a call to `tool` of `class` falls under.
     pub fn quorum(&self, tool: &str, class: Class) -> Option<&ApprovalRule> {
         self.file.approvals.iter().find(|r| r.matches(tool, class))
+    }
+
+    /// Why a read the proxy makes on its own (a before- or after-image, the check before an
+    /// undo) may not run: `None` when `read` is read-only and the policy lets it run unasked.
+    pub(crate) fn refuses_unasked_read(&self, read: &str, class: Class) -> Option<Unasked> {
+        if class != Class::ReadOnly {
+            return Some(Unasked::NotReadOnly(class));
+        }
+        let decision = self.decide(read, class);
+        (decision.action != Action::Allow || self.quorum(read, class).is_some())
+            .then_some(Unasked::Gated(decision.rule))
     }
 
     /// Decides a call to `tool` of class `class`: flags first (deny, then ask, then allow, so the

@@ -9,8 +9,8 @@ use mcp_recovery_model::Tool;
 use mcp_recovery_plan::Check;
 
 use super::effects::{Effects, Reply};
-use crate::classify::{Class, classify};
-use crate::policy::{Action, Policy};
+use crate::classify::classify;
+use crate::policy::{Policy, Unasked};
 
 /// Why a step is not made: its skip's status and reason.
 pub(super) struct Refused {
@@ -41,19 +41,19 @@ pub(super) fn verify(
     let Some(tool) = tools.iter().find(|t| t.name == read) else {
         return unchecked(format!("the server does not list '{read}'"));
     };
-    let class = classify(Some(tool)).class;
-    if class != Class::ReadOnly {
-        return unchecked(format!(
-            "'{read}' is {}, not read-only, so it is not run for the check",
-            class.as_str()
-        ));
-    }
-    let decision = policy.decide(read, class);
-    if decision.action != Action::Allow || policy.quorum(read, class).is_some() {
-        return unchecked(format!(
-            "the policy does not let '{read}' run unasked ({})",
-            decision.rule
-        ));
+    match policy.refuses_unasked_read(read, classify(Some(tool)).class) {
+        Some(Unasked::NotReadOnly(class)) => {
+            return unchecked(format!(
+                "'{read}' is {}, not read-only, so it is not run for the check",
+                class.as_str()
+            ));
+        }
+        Some(Unasked::Gated(rule)) => {
+            return unchecked(format!(
+                "the policy does not let '{read}' run unasked ({rule})"
+            ));
+        }
+        None => {}
     }
     match effects.call_tool(read, &check.arguments, timeout) {
         Reply::Result(result) if check.unchanged(&result) => None,

@@ -8,7 +8,7 @@ use mcp_recovery_model::BeforeImage;
 use serde_json::{Map, Value};
 
 use crate::classify::Class;
-use crate::policy::Action;
+use crate::policy::Unasked;
 use crate::rollback::{Effects, Reply};
 
 use super::state::{CallContext, Session};
@@ -101,19 +101,16 @@ impl<W: Write> Session<W> {
     /// one the policy would ask about, deny, or offer to a quorum.
     pub(super) fn unasked_read_refused(&self, read: &str) -> Option<String> {
         let class = self.classes.get(read).map_or(Class::Unknown, |c| c.class);
-        if class != Class::ReadOnly {
-            return Some(format!(
-                "'{read}' is {}, not read-only, so the proxy does not run it for a before-image",
-                class.as_str()
-            ));
-        }
-        let decision = self.settings.policy.decide(read, class);
-        if decision.action != Action::Allow || self.quorum_rule(read, class).is_some() {
-            return Some(format!(
-                "the policy does not let '{read}' run unasked ({}), so the proxy does not run it for a before-image",
-                decision.rule
-            ));
-        }
-        None
+        Some(
+            match self.settings.policy.refuses_unasked_read(read, class)? {
+                Unasked::NotReadOnly(class) => format!(
+                    "'{read}' is {}, not read-only, so the proxy does not run it for a before-image",
+                    class.as_str()
+                ),
+                Unasked::Gated(rule) => format!(
+                    "the policy does not let '{read}' run unasked ({rule}), so the proxy does not run it for a before-image"
+                ),
+            },
+        )
     }
 }
