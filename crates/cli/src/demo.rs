@@ -5,6 +5,7 @@
 //! compensating tool: the plan comes from the metadata the server declares.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -318,6 +319,23 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     }
 }
 
+/// The demo's journal in the temporary directory, removed with its lock file however the run
+/// ends.
+struct DemoJournal(PathBuf);
+
+impl DemoJournal {
+    fn remove(&self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(mcp_recovery_journal::lock_path(&self.0));
+    }
+}
+
+impl Drop for DemoJournal {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// The workflow again with the proxy in front of the server: the proxy rolls back by itself
 /// when the shipment fails, and its journal verifies. True when the state is back at the start.
 fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
@@ -325,9 +343,10 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
         .map_err(|e| Failure::Usage(format!("cannot locate this program: {e}")))?
         .display()
         .to_string();
-    let journal =
-        std::env::temp_dir().join(format!("mcp-recovery-demo-{}.jsonl", std::process::id()));
-    let _ = std::fs::remove_file(&journal);
+    let journal = DemoJournal(
+        std::env::temp_dir().join(format!("mcp-recovery-demo-{}.jsonl", std::process::id())),
+    );
+    journal.remove();
     let target = Target::Stdio {
         program: program.clone(),
         args: vec![
@@ -335,7 +354,7 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
             "--on-failure".to_owned(),
             "rollback".to_owned(),
             "--journal".to_owned(),
-            journal.display().to_string(),
+            journal.0.display().to_string(),
             "--".to_owned(),
             program,
             "demo-server".to_owned(),
@@ -351,8 +370,7 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
     run_workflow(demo, &target, &mut connection, true)?;
     let end = state(&target, &mut connection)?;
     connection.close();
-    let text = std::fs::read_to_string(&journal).unwrap_or_default();
-    let _ = std::fs::remove_file(&journal);
+    let text = std::fs::read_to_string(&journal.0).unwrap_or_default();
     let report = mcp_recovery_journal::verify(&text);
     let compensations = text
         .lines()

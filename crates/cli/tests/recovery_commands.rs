@@ -165,11 +165,17 @@ fn census_counts_the_valid_fixtures() {
     assert!(fs::read_to_string(&svg).unwrap().starts_with("<svg"));
 }
 
-/// The README's first command: the rollback restores the starting state.
+/// The README's first command: the rollback restores the starting state, and the run leaves
+/// nothing behind in the temporary directory.
 #[cfg(feature = "demo")]
 #[test]
 fn demo_restores_the_state() {
-    let output = bin().arg("demo").output().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let output = bin()
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
         output.status.success(),
@@ -184,6 +190,8 @@ fn demo_restores_the_state() {
     assert!(stdout.contains("chain intact"), "{stdout}");
     assert!(stdout.contains("✓ state restored by the proxy"), "{stdout}");
     assert!(!stdout.contains('\x1b'), "no colors when NO_COLOR is set");
+    let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// Every command accepts the same documents: a JSON-RPC response without `jsonrpc` included.
