@@ -8,6 +8,7 @@ use crate::binding::Binding;
 use crate::expression::BodySide;
 use crate::json_type::json_type_name;
 use crate::pointer::escape_token;
+use crate::reader::TextPattern;
 
 /// The member of an overlay's tool entry declaring a before-image.
 pub const BEFORE_SECTION: &str = "before";
@@ -27,10 +28,17 @@ pub struct BeforeImage {
     /// True when the undo is made only while the read still returns what it returned right
     /// after the call (the after-image): a later change is never overwritten.
     pub unchanged: bool,
+    /// With it, a read that returned `isError: true` found the target absent only when a text
+    /// item of its result matches this pattern (`ENOENT`); any other failure leaves what the
+    /// call changed unknown.
+    pub absent: Option<TextPattern>,
 }
 
 /// The member of a before-image asking for the after-image check.
 const UNCHANGED_MEMBER: &str = "unchanged";
+
+/// The member of a before-image telling absence from other failures of the read.
+const ABSENT_MEMBER: &str = "absent";
 
 /// What a before-image declares for one outcome of its read.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,7 +238,14 @@ impl BeforeImage {
         only(
             members,
             "",
-            &["read", "arguments", "found", "missing", UNCHANGED_MEMBER],
+            &[
+                "read",
+                "arguments",
+                "found",
+                "missing",
+                UNCHANGED_MEMBER,
+                ABSENT_MEMBER,
+            ],
         )?;
         let read = name(members, "read", "")?;
         let unchanged = match members.get(UNCHANGED_MEMBER) {
@@ -241,6 +256,22 @@ impl BeforeImage {
                     &format!("/{UNCHANGED_MEMBER}"),
                     format!(
                         "'{UNCHANGED_MEMBER}' is a boolean, not {}",
+                        json_type_name(other)
+                    ),
+                ));
+            }
+        };
+        let absent = match members.get(ABSENT_MEMBER) {
+            None => None,
+            Some(Value::String(pattern)) => Some(
+                TextPattern::matcher(pattern)
+                    .map_err(|why| fault(&format!("/{ABSENT_MEMBER}"), why))?,
+            ),
+            Some(other) => {
+                return Err(fault(
+                    &format!("/{ABSENT_MEMBER}"),
+                    format!(
+                        "'{ABSENT_MEMBER}' is a regular expression, not {}",
                         json_type_name(other)
                     ),
                 ));
@@ -267,7 +298,24 @@ impl BeforeImage {
             found,
             missing,
             unchanged,
+            absent,
         })
+    }
+
+    /// Whether a read result with `isError: true` says the target was absent: always, unless
+    /// the declaration has `absent`, which one of the result's text items must then match.
+    pub fn says_absent(&self, result: &Map<String, Value>) -> bool {
+        let Some(pattern) = &self.absent else {
+            return true;
+        };
+        result
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|item| item.get("text").and_then(Value::as_str))
+            .any(|text| pattern.is_match(text))
     }
 
     /// The declaration's JSON form.
@@ -286,6 +334,9 @@ impl BeforeImage {
         }
         if self.unchanged {
             members.insert(UNCHANGED_MEMBER.to_owned(), Value::Bool(true));
+        }
+        if let Some(pattern) = &self.absent {
+            members.insert(ABSENT_MEMBER.to_owned(), pattern.as_str().into());
         }
         Value::Object(members)
     }
@@ -323,6 +374,27 @@ mod tests {
         assert_eq!(image.to_value(), checked);
         checked["unchanged"] = json!(false);
         assert!(!BeforeImage::from_declaration(&checked).unwrap().unchanged);
+        // Absence told from other failures of the read by the text it answered.
+        let mut told = good.clone();
+        told["absent"] = json!("^ENOENT: ");
+        let image = BeforeImage::from_declaration(&told).unwrap();
+        assert_eq!(image.to_value(), told);
+        let failed = |text: &str| {
+            json!({"content": [{"type": "text", "text": text}], "isError": true})
+                .as_object()
+                .unwrap()
+                .clone()
+        };
+        assert!(image.says_absent(&failed("ENOENT: no such file, open 'x'")));
+        assert!(!image.says_absent(&failed("EACCES: permission denied, open 'ENOENT: '")));
+        assert!(!image.says_absent(&json!({"isError": true}).as_object().unwrap().clone()));
+        // Without it, every failed read counts as absence.
+        let plain = BeforeImage::from_declaration(&good).unwrap();
+        assert!(plain.says_absent(&failed("EACCES: permission denied")));
+        for (bad, at) in [(json!(true), "/absent"), (json!("(unclosed"), "/absent")] {
+            told["absent"] = bad;
+            assert_eq!(BeforeImage::from_declaration(&told).unwrap_err().0, at);
+        }
         // The read's arguments may map over the call's arrays; the undo may map over the image.
         let graph = json!({"read": "open_nodes",
             "arguments": {"names": {"$map": "$request.body#/deletions", "$each": "$item#/entityName"}},

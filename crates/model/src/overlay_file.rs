@@ -96,6 +96,10 @@ pub struct OverlayBefore {
     /// Read again right after the call, and undo only while the read still returns that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unchanged: Option<bool>,
+    /// A regular expression: a failed read counts as `missing` only when a text item of its
+    /// result matches it; any other failure leaves the undo unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<String>,
 }
 
 /// What a before-image declares for one outcome of its read: the undo, or that the call then

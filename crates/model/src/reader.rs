@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+mod names;
+
 /// Where a declared reader finds the JSON text of a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultSource {
@@ -53,11 +55,15 @@ pub struct ResultReader {
 /// A reader's pattern: a regular expression with named groups, each of which becomes a member
 /// of the value read.
 #[derive(Debug, Clone)]
-pub struct TextPattern(regex::Regex);
+pub struct TextPattern {
+    regex: regex::Regex,
+    /// The pattern as the overlay wrote it (the one compiled numbers repeated group names).
+    written: String,
+}
 
 impl PartialEq for TextPattern {
     fn eq(&self, other: &Self) -> bool {
-        self.0.as_str() == other.0.as_str()
+        self.written == other.written
     }
 }
 
@@ -70,22 +76,36 @@ pub const MAX_MATCHES: usize = 10_000;
 impl TextPattern {
     /// Compiles a pattern; it must name at least one group.
     pub fn parse(pattern: &str) -> Result<Self, String> {
-        let regex = regex::RegexBuilder::new(pattern)
-            .size_limit(PATTERN_SIZE_LIMIT)
-            .build()
-            .map_err(|e| format!("not a regular expression: {e}"))?;
-        if regex.capture_names().flatten().next().is_none() {
+        let compiled = Self::matcher(pattern)?;
+        if compiled.regex.capture_names().flatten().next().is_none() {
             return Err(
                 "a pattern names at least one group, `(?<name>…)`: each becomes a member of the value read"
                     .to_owned(),
             );
         }
-        Ok(Self(regex))
+        Ok(compiled)
+    }
+
+    /// Compiles a pattern that is only matched, never read: it need name no group.
+    pub fn matcher(pattern: &str) -> Result<Self, String> {
+        let regex = regex::RegexBuilder::new(&names::distinct(pattern)?)
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .build()
+            .map_err(|e| format!("not a regular expression: {e}"))?;
+        Ok(Self {
+            regex,
+            written: pattern.to_owned(),
+        })
+    }
+
+    /// Whether the pattern matches somewhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.regex.is_match(text)
     }
 
     /// The pattern as written.
     pub fn as_str(&self) -> &str {
-        self.0.as_str()
+        &self.written
     }
 
     /// An object with the text of each named group that took part in the first match; with
@@ -94,18 +114,19 @@ impl TextPattern {
     fn read(&self, text: &str, all: bool) -> Result<Value, String> {
         let object = |captures: regex::Captures<'_>| {
             Value::Object(
-                self.0
+                self.regex
                     .capture_names()
                     .flatten()
                     .filter_map(|name| {
-                        Some((name.to_owned(), captures.name(name)?.as_str().into()))
+                        let text = captures.name(name)?.as_str();
+                        Some((names::written(name).to_owned(), text.into()))
                     })
                     .collect(),
             )
         };
         if all {
             let mut found = Vec::new();
-            for captures in self.0.captures_iter(text) {
+            for captures in self.regex.captures_iter(text) {
                 if found.len() == MAX_MATCHES {
                     return Err(format!(
                         "the pattern the overlay declares matches the text more than {MAX_MATCHES} times"
@@ -116,7 +137,7 @@ impl TextPattern {
             return Ok(Value::Array(found));
         }
         let captures = self
-            .0
+            .regex
             .captures(text)
             .ok_or("the text does not match the pattern the overlay declares")?;
         Ok(object(captures))

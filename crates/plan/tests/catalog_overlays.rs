@@ -197,8 +197,9 @@ fn a_checkout_is_undone_by_the_branch_the_status_named() {
 }
 
 /// `git diff --cached --unified=0` as git prints it: a change, a new binary file, a staged
-/// deletion, a rename, names with spaces (a tab ends their `---` and `+++` lines) and a name git
-/// quotes.
+/// deletion, a rename, names with spaces (a tab ends their `---` and `+++` lines), a name git
+/// quotes, names that end in ` differ`, and a file whose text has lines that read as a file's header (`-- a/README.md`,
+/// `++ b/README.md` and `++ b/other.txt`, each written with git's `-` or `+` in front).
 const STAGED: &str = "Staged changes:
 diff --git a/a.txt b/a.txt
 index 7898192..4f8ac6b 100644
@@ -223,16 +224,37 @@ rename from plan b dir/x y.txt
 rename to moved.txt
 diff --git a/new file.txt b/new file.txt
 new file mode 100644
+index 0000000..ea1a3b3
 --- /dev/null
 +++ b/new file.txt\t
 @@ -0,0 +1 @@
 +q
 diff --git a/plan b b/plan b
+index 587be6b..3e75765 100644
 --- a/plan b\t
 +++ b/plan b\t
 @@ -1 +1 @@
 -x
 +new
+diff --git a/x differ b/x differ
+index 2e65efe..0000000 100644
+--- a/x differ\t
++++ b/x differ\t
+@@ -1 +1 @@
+-a
++b
+diff --git a/pic differ b/pic differ
+index 1b2c3d4..5e6f7a8 100644
+Binary files a/pic differ and b/pic differ differ
+diff --git a/notes.txt b/notes.txt
+index 1269488..a8b2a1b 100644
+--- a/notes.txt
++++ b/notes.txt
+@@ -2 +2 @@
+--- a/README.md
++++ b/README.md
+@@ -5,0 +6 @@
++++ b/other.txt
 diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"
 --- \"a/caf\\303\\251.txt\"
 +++ \"b/caf\\303\\251.txt\"
@@ -267,7 +289,7 @@ fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
                 (
                     "git_add",
                     json!({"repo_path": "/r", "files": ["a.txt", "bin2.dat", "moved.txt",
-                        "new file.txt", "plan b"]})
+                        "new file.txt", "plan b", "x differ", "pic differ", "notes.txt"]})
                 ),
             ]
         );
@@ -276,4 +298,56 @@ fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
     let clean = plan("mcp-git", tools, &[add("Staged changes:\n")]);
     let names: Vec<&str> = clean.calls().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["git_reset"], "{clean:#?}");
+}
+
+/// The file server's tools the filesystem overlay names.
+fn file_tools() -> Value {
+    let path = json!({"path": {"type": "string"}});
+    json!([
+        tool("write_file", json!({"path": {"type": "string"}, "content": {"type": "string"}}), &["path", "content"]),
+        tool("move_file", json!({"source": {"type": "string"}, "destination": {"type": "string"}}), &["source", "destination"]),
+        tool("edit_file", json!({"path": {"type": "string"}, "edits": {"type": "array"}}), &["path", "edits"]),
+        tool("create_directory", path.clone(), &["path"]),
+        {"name": "read_text_file", "inputSchema": {"type": "object", "properties": path, "required": ["path"]},
+         "annotations": {"readOnlyHint": true}},
+        {"name": "get_file_info", "inputSchema": {"type": "object", "properties": path, "required": ["path"]},
+         "annotations": {"readOnlyHint": true}},
+    ])
+}
+
+#[test]
+fn only_a_read_that_failed_for_absence_moves_a_written_file_away() {
+    let write = |read: &str| {
+        json!({"name": "write_file", "arguments": {"path": "/d/ENOENT.txt", "content": "new"},
+            "result": text("Successfully wrote to /d/ENOENT.txt"),
+            "before": {"name": "read_text_file", "arguments": {"path": "/d/ENOENT.txt"},
+                       "result": {"content": [{"type": "text", "text": read}], "isError": true}},
+            "after": {"name": "read_text_file", "arguments": {"path": "/d/ENOENT.txt"},
+                      "result": text("new")}})
+    };
+    let absent = plan(
+        "secure-filesystem-server",
+        file_tools(),
+        &[write(
+            "ENOENT: no such file or directory, open '/d/ENOENT.txt'",
+        )],
+    );
+    assert_eq!(
+        calls_of(&absent),
+        [(
+            "move_file",
+            json!({"source": "/d/ENOENT.txt", "destination": "/d/ENOENT.txt.rolled-back"})
+        )]
+    );
+    // A file it may not read, or one too large to read, may exist: moving it away would lose it.
+    for why in [
+        "EACCES: permission denied, open '/d/ENOENT.txt'",
+        "Cannot create a string longer than 0x1fffffe8 characters",
+    ] {
+        let unknown = plan("secure-filesystem-server", file_tools(), &[write(why)]);
+        let step = &unknown.steps[0];
+        assert_eq!(step.status, Status::Unavailable, "{step:#?}");
+        assert!(step.reason.contains("is unknown"), "{}", step.reason);
+        assert!(step.reason.contains(&why[..20]), "{}", step.reason);
+    }
 }

@@ -42,6 +42,14 @@ impl Planner<'_> {
             ));
         };
         let found = read.get("isError").and_then(Value::as_bool) != Some(true);
+        if !found && !image.says_absent(read) {
+            return unavailable(format!(
+                "the read '{}' run before the call failed, and not as the overlay says a read of an absent target fails ({}), so what the call replaced is unknown: {}",
+                image.read,
+                image.absent.as_ref().map_or("", |p| p.as_str()),
+                failure_text(read)
+            ));
+        }
         let (undo, outcome) = if found {
             (&image.found, "found")
         } else {
@@ -205,4 +213,23 @@ fn after_check(name: &str, image: &BeforeImage, call: &TracedCall) -> Result<Che
         arguments,
         expected: Check::compared(result),
     })
+}
+
+/// The text a failed read answered, shortened: what a reason quotes of it.
+fn failure_text(result: &serde_json::Map<String, Value>) -> String {
+    let text: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.get("text").and_then(Value::as_str))
+        .collect();
+    if text.is_empty() {
+        "it answered no text".to_owned()
+    } else {
+        format!(
+            "'{}'",
+            mcp_recovery_base::text::excerpt(&text.join(" "), 200)
+        )
+    }
 }
