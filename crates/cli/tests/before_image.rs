@@ -343,7 +343,10 @@ fn rollback_never_overwrites_a_later_change() {
     let (status, out) = rollback(dir.path(), &server, false);
     assert_eq!(status, 1, "{out}");
     assert!(
-        out.contains("needs attention: write_file (changed): 'write_file' was not undone: what 'read_file' returns has changed since the call"),
+        out.contains("needs attention: 'write_file' (call ")
+            && out.contains(
+                "(changed): 'write_file' was not undone: what 'read_file' returns has changed since the call"
+            ),
         "{out}"
     );
     assert_eq!(

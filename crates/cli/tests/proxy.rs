@@ -933,7 +933,8 @@ fn rollback_with_an_overlay() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("2 failed"), "{stdout}");
     assert!(
-        stdout.contains("charge_payment: its compensation 'refund_payment'"),
+        stdout.contains("'charge_payment' (call ")
+            && stdout.contains(": its compensation 'refund_payment'"),
         "{stdout}"
     );
     assert_eq!(calls_at_server(&log, "refund_payment"), 1);

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_base::text::{escape_controls, excerpt};
 use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::Tool;
 use mcp_recovery_model::json::with;
@@ -39,9 +39,35 @@ pub struct Report {
     /// Steps whose effect stays in place with nobody undoing it (unknown outcomes,
     /// irreversible or undeclared tools, unavailable or failed compensations).
     pub attention: Vec<String>,
-    /// The calls this run undid, newest first: the call's tool and its compensating tools, in
-    /// the order they were called (one, or several for an undo that makes several calls).
-    pub undone: Vec<(String, Vec<String>)>,
+    /// The calls this run undid, newest first.
+    pub undone: Vec<Undone>,
+}
+
+/// A call a rollback undid.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Undone {
+    /// Which call of the journal (its `call` member): the number a notice names it by.
+    pub call: Value,
+    /// Its tool.
+    pub name: String,
+    /// What it was called with, as journaled (secrets replaced).
+    pub arguments: Map<String, Value>,
+    /// The compensating tools, in the order they were called (one, or several for an undo
+    /// that makes several calls).
+    pub by: Vec<String>,
+}
+
+/// The longest excerpt of a call's arguments a notice quotes, in characters.
+const ARGUMENTS_SHOWN: usize = 160;
+
+/// How a notice names a call: its tool, its number in the journal and its arguments, so an
+/// agent can tell two calls of one tool apart.
+fn named(call: &Value, name: &str, arguments: &Map<String, Value>) -> String {
+    let shown = excerpt(
+        &Value::Object(arguments.clone()).to_string(),
+        ARGUMENTS_SHOWN,
+    );
+    format!("'{}' (call {call}, {shown})", escape_controls(name))
 }
 
 impl Report {
@@ -69,20 +95,22 @@ impl Report {
     pub fn for_client(&self, failed: &str) -> (Value, String) {
         let safe = |text: &str| escape_controls(text).into_owned();
         let failed = safe(failed);
-        let undone: Vec<(String, Vec<String>)> = self
+        let attention: Vec<String> = self.attention.iter().map(|why| safe(why)).collect();
+        let listed: Vec<Value> = self
             .undone
             .iter()
-            .map(|(call, by)| (safe(call), by.iter().map(|name| safe(name)).collect()))
-            .collect();
-        let attention: Vec<String> = self.attention.iter().map(|why| safe(why)).collect();
-        let listed: Vec<Value> = undone
-            .iter()
-            .map(|(call, by)| {
-                let mut undone = json!({"call": call, "compensation": by.first()});
+            .map(|undone| {
+                let by: Vec<String> = undone.by.iter().map(|name| safe(name)).collect();
+                let mut listed = json!({"call": safe(&undone.name), "compensation": by.first()});
                 if by.len() > 1 {
-                    undone["then"] = json!(by[1..]);
+                    listed["then"] = json!(by[1..]);
                 }
-                undone
+                listed["callNumber"] = undone.call.clone();
+                listed["arguments"] = json!(excerpt(
+                    &Value::Object(undone.arguments.clone()).to_string(),
+                    ARGUMENTS_SHOWN
+                ));
+                listed
             })
             .collect();
         let meta = json!({
@@ -99,12 +127,20 @@ impl Report {
         let mut text = format!(
             "mcp-recovery: '{failed}' failed, so the earlier calls of this session were rolled back."
         );
-        if undone.is_empty() {
+        if self.undone.is_empty() {
             text.push_str(" No call was undone.");
         } else {
-            let list: Vec<String> = undone
+            let list: Vec<String> = self
+                .undone
                 .iter()
-                .map(|(call, by)| format!("'{call}' (by '{}')", by.join("', then '")))
+                .map(|undone| {
+                    let by: Vec<String> = undone.by.iter().map(|name| safe(name)).collect();
+                    format!(
+                        "{} by '{}'",
+                        named(&undone.call, &undone.name, &undone.arguments),
+                        by.join("', then '")
+                    )
+                })
                 .collect();
             text.push_str(&format!(
                 " Undone, so their effects no longer stand: {}.",
@@ -181,9 +217,12 @@ pub fn rollback(
             skip(effects, step.status.as_str(), &step.reason)?;
             report.skipped += 1;
             if step.status.needs_attention() {
-                report
-                    .attention
-                    .push(format!("{} ({}): {}", call.name, step.status, step.reason));
+                report.attention.push(format!(
+                    "{} ({}): {}",
+                    named(id, &call.name, &call.arguments),
+                    step.status,
+                    step.reason
+                ));
             }
             continue;
         }
@@ -209,7 +248,9 @@ pub fn rollback(
             report.skipped += 1;
             report.attention.push(format!(
                 "{} ({}): {}",
-                call.name, refused.status, refused.reason
+                named(id, &call.name, &call.arguments),
+                refused.status,
+                refused.reason
             ));
             continue;
         }
@@ -243,10 +284,12 @@ pub fn rollback(
         match stopped {
             None if sent_now => {
                 report.compensated += 1;
-                report.undone.push((
-                    call.name.clone(),
-                    parts.iter().map(|p| p.name.clone()).collect(),
-                ));
+                report.undone.push(Undone {
+                    call: id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    by: parts.iter().map(|p| p.name.clone()).collect(),
+                });
             }
             None | Some(PartEnd::AlreadyFailed) => report.already += 1,
             Some(PartEnd::Skipped) => report.skipped += 1,

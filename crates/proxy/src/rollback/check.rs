@@ -60,7 +60,7 @@ pub(super) fn verify(
         Reply::Result(_) => Some(Refused {
             status: "changed",
             reason: format!(
-                "'{undone}' was not undone: what '{read}' returns has changed since the call, so writing the before-image back would destroy a later change"
+                "'{undone}' was not undone: what '{read}' returns has changed since the call, so undoing it now could destroy a later change"
             ),
         }),
         Reply::Error(error) => unchecked(format!("'{read}' answered with an error ({error})")),

@@ -116,7 +116,7 @@ impl Part<'_> {
             }
             attention.push(format!(
                 "{}: its compensation {label} failed in an earlier rollback",
-                call.name
+                self.named()
             ));
             return Ok(PartEnd::AlreadyFailed);
         }
@@ -125,13 +125,13 @@ impl Part<'_> {
                 "an earlier rollback sent {label} and its outcome is unknown; it is not idempotent, so it is not sent again"
             );
             skip(effects, "compensation-unknown", &reason)?;
-            attention.push(format!("{}: {reason}", call.name));
+            attention.push(format!("{}: {reason}", self.named()));
             return Ok(PartEnd::Skipped);
         }
         if let Some(refused) = self.gate(effects, policy, compensator)? {
             attention.push(format!(
                 "{}: its compensation {label} was refused ({refused})",
-                call.name
+                self.named()
             ));
             return Ok(PartEnd::Failed);
         }
@@ -147,7 +147,7 @@ impl Part<'_> {
                 let reason =
                     format!("{label} was not sent ({why}); run the rollback again to send it");
                 skip(effects, "not-sent", &reason)?;
-                attention.push(format!("{}: {reason}", call.name));
+                attention.push(format!("{}: {reason}", self.named()));
                 break;
             }
             sent += 1;
@@ -186,9 +186,14 @@ impl Part<'_> {
         }
         attention.push(format!(
             "{}: its compensation {label} did not succeed ({last})",
-            call.name
+            self.named()
         ));
         Ok(PartEnd::Failed)
+    }
+
+    /// How a notice names the call undone.
+    fn named(&self) -> String {
+        super::named(self.id, &self.call.name, &self.call.arguments)
     }
 
     /// Compensating calls go through the same policy as the calls they undo: `Some(why)` when
