@@ -11,9 +11,15 @@ pub const REDACTED: &str = "***";
 /// formatting characters that reorder what a reviewer reads, the Unicode line and paragraph
 /// separators, and the invisible format characters (zero-width spaces and joiners, the word
 /// joiner and invisible operators, the byte-order mark, the soft hyphen, tag characters and the
-/// other characters of general category Cf).
+/// other characters of general category Cf), and the Unicode noncharacters (`U+FDD0`–`U+FDEF`
+/// and the last two code points of every plane, `U+FFFE`, `U+FFFF`, `U+1FFFE` … `U+10FFFF`),
+/// which XML 1.0 forbids or discourages and which no text meant for a reader holds.
+///
+/// Every character outside this class is one XML 1.0 can carry (see [`is_xml_char`]), so text
+/// passed through [`escape_controls`] is also valid XML character data.
 pub fn is_unsafe_char(c: char) -> bool {
-    matches!(
+    is_noncharacter(c)
+        || matches!(
         c,
         '\u{0}'..='\u{1f}'
             | '\u{7f}'..='\u{9f}'
@@ -38,6 +44,23 @@ pub fn is_unsafe_char(c: char) -> bool {
             | '\u{1d173}'..='\u{1d17a}'
             | '\u{e0001}'
             | '\u{e0020}'..='\u{e007f}'
+        )
+}
+
+/// Whether `c` is one of the 66 Unicode noncharacters: `U+FDD0`–`U+FDEF`, and `U+xFFFE` and
+/// `U+xFFFF` in each of the 17 planes.
+pub fn is_noncharacter(c: char) -> bool {
+    let code = u32::from(c);
+    (0xfdd0..=0xfdef).contains(&code) || code & 0xfffe == 0xfffe
+}
+
+/// Whether `c` matches the `Char` production of XML 1.0: `#x9 | #xA | #xD | [#x20-#xD7FF] |
+/// [#xE000-#xFFFD] | [#x10000-#x10FFFF]` (a `char` is never a surrogate). Any other character
+/// makes an XML document ill-formed, wherever it appears, attribute values included.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..
     )
 }
 
@@ -147,6 +170,63 @@ mod tests {
             assert!(!escaped.chars().any(is_unsafe_char), "{c:?}");
             assert_eq!(is_unsafe_char(c), escaped != text, "{c:?}");
         }
+    }
+
+    #[test]
+    fn noncharacters_are_escaped() {
+        let cases = [
+            ("a\u{fffe}b\u{ffff}", "a\\u{fffe}b\\u{ffff}"),
+            ("\u{fdd0}x\u{fdef}", "\\u{fdd0}x\\u{fdef}"),
+            ("\u{1fffe}\u{1ffff}", "\\u{1fffe}\\u{1ffff}"),
+            ("\u{10fffe}\u{10ffff}", "\\u{10fffe}\\u{10ffff}"),
+        ];
+        for (raw, escaped) in cases {
+            assert_eq!(escape_controls(raw), escaped, "{raw:?}");
+        }
+        let nonchars: Vec<u32> = (0..=0x10ffffu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_noncharacter(c))
+            .map(u32::from)
+            .collect();
+        assert_eq!(nonchars.len(), 66);
+        let mut expected: Vec<u32> = (0xfdd0..=0xfdef).collect();
+        for plane in 0..=0x10 {
+            expected.extend([plane << 16 | 0xfffe, plane << 16 | 0xffff]);
+        }
+        expected.sort_unstable();
+        assert_eq!(nonchars, expected);
+        // Their neighbours are ordinary characters.
+        for c in [
+            '\u{fdcf}',
+            '\u{fdf0}',
+            '\u{fffd}',
+            '\u{1fffd}',
+            '\u{20000}',
+            '\u{10fffd}',
+        ] {
+            assert!(!is_unsafe_char(c), "{c:?}");
+        }
+        assert_eq!(escape_controls(&shorten("ab\u{ffff}cd", 3)), "ab\\u{ffff}…");
+    }
+
+    #[test]
+    fn escaped_text_is_xml_character_data() {
+        for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
+            if !is_xml_char(c) {
+                assert!(
+                    is_unsafe_char(c),
+                    "{c:?} is not an XML Char but is printed raw"
+                );
+            }
+            assert!(
+                escape_controls(&c.to_string()).chars().all(is_xml_char),
+                "{c:?}"
+            );
+        }
+        assert!(is_xml_char('\t') && is_xml_char('\u{d7ff}') && is_xml_char('\u{e000}'));
+        assert!(is_xml_char('\u{10ffff}') && is_xml_char('\u{10000}') && is_xml_char('\u{fffd}'));
+        assert!(!is_xml_char('\u{0}') && !is_xml_char('\u{1f}') && !is_xml_char('\u{fffe}'));
+        assert!(!is_xml_char('\u{ffff}'));
     }
 
     #[test]

@@ -43,7 +43,7 @@ mod outside;
 pub mod time;
 mod verify;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,7 +161,7 @@ pub struct Journal {
     signer: Option<Signer>,
     /// The syncs, shared by the records of every writer ([`Journal::append_pending`]).
     group: Arc<group::Group>,
-    /// Held open for the lock on `JOURNAL.lock`.
+    /// The holder file (`JOURNAL.lock`), held open and locked with the journal.
     _lock: File,
 }
 
@@ -175,8 +175,9 @@ impl Journal {
         Journal::open_as(path, max_bytes, &Holder::default())
     }
 
-    /// [`Journal::open`], as `holder`: the lock of `JOURNAL.lock` is taken first (waiting at
-    /// most `holder.wait` for another writer) and held until the journal is dropped.
+    /// [`Journal::open`], as `holder`: the journal's lock is taken first (waiting at most
+    /// `holder.wait` for another writer), whatever path to the file is given, and held until
+    /// the journal is dropped.
     pub fn open_as(path: &Path, max_bytes: u64, holder: &Holder) -> Result<Journal, JournalError> {
         let shown = path.display().to_string();
         let io_error = |source| JournalError::Io {
@@ -191,13 +192,7 @@ impl Journal {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(e)),
         }
-        let lock = lock::acquire(path, holder)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io_error)?;
+        let (file, lock) = lock::acquire(path, holder)?;
         let too_large = || JournalError::TooLarge {
             path: shown.clone(),
             limit: max_bytes,

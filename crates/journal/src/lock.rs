@@ -1,8 +1,13 @@
-//! One writer per journal: an exclusive lock on `JOURNAL.lock`, held for the writer's lifetime,
-//! with who holds it written inside so a second writer can say so.
+//! One writer per journal, however its path is spelled. On Unix the lock is an exclusive `flock`
+//! on the journal file itself, so a relative or absolute path, `..`, a symlink to the file or to
+//! a directory on its path and a hard link all meet the same lock. Who holds it is written in
+//! the holder file `JOURNAL.lock` beside the journal's canonical path, which the holder keeps
+//! locked too, so a second writer can say who, and never names a writer that has let go.
+//! Elsewhere (Windows, where a lock on the journal would keep its readers out) the holder
+//! file's lock is the writer's lock.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -11,11 +16,30 @@ use serde_json::Value;
 use crate::error::JournalError;
 use crate::time::rfc3339_now;
 
-/// The lock file of the journal at `journal`: `JOURNAL.lock` beside it.
+/// The holder file of the journal at `journal`: `JOURNAL.lock` beside the file's canonical
+/// path (every symlink, `.` and `..` resolved), so every spelling of a path to the journal but
+/// a hard link finds the same one. For a journal not created yet, its name in the canonical
+/// directory; `journal` itself when even that does not resolve.
 pub fn lock_path(journal: &Path) -> PathBuf {
-    let mut name = journal.as_os_str().to_owned();
+    let mut name = canonical(journal).into_os_string();
     name.push(".lock");
     PathBuf::from(name)
+}
+
+/// `journal` with every symlink, `.` and `..` resolved.
+fn canonical(journal: &Path) -> PathBuf {
+    if let Ok(path) = std::fs::canonicalize(journal) {
+        return path;
+    }
+    let (Some(dir), Some(name)) = (journal.parent(), journal.file_name()) else {
+        return journal.to_path_buf();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::canonicalize(dir).map_or_else(|_| journal.to_path_buf(), |dir| dir.join(name))
 }
 
 /// Who holds a journal's lock, and what to do when another writer does.
@@ -37,57 +61,115 @@ impl Default for Holder {
     }
 }
 
-/// Takes the lock of `journal` for as long as the returned file is open: at once, or within
-/// `holder.wait`. The holder's pid, command and start time are written into the lock file.
-pub(crate) fn acquire(journal: &Path, holder: &Holder) -> Result<File, JournalError> {
+/// How long a writer that has the journal's lock tries for its holder file's, which a second
+/// writer naming the holder locks for a moment (shared) while it reads it.
+const HOLDER_FILE_GRACE: Duration = Duration::from_millis(250);
+
+/// Opens (creating when missing) the journal at `journal` for reading and appending, and takes
+/// its lock, at once or within `holder.wait`. Returns the journal and the holder file, which
+/// holds the holder's pid, command and start time; the lock is held while both are open.
+pub(crate) fn acquire(journal: &Path, holder: &Holder) -> Result<(File, File), JournalError> {
+    let shown = journal.display().to_string();
+    let file = OpenOptions::new()
+        .read(true)
+        .create(true)
+        .append(true)
+        .open(journal)
+        .map_err(|source| JournalError::Io {
+            path: shown.clone(),
+            source,
+        })?;
     let path = lock_path(journal);
     let io_error = |source| JournalError::Io {
         path: path.display().to_string(),
         source,
     };
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io_error)?;
     let deadline = Instant::now() + holder.wait;
-    loop {
-        match file.try_lock() {
-            Ok(()) => break,
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+    let mut holder_file = loop {
+        match take(&file, &path) {
+            Ok(Some(holder_file)) => break holder_file,
+            Ok(None) if Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            Err(TryLockError::WouldBlock) => {
+            Ok(None) => {
                 return Err(JournalError::Locked {
-                    path: journal.display().to_string(),
-                    holder: describe_holder(&mut file),
+                    path: shown,
+                    holder: describe_holder(&path),
                     waited: holder.wait,
                 });
             }
-            Err(TryLockError::Error(e)) => return Err(io_error(e)),
+            Err(e) => return Err(io_error(e)),
         }
-    }
+    };
     let info = serde_json::json!({
         "pid": std::process::id(),
         "command": holder.command,
         "since": rfc3339_now(),
     });
-    file.set_len(0).map_err(io_error)?;
-    file.rewind().map_err(io_error)?;
-    writeln!(file, "{info}").map_err(io_error)?;
-    file.sync_data().map_err(io_error)?;
-    Ok(file)
+    holder_file.set_len(0).map_err(io_error)?;
+    holder_file.rewind().map_err(io_error)?;
+    writeln!(holder_file, "{info}").map_err(io_error)?;
+    holder_file.sync_data().map_err(io_error)?;
+    Ok((file, holder_file))
 }
 
-/// The holder as its lock file describes it (at most 200 characters of each field: the file
-/// is anybody's; what prints the error escapes it).
-fn describe_holder(file: &mut File) -> String {
+/// One try for the lock of `journal` (Unix) and of its holder file at `path`: the holder file,
+/// locked, or `None` when another writer holds either.
+fn take(journal: &File, path: &Path) -> io::Result<Option<File>> {
+    #[cfg(unix)]
+    match journal.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(None),
+        Err(TryLockError::Error(e)) => return Err(e),
+    }
+    #[cfg(not(unix))]
+    let _ = journal;
+    let let_go = |outcome| {
+        #[cfg(unix)]
+        journal.unlock()?;
+        outcome
+    };
+    let holder_file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) => return let_go(Err(e)),
+    };
+    let grace = Instant::now() + HOLDER_FILE_GRACE;
+    loop {
+        match holder_file.try_lock() {
+            Ok(()) => return Ok(Some(holder_file)),
+            Err(TryLockError::WouldBlock) if Instant::now() < grace => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(TryLockError::WouldBlock) => return let_go(Ok(None)),
+            Err(TryLockError::Error(e)) => return let_go(Err(e)),
+        }
+    }
+}
+
+/// The writer holding the journal, as its holder file at `path` describes it (at most 200
+/// characters of each field: the file is anybody's; what prints the error escapes it). A
+/// holder file nobody holds describes a writer that has let go, and is not read.
+fn describe_holder(path: &Path) -> String {
+    let unnamed = || {
+        "one not named beside this path (a writer by another hard link to the journal, or one \
+         that has not said who it is yet)"
+            .to_owned()
+    };
+    let Ok(mut file) = File::open(path) else {
+        return unnamed();
+    };
+    match file.try_lock_shared() {
+        Err(TryLockError::WouldBlock) => {}
+        Ok(()) | Err(TryLockError::Error(_)) => return unnamed(),
+    }
     let mut text = String::new();
-    let read = file
-        .rewind()
-        .and_then(|()| (&mut *file).take(4096).read_to_string(&mut text));
+    let read = (&mut file).take(4096).read_to_string(&mut text);
     let info = match read {
         Ok(_) => serde_json::from_str::<Value>(text.trim()).ok(),
         Err(_) => None,

@@ -3,10 +3,17 @@
 //! as `failure`, infos as passing cases with the text in `system-out`), one passing case for a
 //! clean document so that it shows up, and for a source that was not linted (a server that did
 //! not start, a file that could not be read) a suite with one errored (or skipped) case.
+//!
+//! Every text from input goes through [`escape_xml`], which writes each character XML 1.0 cannot
+//! carry (controls, noncharacters such as `U+FFFE`) as its visible escape; the document is checked
+//! once more as it is written, so that no character outside XML 1.0's `Char` production reaches a
+//! CI parser, in an attribute value or anywhere else.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use mcp_recovery_base::text::{is_xml_char, push_escape};
 use mcp_recovery_validator::{Severity, escape_xml};
 
 use crate::render::types::{Finding, Renderer, Source, Summary};
@@ -36,6 +43,23 @@ fn case_name(finding: &Finding) -> String {
         name.push_str(&format!(" at {}", d.pointer));
     }
     name
+}
+
+/// `text` with any character outside XML 1.0's `Char` production written as its visible escape
+/// (`\u{fffe}`); text that is already valid is returned as is.
+fn xml_chars(text: &str) -> Cow<'_, str> {
+    if text.chars().all(is_xml_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_xml_char(c) {
+            out.push(c);
+        } else {
+            push_escape(&mut out, c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The full text of a finding: the message, the help, the docs URL.
@@ -142,8 +166,32 @@ impl Renderer for Junit {
             self.tests, self.failures, self.errors
         )?;
         for suite in &self.suites {
-            out.write_all(suite.as_bytes())?;
+            out.write_all(xml_chars(suite).as_bytes())?;
         }
         writeln!(out, "</testsuites>")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_xml_characters_are_written() {
+        assert!(matches!(xml_chars("a\tb\n<c/> é 🦀"), Cow::Borrowed(_)));
+        // U+10FFFF is a noncharacter, but an XML `Char`: escape_xml writes it as an escape.
+        assert_eq!(
+            xml_chars("a\u{fffe}b\u{ffff}\u{0}\u{1b}\u{10ffff}"),
+            "a\\u{fffe}b\\u{ffff}\\u{0}\\u{1b}\u{10ffff}"
+        );
+        let hostile = "n\u{fffe}\u{ffff}\u{fdd0}\u{1fffe}\u{0}\u{1b}\u{85}\u{202e}\r\n\t\"'<&>";
+        for attribute in [true, false] {
+            let escaped = escape_xml(hostile, attribute);
+            assert!(escaped.chars().all(is_xml_char), "{escaped:?}");
+            assert!(
+                escaped.contains("\\u{fffe}\\u{ffff}\\u{fdd0}\\u{1fffe}"),
+                "{escaped:?}"
+            );
+        }
     }
 }
