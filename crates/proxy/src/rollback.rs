@@ -20,7 +20,7 @@ mod effects;
 mod part;
 
 pub use effects::{Effects, Prior, Reply, prior_compensations, prior_key};
-use part::{Part, PartEnd};
+use part::{ARGUMENTS_SHOWN, Part, PartEnd, named};
 
 /// How a rollback ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,19 +55,6 @@ pub struct Undone {
     /// The compensating tools, in the order they were called (one, or several for an undo
     /// that makes several calls).
     pub by: Vec<String>,
-}
-
-/// The longest excerpt of a call's arguments a notice quotes, in characters.
-const ARGUMENTS_SHOWN: usize = 160;
-
-/// How a notice names a call: its tool, its number in the journal and its arguments, so an
-/// agent can tell two calls of one tool apart.
-fn named(call: &Value, name: &str, arguments: &Map<String, Value>) -> String {
-    let shown = excerpt(
-        &Value::Object(arguments.clone()).to_string(),
-        ARGUMENTS_SHOWN,
-    );
-    format!("'{}' (call {call}, {shown})", escape_controls(name))
 }
 
 impl Report {

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use mcp_recovery_base::text::{escape_controls, excerpt};
 use mcp_recovery_journal::{JournalError, Kind};
 use mcp_recovery_model::json::with;
 use mcp_recovery_model::{Hint, Tool};
@@ -193,7 +194,7 @@ impl Part<'_> {
 
     /// How a notice names the call undone.
     fn named(&self) -> String {
-        super::named(self.id, &self.call.name, &self.call.arguments)
+        named(self.id, &self.call.name, &self.call.arguments)
     }
 
     /// Compensating calls go through the same policy as the calls they undo: `Some(why)` when
@@ -287,4 +288,17 @@ fn why_not(reply: &Reply) -> String {
         Reply::Lost(reason) => reason.clone(),
     };
     mcp_recovery_base::text::excerpt(&said, MAX_CHARS)
+}
+
+/// The longest excerpt of a call's arguments a notice quotes, in characters.
+pub(super) const ARGUMENTS_SHOWN: usize = 160;
+
+/// How a notice names a call: its tool, its number in the journal and its arguments, so an
+/// agent can tell two calls of one tool apart.
+pub(super) fn named(call: &Value, name: &str, arguments: &Map<String, Value>) -> String {
+    let shown = excerpt(
+        &Value::Object(arguments.clone()).to_string(),
+        ARGUMENTS_SHOWN,
+    );
+    format!("'{}' (call {call}, {shown})", escape_controls(name))
 }
