@@ -6,9 +6,11 @@ use mcp_recovery_adoption::profile::Profile;
 use mcp_recovery_model::Hint;
 use mcp_recovery_validator::{LintOptions, Linter, Severity};
 
-use crate::examine::{self, FileCensus, LintCounts, ServerSummary, Tally, read_and_examine};
+use crate::examine::{
+    self, FileCensus, LintCounts, NotToolsReason, ServerSummary, Tally, read_and_examine,
+};
 use crate::metrics::{
-    Census, Destructive, FORMAT_VERSION, FileCounts, HintCounts, HintUsage, LintSummary,
+    Census, Destructive, FORMAT_VERSION, FileCounts, FileSeen, HintCounts, HintUsage, LintSummary,
     NotToolsFile, ProfileShare, RecoveryUsage, ReversibilityCounts, RuleFindings, ServerSpread,
     Share, SignatureShare, Signatures,
 };
@@ -27,6 +29,8 @@ pub struct CensusBuilder {
     lint_files: u64,
     lint_files_with_errors: u64,
     lint: LintCounts,
+    /// Every file with its place in the input.
+    seen: Vec<(usize, FileSeen)>,
 }
 
 impl CensusBuilder {
@@ -52,6 +56,7 @@ impl CensusBuilder {
             lint_files: 0,
             lint_files_with_errors: 0,
             lint: LintCounts::new(),
+            seen: Vec::new(),
         })
     }
 
@@ -61,7 +66,21 @@ impl CensusBuilder {
         self.add_file(file);
     }
 
+    /// [`Self::add_bytes`], returning what became of the file (its tools and findings).
+    pub fn add_bytes_seen(&mut self, path: impl Into<String>, bytes: &[u8]) -> FileSeen {
+        let file = examine::examine_bytes(path.into(), bytes, self.linter.as_ref());
+        let seen = seen(&file);
+        self.add_file(file);
+        seen
+    }
+
     pub(crate) fn add_file(&mut self, file: FileCensus) {
+        self.add_file_at(self.seen.len(), file);
+    }
+
+    /// [`Self::add_file`] for the file at `index` of the input (files arrive out of order).
+    pub(crate) fn add_file_at(&mut self, index: usize, file: FileCensus) {
+        self.seen.push((index, seen(&file)));
         self.files.total += 1;
         self.files.bytes += file.bytes;
         match file.outcome {
@@ -290,7 +309,33 @@ impl CensusBuilder {
             recovery,
             lint,
             not_tools_lists: self.not_tools,
+            sources: {
+                self.seen.sort_by_key(|(index, _)| *index);
+                self.seen.into_iter().map(|(_, seen)| seen).collect()
+            },
         }
+    }
+}
+
+/// What [`FileSeen`] says of one file examined.
+fn seen(file: &FileCensus) -> FileSeen {
+    let not_read = match &file.outcome {
+        Err(reason @ (NotToolsReason::Unreadable { .. } | NotToolsReason::TooLarge { .. })) => {
+            Some(reason.describe())
+        }
+        _ => None,
+    };
+    FileSeen {
+        path: file.path.clone(),
+        tools: file.outcome.as_ref().map_or(0, |(tally, _)| tally.tools),
+        findings: match not_read {
+            Some(_) => None,
+            None => file
+                .lint
+                .as_ref()
+                .map(|counts| counts.values().map(|(_, n)| n).sum()),
+        },
+        not_read,
     }
 }
 

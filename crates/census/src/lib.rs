@@ -36,7 +36,7 @@ mod signature;
 pub use builder::{CensusBuilder, median_f64, median_u64};
 pub use examine::NotToolsReason;
 pub use metrics::{
-    Census, Destructive, FORMAT_VERSION, FileCounts, HintCounts, HintUsage, LintSummary,
+    Census, Destructive, FORMAT_VERSION, FileCounts, FileSeen, HintCounts, HintUsage, LintSummary,
     NotToolsFile, ProfileShare, RecoveryUsage, ReversibilityCounts, RuleFindings, ServerSpread,
     Share, SignatureShare, Signatures,
 };
@@ -45,6 +45,7 @@ pub use paths::{
     census_files_observed, census_paths, census_paths_observed, collect_files,
     collect_files_listing_missing,
 };
+pub use render::markdown_cell;
 pub use signature::{HintState, Signature};
 
 #[cfg(test)]

@@ -250,6 +250,23 @@ pub struct Census {
     pub lint: Option<LintSummary>,
     /// Files that are not tools lists, by path.
     pub not_tools_lists: Vec<NotToolsFile>,
+    /// Every file, once, in the order given: what the cli states as `sources`. Not part of the
+    /// census's own JSON.
+    #[serde(skip)]
+    pub sources: Vec<FileSeen>,
+}
+
+/// What became of one file of a census.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSeen {
+    /// The file as named.
+    pub path: String,
+    /// Why it could not be read (unreadable, larger than the cap); `None` when it was read.
+    pub not_read: Option<String>,
+    /// Tools it lists (0 when it is not a tools list, or was not read).
+    pub tools: u64,
+    /// Its lint findings, every severity; `None` with linting off or when it was not read.
+    pub findings: Option<u64>,
 }
 
 /// How many servers and tools reach one guarantee profile.

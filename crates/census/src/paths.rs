@@ -93,7 +93,7 @@ pub fn census_files_observed(
     // The workers borrow the linter while this thread merges into the builder.
     let linter = builder.linter.take();
     let policy = options.read;
-    let (sender, receiver) = mpsc::sync_channel::<Vec<FileCensus>>(2 * threads);
+    let (sender, receiver) = mpsc::sync_channel::<Vec<(usize, FileCensus)>>(2 * threads);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let sender = sender.clone();
@@ -105,7 +105,7 @@ pub fn census_files_observed(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = files.get(i) else { break };
-                    batch.push(read_and_examine(path, linter, policy));
+                    batch.push((i, read_and_examine(path, linter, policy)));
                     if batch.len() == BATCH
                         && sender
                             .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
@@ -119,8 +119,8 @@ pub fn census_files_observed(
         }
         drop(sender);
         let mut done = 0;
-        for file in receiver.into_iter().flatten() {
-            builder.add_file(file);
+        for (i, file) in receiver.into_iter().flatten() {
+            builder.add_file_at(i, file);
             done += 1;
             observe(done, files.len());
         }

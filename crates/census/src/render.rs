@@ -316,22 +316,17 @@ impl Census {
                     "\n## {section}\n\n| metric | count | share |\n|---|---:|---:|\n"
                 );
             }
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                md_escape(&r.label),
-                md_escape(&r.count),
-                r.share
-            );
+            // Labels, counts and shares are this crate's own text, never input.
+            let _ = writeln!(out, "| {} | {} | {} |", r.label, r.count, r.share);
         }
         if !self.not_tools_lists.is_empty() {
             out.push_str("\n## not tools lists\n\n| file | reason |\n|---|---|\n");
             for f in &self.not_tools_lists {
                 let _ = writeln!(
                     out,
-                    "| `{}` | {} |",
-                    escape_controls(&f.path).replace('`', "'"),
-                    md_escape(&escape_controls(&f.reason.describe()))
+                    "| {} | {} |",
+                    markdown_cell(&f.path),
+                    markdown_cell(&f.reason.describe())
                 );
             }
         }
@@ -435,8 +430,21 @@ impl Census {
     }
 }
 
-fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|")
+/// Escapes text for a Markdown table cell (CommonMark and GitHub Flavored Markdown), so that it
+/// renders as the same text and nothing else: every ASCII punctuation character gets a
+/// backslash (no `|` closes the cell, no `<` starts HTML, no `&` an entity, no backtick a code
+/// span, no `[` a link), line breaks become spaces, other unsafe characters are written out.
+/// Every Markdown output of input text (the census's, `lint --format markdown`) goes through it.
+pub fn markdown_cell(text: &str) -> String {
+    let flat = text.replace(['\r', '\n'], " ");
+    let mut out = String::with_capacity(flat.len() + 8);
+    for c in escape_controls(&flat).chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -450,6 +458,43 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(98291), "98,291");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn markdown_cells_escape_everything_that_could_render() {
+        assert_eq!(markdown_cell("a|b"), "a\\|b");
+        assert_eq!(markdown_cell("<img src=x>"), "\\<img src\\=x\\>");
+        assert_eq!(markdown_cell("[x](y)"), "\\[x\\]\\(y\\)");
+        assert_eq!(
+            markdown_cell("`code` *b* _i_"),
+            "\\`code\\` \\*b\\* \\_i\\_"
+        );
+        assert_eq!(markdown_cell("&amp;"), "\\&amp\\;");
+        assert_eq!(markdown_cell("line\nbreak\r"), "line break ");
+        assert_eq!(markdown_cell("bell\u{7}"), "bell\\\\u\\{7\\}");
+        assert_eq!(markdown_cell("plain text 12"), "plain text 12");
+    }
+
+    #[test]
+    fn markdown_cells_hold_no_unescaped_markup() {
+        for text in [
+            "a|b",
+            "<script>",
+            "![i](u)",
+            "x\n| y |",
+            "\\|",
+            "md/x`|y<img src=x>.json",
+        ] {
+            let escaped = markdown_cell(text);
+            let mut chars = escaped.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    assert!(chars.next().is_some_and(|n| n.is_ascii_punctuation()));
+                } else {
+                    assert!(!c.is_ascii_punctuation() && c != '\n', "{escaped}");
+                }
+            }
+        }
     }
 
     /// File names and reasons quoting input reach no terminal raw, in text or Markdown.
@@ -469,13 +514,20 @@ mod tests {
         );
         b.add_bytes(format!("{hostile}`|.json"), br#"{"tools": ["#);
         let census = b.finish();
-        for text in [census.render_table(), census.render_markdown()] {
+        let table = census.render_table();
+        let markdown = census.render_markdown();
+        for text in [&table, &markdown] {
             for line in text.split('\n') {
                 assert!(!line.chars().any(is_unsafe_char), "{line:?}");
             }
-            assert!(text.contains("error\\u{1b}]0;t\\u{7}"), "{text}");
-            assert!(text.contains("\\u{202e}\\u{2066}\\u{2028}\\u{200b}\\r\\n"));
         }
+        assert!(table.contains("error\\u{1b}]0;t\\u{7}"), "{table}");
+        assert!(table.contains("\\u{202e}\\u{2066}\\u{2028}\\u{200b}\\r\\n"));
+        // Markdown writes the same inert text, escaped for a table cell.
+        for shown in ["error\u{1b}]0;t\u{7}", "\u{202e}\u{2066}\u{2028}\u{200b}"] {
+            assert!(markdown.contains(&markdown_cell(shown)), "{markdown}");
+        }
+        assert!(markdown.contains("\\`\\|\\.json"), "{markdown}");
         let svg = census.render_svg();
         assert!(
             !svg.chars().any(|c| is_unsafe_char(c) && c != '\n'),

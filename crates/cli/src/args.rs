@@ -46,8 +46,8 @@ pub struct Cli {
     pub follow_links: bool,
 
     /// When to colour terminal output: auto (on a terminal, unless NO_COLOR is set;
-    /// CLICOLOR_FORCE colours off one too, CLICOLOR=0 turns it off), always or never. Files
-    /// written with --output-file are never coloured.
+    /// CLICOLOR_FORCE colours off one too, CLICOLOR=0 turns it off), always or never. Files a
+    /// command writes are never coloured.
     #[arg(
         long,
         global = true,
@@ -60,7 +60,8 @@ pub struct Cli {
 
 impl Cli {
     /// Requirements clap lets through when a path is also given (a conflicting argument lifts
-    /// `requires`): `--header` needs `--url`, a command after `--` needs `--stdio`. `command` is
+    /// `requires`): `--header` needs `--url`, a command after `--` needs `--stdio`; and the
+    /// server flags `rollback` has no use for (`--save`, `--all-servers`), refused. `command` is
     /// the parsed command line's (its colours and usage lines are those of the run).
     pub fn check_server_args(&self, command: &mut clap::Command) {
         let (name, server) = match &self.command {
@@ -73,6 +74,12 @@ impl Cli {
         };
         let problem = if !server.headers.is_empty() && server.url.is_none() {
             Some("--header needs --url")
+        } else if name == "rollback" && server.save.is_some() {
+            Some(
+                "rollback writes no tools/list: --save applies to lint, fetch, profile and suggest",
+            )
+        } else if name == "rollback" && server.all_servers {
+            Some("rollback reaches one server: name it with --server NAME")
         } else if !server.command.is_empty() && !server.stdio {
             Some("a server command after `--` needs --stdio")
         } else {

@@ -20,6 +20,11 @@ use std::path::{Path, PathBuf};
 use mcp_recovery_client::{Header, Options, Target};
 use serde_json::{Map, Value};
 
+/// Why an entry of a client config (`"type": "sse"`) or a server.json remote (`"type": "sse"`)
+/// is skipped: the same words from either.
+pub const SSE_NOT_SUPPORTED: &str =
+    "the HTTP+SSE transport of protocol 2024-11-05 is not supported: only Streamable HTTP is";
+
 /// One configured server, ready to connect to.
 #[derive(Debug, Clone)]
 pub struct ConfiguredServer {
@@ -140,6 +145,14 @@ impl ClientConfig {
             == Some(true)
     }
 
+    /// Where the entry of `name` says `"type": "sse"` (the JSON pointer of that `type`), read
+    /// before the entry is resolved: such an entry is skipped, as the transport is not supported.
+    pub fn sse_pointer(&self, name: &str) -> Option<String> {
+        let (_, entry) = self.entries.iter().find(|(n, _)| n == name)?;
+        (entry.get("type").and_then(Value::as_str) == Some("sse"))
+            .then(|| format!("{}/{}/type", self.servers_pointer, escape_pointer(name)))
+    }
+
     /// The server called `name`, resolved.
     pub fn server(&self, name: &str) -> Result<ConfiguredServer, ConfigFileError> {
         let Some((_, entry)) = self.entries.iter().find(|(n, _)| n == name) else {
@@ -196,13 +209,7 @@ impl Resolver<'_> {
         let target = match kind {
             Some("stdio") => self.stdio(entry)?,
             Some("http" | "streamable-http" | "streamableHttp") => self.http(entry)?,
-            Some("sse") => {
-                return Err(self.error(
-                    "/type",
-                    "the HTTP+SSE transport of protocol 2024-11-05 is not supported; \
-                     Streamable HTTP (`\"type\": \"http\"`) is",
-                ));
-            }
+            Some("sse") => return Err(self.error("/type", SSE_NOT_SUPPORTED)),
             Some(other) => {
                 return Err(self.error(
                     "/type",

@@ -3,7 +3,7 @@
 //! tools/list exactly as sent, through `mcp-recovery-client`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use mcp_recovery_base::text::escape_controls;
@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::Failure;
 use crate::args::server::ServerArgs;
-use crate::client_config::{self, ClientConfig, ConfigFileError};
+use crate::client_config::{self, ClientConfig, ConfigFileError, SSE_NOT_SUPPORTED};
 use crate::sources::{Kind, SourceReport, Status};
 
 /// A server named by the flags, ready to be fetched.
@@ -24,6 +24,8 @@ pub struct Server {
     name: String,
     /// Where it was named (the flags, a client config, a registry entry).
     kind: Kind,
+    /// What `--save` names its file after, when not its name (see [`Server::save_stem`]).
+    stem: Option<String>,
 }
 
 /// What a fetch brought back.
@@ -84,6 +86,7 @@ impl Server {
             options,
             name,
             kind,
+            stem: None,
         }
     }
 
@@ -117,6 +120,7 @@ impl Server {
             target,
             options: options(args)?,
             name: escape_controls(&name).into_owned(),
+            stem: None,
         }))
     }
 
@@ -133,6 +137,30 @@ impl Server {
             options,
             name: escape_controls(name).into_owned(),
             kind,
+            stem: None,
+        }
+    }
+
+    /// The server, its `--save` file named after `stem` rather than its name.
+    pub fn saved_as(self, stem: &str) -> Self {
+        Self {
+            stem: Some(stem.to_owned()),
+            ..self
+        }
+    }
+
+    /// What a save of several servers names this one's file after (made a file name by
+    /// `save::save_paths`): the config's name of the entry, the server.json's file and the
+    /// entry's pointer, else the name after any `#`.
+    pub fn save_stem(&self) -> String {
+        match &self.stem {
+            Some(stem) => stem.clone(),
+            None => self
+                .name
+                .rsplit('#')
+                .next()
+                .unwrap_or(&self.name)
+                .to_owned(),
         }
     }
 
@@ -299,9 +327,10 @@ pub fn configured(
     Ok(servers)
 }
 
-/// [`configured`], with a report for each server skipped (disabled in the config) and for each
-/// entry that cannot be used: that entry is an `unreadable` source, its error said on stderr,
-/// and the other servers still run.
+/// [`configured`], with a report for each server skipped (disabled in the config, or SSE) and
+/// for each entry that cannot be used: that entry is an `unreadable` source, its error said on
+/// stderr, and the other servers still run. A config whose every server is skipped gives the
+/// skipped reports and no server (the run then lints nothing, and exits 2).
 pub fn configured_sources(
     file: &Path,
     inputs: &[String],
@@ -327,7 +356,9 @@ pub fn configured_sources(
             }
         }
     }
-    if servers.is_empty() && reports.iter().all(|r| r.status == Status::Skipped) {
+    // A config whose every server is skipped is still reported, each one stated; one that
+    // names no server at all has nothing to report.
+    if servers.is_empty() && reports.is_empty() {
         return Err(no_server_to_run(file));
     }
     Ok((servers, reports))
@@ -382,6 +413,14 @@ fn entries(
             )));
             continue;
         }
+        if let Some(pointer) = config.sse_pointer(name) {
+            let shown = entry_name(file, name);
+            let reason = format!("{}: {pointer}: {SSE_NOT_SUPPORTED}", file.display());
+            let report = SourceReport::not_linted(&shown, Kind::Config, Status::Skipped, &reason);
+            tell(&report);
+            entries.push(Entry::Skipped(report));
+            continue;
+        }
         let server = match config.server(name) {
             Ok(server) => server,
             // The entry is there, and wrong.
@@ -396,6 +435,7 @@ fn entries(
             target: server.target,
             name: entry_name(file, &server.name),
             kind: Kind::Config,
+            stem: Some(server.name),
         }));
     }
     Ok(entries)
@@ -405,41 +445,6 @@ fn entries(
 /// findings have lines) and what `--save` writes.
 pub fn document_text(document: &Value) -> Result<String, Failure> {
     Ok(format!("{}\n", crate::pretty(document, "the tools/list")?))
-}
-
-/// Where `--save` puts the document of `server`: the path itself for a single server, else a
-/// file named after the server inside the directory `save`.
-pub fn save_path(save: &Path, server: &Server, several: bool) -> PathBuf {
-    if !several {
-        return save.to_path_buf();
-    }
-    let name = server.name();
-    let short = name.rsplit('#').next().unwrap_or(&name);
-    let file: String = short
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    save.join(format!("{}.json", file.trim_start_matches('.')))
-}
-
-/// Writes `text` to `path` (creating the directory of a multi-server save).
-pub fn save(path: &Path, text: &str) -> Result<(), Failure> {
-    let write = || {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, text)
-    };
-    write().map_err(|source| Failure::WriteFile {
-        path: path.display().to_string(),
-        source,
-    })
 }
 
 /// Prints why a server could not be linted (its stderr tail under the message), on stderr, and

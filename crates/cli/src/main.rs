@@ -48,6 +48,7 @@ mod overrides;
 mod progress;
 mod proxy_http;
 mod render;
+mod save;
 mod server_json;
 mod sources;
 

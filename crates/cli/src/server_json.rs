@@ -7,8 +7,10 @@
 //! the reason; a required variable that is not set is a failed source naming it.
 //!
 //! Values come, in order, from the entry's own `value` (its `{VARIABLE}`s filled from
-//! `variables`), the environment of `mcp-recovery` under the same name, then `default`. Every
-//! value taken from the environment or marked `isSecret` is a secret: never printed.
+//! `variables`), the environment of `mcp-recovery` under the same name (for a header or an
+//! argument, the name [`env_name`] derives: `MCP_HEADER_X_API_KEY` for `X-Api-Key`), then
+//! `default`. Every value taken from the environment or marked `isSecret` is a secret: never
+//! printed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -36,7 +38,7 @@ pub struct Host<'a> {
 
 /// The entries of `path` (a `server.json`, or a directory of them), as servers to fetch, and
 /// a report for each entry that is not run (skipped, or a required value is missing) or file
-/// that is not a `server.json` (unreadable).
+/// that cannot be read or is not a `server.json` (unreadable, `path` itself too).
 pub fn load(path: &Path, base: &Options, host: &Host<'_>) -> Result<crate::live::Servers, Failure> {
     let files = if path.is_dir() {
         let walk = mcp_recovery_base::walk::json_documents(path);
@@ -50,20 +52,20 @@ pub fn load(path: &Path, base: &Options, host: &Host<'_>) -> Result<crate::live:
     } else {
         vec![path.to_path_buf()]
     };
-    let several = files.len() > 1 || path.is_dir();
     let mut servers = Vec::new();
     let mut reports = Vec::new();
     for file in files {
         let shown = escape_controls(&file.display().to_string()).into_owned();
         match read(&file, &shown) {
             Ok(entry) => entries(&entry, &shown, base, host, &mut servers, &mut reports),
-            Err(problem) if several => reports.push(SourceReport::not_linted(
+            // Given alone or found in a directory, a file that is no server.json is a source
+            // that could not be read, stated in every report.
+            Err(problem) => reports.push(SourceReport::not_linted(
                 &shown,
                 Kind::ServerJson,
                 Status::Unreadable,
                 &problem,
             )),
-            Err(problem) => return Err(Failure::Usage(problem)),
         }
     }
     if servers.is_empty() && reports.is_empty() {
@@ -145,7 +147,11 @@ fn entries(
                     let mut options = base.clone();
                     options.env.extend(env);
                     options.secrets.extend(secrets);
-                    servers.push(Server::named(target, options, &name, Kind::ServerJson));
+                    // Saved as `FILE_packages_N.json`: the file and the entry, never the file alone.
+                    let file = Path::new(shown).file_stem().unwrap_or_default();
+                    let stem = format!("{}_{list}_{i}", file.to_string_lossy());
+                    let server = Server::named(target, options, &name, Kind::ServerJson);
+                    servers.push(server.saved_as(&stem));
                 }
                 Err((status, reason)) => reports.push(SourceReport::not_linted(
                     &name,
@@ -275,11 +281,13 @@ impl Resolved {
     }
 
     /// The command-line words of `arguments` (`positional`: the value; `named`: `NAME=VALUE`,
-    /// or `NAME` alone without a value).
+    /// or `NAME` alone without a value). An argument without `value` is taken from the
+    /// environment variable [`env_name`] derives from `prefix` and its name.
     fn arguments(
         &mut self,
         arguments: &[Value],
         pointer: &str,
+        prefix: &str,
         host: &Host<'_>,
     ) -> Result<Vec<String>, NotRun> {
         let mut words = Vec::new();
@@ -289,14 +297,16 @@ impl Resolved {
                 Some("positional") => {
                     let hint = argument.get("valueHint").and_then(Value::as_str);
                     let what = format!("argument {}", hint.unwrap_or("(positional)"));
-                    if let Some(value) = self.input(argument, None, &what, &at, host)? {
+                    let variable = env_name(prefix, hint.unwrap_or_default(), i);
+                    if let Some(value) = self.input(argument, Some(&variable), &what, &at, host)? {
                         words.push(value);
                     }
                 }
                 Some("named") => {
                     let name = string(argument, "name", &at)?;
                     let what = format!("argument {name}");
-                    match self.input(argument, None, &what, &at, host)? {
+                    let variable = env_name(prefix, name, i);
+                    match self.input(argument, Some(&variable), &what, &at, host)? {
                         Some(value) => words.push(format!("{name}={value}")),
                         None if argument.get("value").is_none()
                             && argument.get("default").is_none() =>
@@ -315,6 +325,29 @@ impl Resolved {
             }
         }
         Ok(words)
+    }
+}
+
+/// The environment variable that supplies a header or an argument declaring no `value`:
+/// `prefix` (`MCP_HEADER_`, `MCP_ARG_` for `packageArguments`, `MCP_RUNTIME_ARG_` for
+/// `runtimeArguments`), then `name` (a header's or named argument's `name`, a positional
+/// argument's `valueHint`) in upper case, each run of other characters than ASCII letters and
+/// digits one `_`, none at either end; the argument's index when nothing is left.
+/// `X-Api-Key` → `MCP_HEADER_X_API_KEY`, `--local-timezone` → `MCP_ARG_LOCAL_TIMEZONE`.
+pub fn env_name(prefix: &str, name: &str, index: usize) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_uppercase());
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let out = out.trim_end_matches('_');
+    if out.is_empty() {
+        format!("{prefix}{index}")
+    } else {
+        format!("{prefix}{out}")
     }
 }
 
@@ -381,11 +414,13 @@ fn package(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotR
     let runtime_words = resolved.arguments(
         array(item, "runtimeArguments", pointer)?,
         &format!("{pointer}/runtimeArguments"),
+        "MCP_RUNTIME_ARG_",
         host,
     )?;
     let package_words = resolved.arguments(
         array(item, "packageArguments", pointer)?,
         &format!("{pointer}/packageArguments"),
+        "MCP_ARG_",
         host,
     )?;
     if matches!(runner, "npx" | "uvx") && !(host.installed)(runner) {
@@ -457,6 +492,10 @@ fn package(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotR
 /// How a remote is reached: Streamable HTTP with its headers; SSE is not supported.
 fn remote(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotRun> {
     let transport = string(item, "type", pointer)?;
+    if transport == "sse" {
+        let reason = crate::client_config::SSE_NOT_SUPPORTED;
+        return Err((Status::Skipped, format!("{pointer}: {reason}")));
+    }
     if transport != "streamable-http" {
         return Err((
             Status::Skipped,
@@ -477,7 +516,8 @@ fn remote(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotRu
         let at = format!("{pointer}/headers/{i}");
         let name = string(header, "name", &at)?;
         let what = format!("header {name}");
-        if let Some(value) = resolved.input(header, None, &what, &at, host)? {
+        let variable = env_name("MCP_HEADER_", name, i);
+        if let Some(value) = resolved.input(header, Some(&variable), &what, &at, host)? {
             headers.push(Header::new(name, &value).map_err(|e| malformed(&at, &e.to_string()))?);
         }
     }

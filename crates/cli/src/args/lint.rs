@@ -39,7 +39,8 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Also write a report in FORMAT to PATH (repeatable): one run, several formats.
+    /// Also write a report in FORMAT to PATH (repeatable): one run, several formats (never
+    /// coloured).
     #[arg(long = "output-file", value_name = "FORMAT=PATH")]
     pub output_files: Vec<OutputFile>,
 

@@ -190,8 +190,10 @@ pub enum OnFailureArg {
     Record,
 }
 
-/// Arguments of `rollback`.
+/// Arguments of `rollback`. Of the server flags, `--save` and `--all-servers` do not apply
+/// (rollback reaches one server and writes no tools/list): hidden here, refused if given.
 #[derive(Debug, Args)]
+#[command(mut_arg("save", |a| a.hide(true)), mut_arg("all_servers", |a| a.hide(true)))]
 pub struct RollbackArgs {
     /// The journal of the session to roll back (compensations are appended to it).
     #[arg(long, value_name = "FILE", value_parser = written_path)]

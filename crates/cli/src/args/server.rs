@@ -38,12 +38,12 @@ pub struct ServerArgs {
     #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
     pub env: Vec<String>,
 
-    /// Lint this server of the MCP client config given with --config (repeatable). With it,
+    /// Reach this server of the MCP client config given with --config (repeatable). With it,
     /// --config names a client config (Claude Desktop, Cursor, VS Code) instead of settings.
     #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["stdio", "url", "name"])]
     pub servers: Vec<String>,
 
-    /// Lint every enabled server of the MCP client config given with --config.
+    /// Reach every enabled server of the MCP client config given with --config.
     #[arg(long, conflicts_with_all = ["servers", "stdio", "url", "name"])]
     pub all_servers: bool,
 
@@ -52,8 +52,8 @@ pub struct ServerArgs {
     #[arg(long = "input", value_name = "ID=VALUE")]
     pub inputs: Vec<String>,
 
-    /// Also write the fetched tools/list, pretty-printed as linted, to FILE (a directory, one
-    /// NAME.json per server, with several servers).
+    /// Also write the fetched tools/list, pretty-printed, to FILE (with several servers, a
+    /// directory of one NAME.json per server, two servers never sharing a file).
     #[arg(long, value_name = "FILE", value_parser = written_path)]
     pub save: Option<PathBuf>,
 
@@ -89,7 +89,8 @@ pub struct ConfigServerArgs {
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub total_timeout: u64,
 
-    /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json.
+    /// Also write each fetched tools/list, pretty-printed, to DIR/NAME.json (two servers never
+    /// sharing a file).
     #[arg(long, value_name = "DIR", requires = "fetching", value_parser = written_path)]
     pub save: Option<PathBuf>,
 

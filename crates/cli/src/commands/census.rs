@@ -3,14 +3,15 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_census::{
-    CensusBuilder, CensusOptions, census_files_observed, collect_files_listing_missing,
+    CensusBuilder, CensusOptions, FileSeen, census_files_observed, collect_files_listing_missing,
 };
 use mcp_recovery_model::locate_tools;
 
 use crate::args::documents::{CensusArgs, CensusFormat};
 use crate::progress::{self, Progress};
-use crate::sources::SourceReport;
+use crate::sources::{Kind, SourceReport, Status};
 
 use crate::{Failure, pretty};
 
@@ -22,8 +23,9 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         read: crate::inputs::policy(),
         ..CensusOptions::default()
     };
-    // Live servers each get a report (files are accounted by the census itself).
+    // Every source gets a report: each live server, or each file.
     let mut sources: Option<Vec<SourceReport>> = None;
+    let live = args.live.is_some() || args.server_json.is_some();
     // Paths given that do not exist: listed as not read, and the run exits 2.
     let mut missing = Vec::new();
     let servers = match (&args.live, &args.server_json) {
@@ -38,11 +40,9 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         })?),
         (None, None) => None,
     };
-    if let (Some((_, skipped)), Some(_), CensusFormat::Table) =
-        (&servers, &args.server_json, args.format)
-    {
-        // What a registry entry found before any server started, for the format that does not
-        // list sources (a client config says its own).
+    if let (Some((_, skipped)), Some(_)) = (&servers, &args.server_json) {
+        // What a registry entry found before any server started, whatever the format, so that
+        // stderr names every source not counted (a client config says its own).
         skipped.iter().for_each(crate::live::tell);
     }
     let census = match servers {
@@ -52,21 +52,27 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             let reports = sources.insert(skipped);
             let progress =
                 Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
-            for server in &servers {
+            let saves = args
+                .server
+                .save
+                .as_deref()
+                .map(|save| crate::save::save_paths(save, &servers, true));
+            for (i, server) in servers.iter().enumerate() {
                 progress.say(format!("starting {}", server.name()));
                 let fetched = server.fetch_full(args.server.verbose);
                 progress.step();
                 match fetched {
                     Ok(fetched) => {
                         let text = crate::live::document_text(&fetched.tools)?;
-                        if let Some(dir) = &args.server.save {
-                            crate::live::save(&crate::live::save_path(dir, server, true), &text)?;
+                        if let Some(path) = saves.as_ref().and_then(|paths| paths.get(i)) {
+                            crate::save::save(path, &text)?;
                         }
-                        builder.add_bytes(server.name(), text.as_bytes());
+                        let seen = builder.add_bytes_seen(server.name(), text.as_bytes());
                         let tools = locate_tools(&fetched.tools).map_or(0, |t| t.tools.len());
+                        let findings = seen.findings.map(count);
                         reports.push(SourceReport {
                             protocol: Some(fetched.protocol),
-                            ..SourceReport::linted(&server.name(), server.kind(), tools, None)
+                            ..SourceReport::linted(&server.name(), server.kind(), tools, findings)
                         });
                     }
                     Err(error) => {
@@ -96,6 +102,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
                     named.join(", ")
                 )));
             }
+            sources = Some(census.sources.iter().map(file_source).collect());
             census
         }
     };
@@ -104,10 +111,13 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         CensusFormat::Table => census.render_table(),
         CensusFormat::Markdown => {
             let mut text = census.render_markdown();
-            text.push_str(&crate::render::markdown::unlinted_table(
-                reports,
-                "Not counted",
-            ));
+            if live {
+                // Files not read are among the files that are not tools lists already.
+                text.push_str(&crate::render::markdown::unlinted_table(
+                    reports,
+                    "Not counted",
+                ));
+            }
             text
         }
         CensusFormat::Json => {
@@ -133,10 +143,47 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     if !missing.is_empty() {
         return Ok(ExitCode::from(2));
     }
+    if !live {
+        // Over files, one that cannot be read is part of the corpus, counted and listed.
+        return Ok(ExitCode::SUCCESS);
+    }
     let unfetched = reports.iter().filter(|r| r.status.failed()).count();
     if unfetched > 0 {
         eprintln!("error: {unfetched} server(s) could not be fetched and are not counted");
         return Ok(ExitCode::from(2));
     }
+    if !reports.iter().any(|r| r.status == Status::Linted) {
+        // Every server was skipped: nothing was counted, which is no pass.
+        eprintln!(
+            "error: no server could be counted ({} skipped)",
+            reports.len()
+        );
+        return Ok(ExitCode::from(2));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A count of the census as the count of a report.
+fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// The source report of one file of a census over files: `linted` (read, counted and, unless
+/// `--no-lint`, linted: `findings` is then `null`), or `unreadable` with why.
+fn file_source(seen: &FileSeen) -> SourceReport {
+    let name = escape_controls(&seen.path);
+    match &seen.not_read {
+        Some(reason) => SourceReport::not_linted(
+            &name,
+            Kind::File,
+            Status::Unreadable,
+            &format!("cannot read {name}: {reason}"),
+        ),
+        None => SourceReport::linted(
+            &name,
+            Kind::File,
+            count(seen.tools),
+            seen.findings.map(count),
+        ),
+    }
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use mcp_recovery_base::text::escape_controls;
 
 use crate::args::documents::FetchArgs;
-use crate::{Failure, live};
+use crate::{Failure, live, save};
 
 /// `fetch`: the merged raw tools/list of a live server, or with `--save` of several.
 pub fn run(args: &FetchArgs) -> Result<(), Failure> {
@@ -25,7 +25,12 @@ pub fn run(args: &FetchArgs) -> Result<(), Failure> {
     }
     let mut out = std::io::stdout().lock();
     let mut failed = None;
-    for server in &servers {
+    let saves = args
+        .server
+        .save
+        .as_deref()
+        .map(|save| save::save_paths(save, &servers, several));
+    for (i, server) in servers.iter().enumerate() {
         let text = match server.fetch(args.server.verbose) {
             Ok(value) => live::document_text(&value)?,
             Err(error) if several => {
@@ -35,10 +40,9 @@ pub fn run(args: &FetchArgs) -> Result<(), Failure> {
             }
             Err(error) => return Err(Failure::server(server.name())(error)),
         };
-        match &args.server.save {
-            Some(save) => {
-                let path = live::save_path(save, server, several);
-                live::save(&path, &text)?;
+        match saves.as_ref().and_then(|paths| paths.get(i)) {
+            Some(path) => {
+                save::save(path, &text)?;
                 if several {
                     let shown = path.display().to_string();
                     writeln!(out, "{}", escape_controls(&shown))?;

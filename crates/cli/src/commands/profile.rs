@@ -60,6 +60,8 @@ pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
         let base = live::options(&args.server)?;
         let (servers, sources) =
             crate::server_json::with_real_host(|host| crate::server_json::load(path, &base, host))?;
+        // Whatever the format, stderr names every entry not run (a client config says its own).
+        sources.iter().for_each(live::tell);
         return run_servers(args, servers, sources);
     }
     if args.server.all_servers || args.server.servers.len() > 1 {

@@ -6,8 +6,6 @@
 
 use std::io::{self, Write};
 
-use mcp_recovery_base::text::escape_controls;
-
 use crate::render::types::{Finding, Renderer, Source, Summary};
 use crate::sources::{SourceReport, Status};
 
@@ -24,20 +22,9 @@ pub struct Markdown {
     unlinted: Vec<SourceReport>,
 }
 
-/// Escapes text for a Markdown table cell (CommonMark and GitHub Flavored Markdown): every
-/// ASCII punctuation character gets a backslash, line breaks become spaces, other control
-/// characters are written out.
-pub fn escape(text: &str) -> String {
-    let flat = text.replace(['\r', '\n'], " ");
-    let mut out = String::with_capacity(flat.len() + 8);
-    for c in escape_controls(&flat).chars() {
-        if c.is_ascii_punctuation() {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
+/// Escapes text for a Markdown table cell: the one escape of every Markdown output, census's
+/// included.
+pub use mcp_recovery_census::markdown_cell as escape;
 
 /// A table of the sources among `sources` that were not linted, under `heading` and after an
 /// empty line: each stated once, with its kind, status and the first line of the reason. Empty
@@ -139,37 +126,5 @@ impl Renderer for Markdown {
             )?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_everything_that_could_render() {
-        assert_eq!(escape("a|b"), "a\\|b");
-        assert_eq!(escape("<img src=x>"), "\\<img src\\=x\\>");
-        assert_eq!(escape("[x](y)"), "\\[x\\]\\(y\\)");
-        assert_eq!(escape("`code` *b* _i_"), "\\`code\\` \\*b\\* \\_i\\_");
-        assert_eq!(escape("&amp;"), "\\&amp\\;");
-        assert_eq!(escape("line\nbreak\r"), "line break ");
-        assert_eq!(escape("bell\u{7}"), "bell\\\\u\\{7\\}");
-        assert_eq!(escape("plain text 12"), "plain text 12");
-    }
-
-    #[test]
-    fn escaped_text_has_no_unescaped_markup() {
-        for text in ["a|b", "<script>", "![i](u)", "x\n| y |", "\\|"] {
-            let escaped = escape(text);
-            let mut chars = escaped.chars();
-            while let Some(c) = chars.next() {
-                if c == '\\' {
-                    assert!(chars.next().is_some_and(|n| n.is_ascii_punctuation()));
-                } else {
-                    assert!(!c.is_ascii_punctuation() && c != '\n', "{escaped}");
-                }
-            }
-        }
     }
 }

@@ -32,6 +32,8 @@ pub struct Sarif {
     statuses: Vec<Status>,
     /// Whether a source failed (`executionSuccessful` is then false).
     failed: bool,
+    /// Whether a source was skipped (`executionSuccessful` is false when nothing was linted).
+    skipped: bool,
 }
 
 impl Default for Sarif {
@@ -47,6 +49,7 @@ impl Default for Sarif {
             notifications: Vec::new(),
             statuses: Vec::new(),
             failed: false,
+            skipped: false,
         }
     }
 }
@@ -241,6 +244,7 @@ impl Renderer for Sarif {
     fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
         if source.status != Status::Linted {
             self.failed |= source.status.failed();
+            self.skipped |= source.status == Status::Skipped;
             let notification = self.notification(source);
             self.notifications.push(notification);
         }
@@ -265,7 +269,10 @@ impl Renderer for Sarif {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut dyn Write, _summary: &Summary) -> io::Result<()> {
+    fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> io::Result<()> {
+        // A run whose every source was skipped checked nothing: it exits 2, and says so here.
+        let nothing_linted = self.skipped && summary.files + summary.servers == 0;
+        let successful = !self.failed && !nothing_linted;
         let mut tool = json!({
             "driver": {
                 "name": "mcp-recovery",
@@ -292,7 +299,7 @@ impl Renderer for Sarif {
         )?;
         write_array(out, &std::mem::take(&mut self.results), "      ")?;
         // Whether every source was linted, and a notification for each that was not.
-        let mut invocation = json!({ "executionSuccessful": !self.failed });
+        let mut invocation = json!({ "executionSuccessful": successful });
         if let (false, Some(object)) = (self.notifications.is_empty(), invocation.as_object_mut()) {
             object.insert(
                 "toolExecutionNotifications".into(),

@@ -152,7 +152,7 @@ fn remotes_speak_streamable_http_and_sse_is_skipped() {
     let (status, reason) = plan(sse, &[], false).unwrap_err();
     assert_eq!(status, Status::Skipped);
     assert!(
-        reason.contains("sse transport is not supported"),
+        reason.contains(crate::client_config::SSE_NOT_SUPPORTED),
         "{reason}"
     );
     // An undeclared `{name}` stays as written.
@@ -189,4 +189,38 @@ fn a_runtime_this_machine_lacks_is_skipped() {
         package(&needs, "/packages/0", &host).unwrap_err().0,
         Status::FailedToStart
     );
+}
+
+#[test]
+fn values_no_entry_gives_come_from_derived_variables() {
+    assert_eq!(
+        env_name("MCP_HEADER_", "X-Api-Key", 0),
+        "MCP_HEADER_X_API_KEY"
+    );
+    assert_eq!(
+        env_name("MCP_ARG_", "--local-timezone", 1),
+        "MCP_ARG_LOCAL_TIMEZONE"
+    );
+    assert_eq!(env_name("MCP_ARG_", "--", 3), "MCP_ARG_3");
+    assert_eq!(env_name("MCP_RUNTIME_ARG_", "", 0), "MCP_RUNTIME_ARG_0");
+    let remote = json!({"type": "streamable-http", "url": "https://h/mcp",
+        "headers": [{"name": "X-Api-Key", "isRequired": true}]});
+    let (_, reason) = plan(remote.clone(), &[], false).unwrap_err();
+    assert!(
+        reason.contains("set MCP_HEADER_X_API_KEY in the environment"),
+        "{reason}"
+    );
+    let planned = plan(remote, &[("MCP_HEADER_X_API_KEY", "k-123")], false).unwrap();
+    assert_eq!(planned.secrets, ["k-123"]);
+    let package = json!({"registryType": "npm", "identifier": "s", "transport": {"type": "stdio"},
+        "packageArguments": [{"type": "positional", "valueHint": "root dir", "isRequired": true},
+                             {"type": "positional", "isRequired": true}]});
+    let (_, reason) = plan(package.clone(), &[], false).unwrap_err();
+    assert!(
+        reason.contains("set MCP_ARG_ROOT_DIR in the environment"),
+        "{reason}"
+    );
+    let env = [("MCP_ARG_ROOT_DIR", "/srv"), ("MCP_ARG_1", "x")];
+    let (_, args) = stdio(&plan(package, &env, false).unwrap());
+    assert_eq!(args, ["-y", "s", "/srv", "x"]);
 }

@@ -49,9 +49,14 @@ pub fn conclude(args: &LintArgs, deny_warnings: bool, tally: Tally) -> Result<Ex
     ]
     .into_iter()
     .any(|(severity, count)| count > 0 && fails(severity, deny_warnings));
-    if summary.files + summary.servers == 0 && args.server_json.is_some() {
-        // Every entry was skipped: nothing was checked, which is no pass.
-        eprintln!("error: no server of the server.json could be linted");
+    let failed = unlinted.servers + unlinted.files;
+    if summary.files + summary.servers == 0 && failed == 0 && unlinted.skipped > 0 {
+        // Every source was skipped: nothing was checked, which is no pass (SARIF says
+        // `executionSuccessful: false` too).
+        eprintln!(
+            "error: no source could be linted ({} skipped)",
+            unlinted.skipped
+        );
         return Ok(ExitCode::from(2));
     }
     if unlinted.servers + unlinted.files > 0 {

@@ -42,11 +42,14 @@ pub struct Unlinted {
     pub servers: usize,
     /// Files that could not be read.
     pub files: usize,
+    /// Sources skipped (not a fault of the run, but not linted either).
+    pub skipped: usize,
 }
 
 impl Unlinted {
     fn count(&mut self, report: &SourceReport) {
         if !report.status.failed() {
+            self.skipped += 1;
             return;
         }
         if report.kind.live() {

@@ -4,12 +4,13 @@
 use mcp_recovery_validator::{Linter, Report};
 
 use crate::Failure;
-use crate::args::lint::{Format, LintArgs};
+use crate::args::lint::LintArgs;
 use crate::commands::lint::report::{Document, Reporter};
 use crate::live;
 use crate::overlay::LoadedOverlay;
 use crate::progress::{self, Progress};
 use crate::render::Source;
+use crate::save;
 use crate::server_json;
 
 /// The servers the flags name, with the entries that were skipped (`None`: lint files).
@@ -36,8 +37,8 @@ pub fn lint(
 ) -> Result<Option<Report>, Failure> {
     let mut overlay_findings = None;
     // A client config says its own on stderr; what a registry entry found before any server
-    // started is said here, for the format that does not list sources.
-    let tell = args.format == Format::Human && args.server_json.is_some();
+    // started is said here, whatever the format, so that stderr names every source not linted.
+    let tell = args.server_json.is_some();
     for report in skipped {
         if tell {
             live::tell(&report);
@@ -47,8 +48,13 @@ pub fn lint(
     // One section per server; one that cannot be reached is reported (the only one too, so
     // that every report states it) and the rest still run.
     let several = servers.len() > 1 || args.server_json.is_some();
+    let saves = args
+        .server
+        .save
+        .as_deref()
+        .map(|save| save::save_paths(save, &servers, several));
     let progress = Progress::counter(progress::wanted(args.quiet), servers.len(), "servers");
-    for server in &servers {
+    for (i, server) in servers.iter().enumerate() {
         progress.say(format!("starting {}", server.name()));
         let fetched = server.fetch_full(args.server.verbose);
         progress.step();
@@ -67,8 +73,8 @@ pub fn lint(
         };
         // Linted as pretty text, so that findings have lines to point at.
         let text = live::document_text(&fetched)?;
-        if let Some(save) = &args.server.save {
-            live::save(&live::save_path(save, server, several), &text)?;
+        if let Some(path) = saves.as_ref().and_then(|paths| paths.get(i)) {
+            save::save(path, &text)?;
         }
         let name = server.name();
         let bytes = text.into_bytes();
