@@ -45,7 +45,6 @@ pub use paths::{
     census_files_observed, census_paths, census_paths_observed, collect_files,
     collect_files_listing_missing,
 };
-pub use render::markdown_cell;
 pub use signature::{HintState, Signature};
 
 #[cfg(test)]

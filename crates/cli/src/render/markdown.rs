@@ -24,7 +24,7 @@ pub struct Markdown {
 
 /// Escapes text for a Markdown table cell: the one escape of every Markdown output, census's
 /// included.
-pub use mcp_recovery_census::markdown_cell as escape;
+pub use mcp_recovery_base::text::markdown_cell as escape;
 
 /// A table of the sources among `sources` that were not linted, under `heading` and after an
 /// empty line: each stated once, with its kind, status and the first line of the reason. Empty
