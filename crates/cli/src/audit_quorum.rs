@@ -1,8 +1,9 @@
 //! `audit verify --policy FILE`: every call and compensation that an `[[approvals]]` rule of the
 //! policy gates ran only after its quorum of valid signed approvals, each decision re-checked
-//! against the keys the policy gives its approvers. A Slack decision is signed with the Slack
-//! app's signing secret, which an auditor without it cannot re-check: it counts for the approver
-//! whose `slack-user` it names.
+//! against the keys the policy gives its approvers, and none that a valid decision denied. A
+//! Slack decision is signed with the Slack app's signing secret, which an auditor without it
+//! cannot re-check: it counts for the approver whose `slack-user` it names, and a call that
+//! reaches its quorum only by counting Slack decisions is noted as resting on them.
 
 use mcp_recovery_base::text::escape_controls;
 use std::collections::{HashMap, HashSet};
@@ -88,14 +89,16 @@ pub fn gated<'r>(records: &'r [Map<String, Value>], policy: &'r PolicyFile) -> V
     found
 }
 
-/// What is wrong with the journal's decisions, one line per call (empty when nothing is).
-pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String> {
+/// What is wrong with the journal's decisions, one line per call (empty when nothing is), and
+/// the calls that reached their quorum only by counting Slack decisions, which the journal
+/// cannot prove (one note per call).
+pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String>, Vec<String>) {
     let keys: HashMap<&str, PublicKey> = policy
         .approvers
         .iter()
         .filter_map(|a| Some((a.name.as_str(), PublicKey::from_hex(&a.key).ok()?)))
         .collect();
-    let mut problems = Vec::new();
+    let (mut problems, mut notes) = (Vec::new(), Vec::new());
     for Gated {
         rule,
         approval,
@@ -111,7 +114,8 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
             ));
             continue;
         };
-        let mut valid = HashSet::new();
+        // The approvers whose approval counts: signed, and by Slack alone.
+        let (mut signed, mut slack) = (HashSet::new(), Vec::new());
         let decisions = approval
             .get("decisions")
             .and_then(Value::as_array)
@@ -119,8 +123,8 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
             .unwrap_or_default();
         for decision in &decisions {
             let approver = decision["approver"].as_str().unwrap_or_default();
-            let slack = decision["via"] == "slack";
-            let (why, verdict, what) = if slack {
+            let via_slack = decision["via"] == "slack";
+            let (why, verdict, what) = if via_slack {
                 let why = slack_problem(policy, rule, approval, decision);
                 (why, &decision["decision"], "Slack decision")
             } else {
@@ -132,21 +136,41 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> Vec<String>
                     "{shown}: the {what} of '{}' {why}",
                     escape_controls(approver)
                 )),
+                None if verdict == "approve" && via_slack => slack.push(approver.to_owned()),
                 None if verdict == "approve" => {
-                    valid.insert(approver.to_owned());
+                    signed.insert(approver.to_owned());
                 }
-                None => {}
+                // A valid deny stops the call: one that ran was let through against it.
+                None => problems.push(format!(
+                    "{shown} ran although '{}' denied it{}",
+                    escape_controls(approver),
+                    if via_slack { " (on Slack)" } else { "" }
+                )),
             }
         }
-        if valid.len() < rule.quorum {
+        slack.retain(|a| !signed.contains(a));
+        slack.sort();
+        slack.dedup();
+        let valid = signed.len() + slack.len();
+        if valid < rule.quorum {
             problems.push(format!(
-                "{shown} ran with {} valid approval(s) of the {} its policy demands",
-                valid.len(),
+                "{shown} ran with {valid} valid approval(s) of the {} its policy demands",
                 rule.quorum
+            ));
+        } else if signed.len() < rule.quorum {
+            let names: Vec<String> = slack
+                .iter()
+                .map(|a| format!("'{}'", escape_controls(a)))
+                .collect();
+            notes.push(format!(
+                "{shown}: its quorum rests on the Slack decision(s) of {}, which the journal \
+                 cannot prove: only the Slack signing secret and the body Slack sent re-check \
+                 a slackSignature",
+                names.join(", ")
             ));
         }
     }
-    problems
+    (problems, notes)
 }
 
 /// Why a signed decision does not count for its approver, `None` when it does.
@@ -180,7 +204,8 @@ fn signed_problem(
 
 /// Why a `via: "slack"` decision does not count for its approver, `None` when it does: the
 /// approver is one of the rule's, the policy gives them the Slack user the entry names, and the
-/// entry is about the approval's request.
+/// entry is about the approval's request, with the Slack headers and body digest in the form the
+/// proxy records them.
 fn slack_problem(
     policy: &PolicyFile,
     rule: &ApprovalRule,
@@ -201,7 +226,38 @@ fn slack_problem(
         Some("is about another request")
     } else if decision["decision"] != "approve" && decision["decision"] != "deny" {
         Some("is neither approve nor deny")
+    } else if !slack_evidence(decision) {
+        Some(
+            "does not carry a slackTimestamp, slackSignature and bodySha256 in the form the \
+             proxy records them",
+        )
     } else {
         None
+    }
+}
+
+/// True when a Slack decision carries `slackTimestamp` (decimal digits), `slackSignature`
+/// (`v0=` and 64 lowercase hex digits) and `bodySha256` (`sha256:` and 64 of them).
+fn slack_evidence(decision: &Value) -> bool {
+    let hex64 = |text: Option<&str>| {
+        text.is_some_and(|t| {
+            t.len() == 64 && t.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        })
+    };
+    let member = |name: &str| decision[name].as_str();
+    member("slackTimestamp").is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        && hex64(member("slackSignature").and_then(|s| s.strip_prefix("v0=")))
+        && hex64(member("bodySha256").and_then(|s| s.strip_prefix("sha256:")))
+}
+
+/// True when `text` occurs in a string or a member name anywhere in `value`.
+pub fn holds_text(value: &Value, text: &str) -> bool {
+    match value {
+        Value::String(s) => s.contains(text),
+        Value::Array(items) => items.iter().any(|v| holds_text(v, text)),
+        Value::Object(members) => members
+            .iter()
+            .any(|(name, v)| name.contains(text) || holds_text(v, text)),
+        _ => false,
     }
 }

@@ -891,8 +891,14 @@ fn a_charge_runs_after_one_cli_and_one_slack_approval() {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert!(!text.contains(SLACK_SECRET), "the secret in {file}");
     }
-    // The auditor counts the Slack decision for the approver whose slack-user it names.
-    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
+    // The auditor counts the Slack decision for the approver whose slack-user it names, and
+    // notes that the quorum rests on it.
+    let (status, out) = audit_with_policy(dir, None);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("note: seq") && out.contains("rests on the Slack decision(s) of 'bob'"),
+        "{out}"
+    );
     let policy = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
     let (status, out) = audit_with_policy(dir, Some(policy.replace("\"UBOB\"", "\"UBOBBY\"")));
     assert_eq!(status, 1, "{out}");

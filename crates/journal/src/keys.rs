@@ -175,10 +175,18 @@ impl PublicKey {
         PublicKey::from_bytes(&parse_key(text)?)
     }
 
+    /// A key of small order (the identity and the other points of order 2, 4 or 8, in any
+    /// encoding) is refused: some verifiers accept any signature of any message under it.
     fn from_bytes(bytes: &[u8; 32]) -> Result<PublicKey, String> {
-        VerifyingKey::from_bytes(bytes)
-            .map(PublicKey)
-            .map_err(|_| "not an ed25519 public key".into())
+        let key = VerifyingKey::from_bytes(bytes).map_err(|_| "not an ed25519 public key")?;
+        if key.is_weak() {
+            return Err(
+                "a weak ed25519 public key (a point of small order), which does not \
+                        bind a signature to its signer"
+                    .into(),
+            );
+        }
+        Ok(PublicKey(key))
     }
 
     /// The key as 64 lowercase hex digits.
@@ -267,6 +275,15 @@ mod tests {
              5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
         );
         assert!(PublicKey::from_hex("D75A").is_err());
+        // The identity, in its canonical and a non-canonical encoding, and a point of order 8.
+        for weak in [
+            "0100000000000000000000000000000000000000000000000000000000000000",
+            "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+            "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        ] {
+            let refused = PublicKey::from_hex(weak).unwrap_err();
+            assert!(refused.contains("small order"), "{weak}: {refused}");
+        }
         assert!(PublicKey::from_hex(&public.to_uppercase()).is_err());
     }
 }

@@ -12,6 +12,7 @@
 //! [`rollback()`] also drives `mcp-recovery rollback`, which resumes a recorded session's
 //! rollback against a live server without compensating anything twice.
 
+mod ambiguous;
 mod approval;
 mod approvals_endpoint;
 mod ask_quorum;

@@ -7,6 +7,8 @@ use std::sync::mpsc::SyncSender;
 use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
+use crate::ambiguous::fold;
+
 /// `value`'s members (none when it is not an object): the fields of a journal record built with
 /// `json!` or [`with`].
 pub(crate) fn members(value: Value) -> Map<String, Value> {
@@ -183,6 +185,36 @@ pub fn id_value_key(id: &Value) -> Option<String> {
     }
 }
 
+/// The largest integer every JSON-RPC peer reads exactly: 2^53 − 1. A JavaScript server reads
+/// numbers as doubles, so `9007199254740993` and `9007199254740992` are one id to it.
+pub const MAX_EXACT_ID: u64 = (1 << 53) - 1;
+
+/// Why a request's id cannot be passed on even though [`id_value_key`] keys it: a number past
+/// ±[`MAX_EXACT_ID`], which some servers cannot tell from its neighbours; `None` for an id every
+/// peer reads as the proxy does (a string, or an integer within the range).
+pub fn inexact_id(id: &Value) -> Option<String> {
+    let Value::Number(number) = id else {
+        return None;
+    };
+    let text = number.to_string();
+    let exact = integer_key(&text).is_some_and(|key| {
+        let (digits, exponent) = key
+            .trim_start_matches('-')
+            .split_once('e')
+            .unwrap_or(("0", "0"));
+        let exponent: usize = exponent.parse().unwrap_or(usize::MAX);
+        digits.len().saturating_add(exponent) <= 16
+            && format!("{digits}{}", "0".repeat(exponent))
+                .parse::<u64>()
+                .is_ok_and(|value| value <= MAX_EXACT_ID)
+    });
+    (!exact).then(|| {
+        format!(
+            "a numeric request id must be an integer between -{MAX_EXACT_ID} and {MAX_EXACT_ID} (2^53 - 1): a server that reads numbers as doubles cannot tell a larger one from its neighbours"
+        )
+    })
+}
+
 /// The exact value of a JSON number's text, as `[-]DIGITSeEXP` with no leading or trailing
 /// zeros in DIGITS (`0` for zero, whatever its sign), when it is an integer; `None` for a
 /// fraction, or an exponent too large to say exactly. No floating point: `1e400` and
@@ -232,9 +264,17 @@ pub fn is_request(message: &Value) -> bool {
     method(message).is_some() && message.get("id").is_some()
 }
 
-/// True for a response (id, no method).
+/// True for a response (id, no method). A message holding a member whose name only folds to
+/// `method` (`Method`, `METHOD`) is none, whichever side sent it: a peer that matches names
+/// regardless of case reads it as a request, so it is never passed on as an answer.
 pub fn is_response(message: &Value) -> bool {
-    method(message).is_none() && message.get("id").is_some()
+    method(message).is_none()
+        && message.get("id").is_some()
+        && !message.as_object().is_some_and(|object| {
+            object
+                .keys()
+                .any(|name| name != "method" && fold(name) == "method")
+        })
 }
 
 /// A JSON-RPC error response.
@@ -320,6 +360,46 @@ mod tests {
         ] {
             assert_eq!(key(invalid), None, "{invalid}");
         }
+    }
+
+    #[test]
+    fn ids_past_two_to_the_53_are_inexact() {
+        let inexact = |text: &str| inexact_id(&mcp_recovery_model::json::from_str(text).unwrap());
+        for exact in [
+            "0",
+            "-0",
+            "1",
+            "9007199254740991",
+            "-9007199254740991",
+            "9.007199254740991e15",
+            "90071992547409910e-1",
+            "1e15",
+            "\"9007199254740993\"",
+            "\"x\"",
+        ] {
+            assert_eq!(inexact(exact), None, "{exact}");
+        }
+        for past in [
+            "9007199254740992",
+            "9007199254740993",
+            "-9007199254740993",
+            "1e16",
+            "1e400",
+            "10000000000000000000001",
+            "0.5",
+        ] {
+            assert!(inexact(past).is_some(), "{past}");
+        }
+    }
+
+    #[test]
+    fn a_case_variant_of_method_is_no_response() {
+        let of = |text: &str| is_response(&mcp_recovery_model::json::from_str(text).unwrap());
+        assert!(of(r#"{"id":1,"result":{}}"#));
+        assert!(of(r#"{"id":1,"result":{"Method":"x"}}"#));
+        assert!(!of(r#"{"id":1,"Method":"tools/call"}"#));
+        assert!(!of(r#"{"id":1,"METHOD":"tools/call","result":{}}"#));
+        assert!(!of(r#"{"id":1,"method":"tools/call"}"#));
     }
 
     #[test]

@@ -1,23 +1,26 @@
 //! `mcp-recovery approve`: list the calls a proxy holds for a quorum of approvers, or sign and
-//! send one approver's decision on one of them.
+//! send one approver's decision on one of them. An approval is signed only for the call shown:
+//! the call digest is recomputed from the shown session, tool and arguments first.
 
-use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_base::text::{REDACTED, escape_controls};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_recovery_journal::keys::SecretKey;
-use mcp_recovery_proxy::{DECISION_TYPE, canonical};
+use mcp_recovery_proxy::{DECISION_TYPE, call_digest, canonical};
 use serde_json::{Value, json};
 
 use crate::Failure;
 use crate::args::proxy::ApproveArgs;
+use crate::audit_quorum::holds_text;
 
 /// The largest answer read from the proxy.
 const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Runs `approve`: exit 0 listed or counted, 1 the proxy refused the decision (why is printed),
-/// 2 the proxy could not be reached or the key read.
+/// Runs `approve`: exit 0 listed or counted, 1 the proxy refused the decision (why is printed)
+/// or an approval was not signed because the call shown is not the call its digest names (why
+/// is said on stderr), 2 the proxy could not be reached or the key read.
 pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(args.timeout.max(1))))
@@ -68,6 +71,27 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
             )));
         }
     }
+    // A deny is signed as asked: it can only stop the pending call, whatever that is.
+    if !args.deny {
+        match shown_call(found) {
+            Shown::Bound => {}
+            // The proxy's own listing: what it shows redacted is what it holds.
+            Shown::Redacted if base.is_some() => eprintln!(
+                "note: the arguments of request {} are shown with a secret replaced by \
+                 {REDACTED}; the call digest cannot be recomputed from them, so this approval \
+                 rests on the proxy at {at} showing the call it holds",
+                escape_controls(request)
+            ),
+            unbound => {
+                eprintln!(
+                    "error: not signed: the pending request {} at {at} {}",
+                    escape_controls(request),
+                    unbound.why()
+                );
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
     let secret = SecretKey::read(key).map_err(|e| Failure::Usage(e.to_string()))?;
     let statement = json!({
         "type": DECISION_TYPE,
@@ -96,6 +120,58 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
     } else {
         println!("refused (HTTP {status}): {}", escape_controls(said));
         Ok(ExitCode::from(1))
+    }
+}
+
+/// How the call a pending request shows stands to the call its digest names.
+enum Shown {
+    /// The shown session, tool and arguments recompute the digest.
+    Bound,
+    /// They do not, and the arguments hold a secret replaced by [`REDACTED`].
+    Redacted,
+    /// They do not, and nothing was redacted: the call shown is not the one the digest names.
+    Other,
+    /// No session, tool or arguments are shown.
+    Missing,
+}
+
+impl Shown {
+    fn why(&self) -> String {
+        match self {
+            Shown::Bound => String::new(),
+            Shown::Redacted => format!(
+                "shows its arguments with a secret replaced by {REDACTED}, so the call its \
+                 digest names cannot be recomputed from what is shown and an approval would not \
+                 be bound to it; review the call in the listing of the proxy's approvals \
+                 endpoint (`approve --url URL`), or deny it"
+            ),
+            Shown::Other => "shows a call that is not the call its digest names (its session, \
+                             tool or arguments are not those of the call the proxy holds), so \
+                             an approval would sign another call than the one shown"
+                .into(),
+            Shown::Missing => "does not show the session, tool and arguments of its call, so \
+                               the call its digest names cannot be checked against what is shown"
+                .into(),
+        }
+    }
+}
+
+/// Whether the call `pending` shows (its `session`, `tool` and `arguments`) is the call its
+/// `callDigest` names, the digest recomputed as the proxy computes it.
+fn shown_call(pending: &Value) -> Shown {
+    let (Some(session), Some(tool), Some(arguments)) = (
+        pending["session"].as_str(),
+        pending["tool"].as_str(),
+        pending["arguments"].as_object(),
+    ) else {
+        return Shown::Missing;
+    };
+    if pending["callDigest"].as_str() == Some(call_digest(session, tool, arguments).as_str()) {
+        Shown::Bound
+    } else if holds_text(&pending["arguments"], REDACTED) {
+        Shown::Redacted
+    } else {
+        Shown::Other
     }
 }
 

@@ -64,9 +64,10 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         })?;
         let records =
             mcp_recovery_journal::read_records(&text).map_err(|e| Failure::Usage(e.to_string()))?;
-        let mut problems = crate::audit_quorum::check(&records, &policy);
-        let (unbound, notes) = binding::check(&records, &policy);
+        let (mut problems, slack) = crate::audit_quorum::check(&records, &policy);
+        let (unbound, mut notes) = binding::check(&records, &policy);
         problems.extend(unbound);
+        notes.extend(slack);
         for problem in &problems {
             writeln!(
                 out,

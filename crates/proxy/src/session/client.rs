@@ -1,31 +1,84 @@
-//! Messages from the client: batches split, invalid and duplicate requests refused,
-//! notifications and cancellations passed on, requests registered and forwarded.
+//! Messages from the client: batches split; ambiguous, invalid and duplicate requests and ids
+//! the proxy cannot pass on refused; notifications and cancellations passed on, requests
+//! registered and forwarded.
 
 use std::io::Write;
 
 use mcp_recovery_journal::JournalError;
 use serde_json::Value;
 
+use crate::ambiguous::{Finding, findings};
 use crate::note::note;
 use crate::wire::{
-    BATCH_REVISION, REQUEST_METHODS, Shape, error_response, id_value_key, method, shape,
+    BATCH_REVISION, REQUEST_METHODS, Shape, error_response, id_value_key, inexact_id, method, shape,
 };
 
-use super::state::{Batch, Session};
+use super::state::{Batch, OWN_ID_PREFIX, Session};
+
+/// Why a request's id cannot be passed on: one the server side would take for the proxy's own
+/// (a string holding its prefix: the answer would go to the proxy, not the client), or a number
+/// some servers cannot read exactly.
+fn id_refusal(id: &Value) -> Option<String> {
+    if let Value::String(text) = id
+        && text.contains(OWN_ID_PREFIX)
+    {
+        return Some(format!(
+            "a request id holding \"{OWN_ID_PREFIX}\" is reserved for the proxy's own requests upstream"
+        ));
+    }
+    inexact_id(id)
+}
 
 impl<W: Write> Session<W> {
     /// A message or a batch from the client.
     pub(super) fn on_client(&mut self, message: Value, text: &str) -> Result<(), JournalError> {
+        // Member names are judged on the text as it came: the value keeps one of two members
+        // of one name, and it is the text that is forwarded.
+        let mut found = findings(text);
         match message {
-            Value::Array(items) => self.on_batch(items),
-            message => self.on_message(message, text),
+            Value::Array(items) => self.on_batch(items, found),
+            message => match found.pop().flatten() {
+                Some(finding) => {
+                    self.refuse_ambiguous(&message, &finding);
+                    Ok(())
+                }
+                None => self.on_message(message, text),
+            },
         }
+    }
+
+    /// A message whose member names other parsers read differently: never forwarded. A
+    /// request is answered (with its id, unless the id itself is in doubt); anything else is
+    /// dropped.
+    pub(super) fn refuse_ambiguous(&mut self, message: &Value, finding: &Finding) {
+        let why = finding.ambiguity.describe();
+        if matches!(shape(message), Shape::Notification | Shape::Response) {
+            note(&format!(
+                "client: a message with ambiguous member names was dropped: {why}"
+            ));
+            return;
+        }
+        note(&format!(
+            "client: a request with ambiguous member names was refused: {why}"
+        ));
+        let id = match message.get("id") {
+            Some(id) if !finding.id_unsure => id.clone(),
+            _ => Value::Null,
+        };
+        let answer =
+            format!("invalid request: ambiguous member names: {why}; it was not forwarded");
+        self.reply(&error_response(&id, -32600, &answer));
     }
 
     /// A JSON-RPC batch: in a 2025-03-26 session each element is handled as if it came alone
     /// and the answers go back as one array; in any other (or before a revision is known)
     /// nothing is forwarded and each request gets an error.
-    pub(super) fn on_batch(&mut self, items: Vec<Value>) -> Result<(), JournalError> {
+    /// `found` holds each element's ambiguity.
+    pub(super) fn on_batch(
+        &mut self,
+        items: Vec<Value>,
+        found: Vec<Option<Finding>>,
+    ) -> Result<(), JournalError> {
         if items.is_empty() {
             note("client: an empty batch was refused");
             self.send_client_value(&error_response(
@@ -49,9 +102,13 @@ impl<W: Write> Session<W> {
             ));
             let errors: Vec<Value> = items
                 .iter()
-                .filter(|item| !matches!(shape(item), Shape::Notification | Shape::Response))
-                .map(|item| {
-                    let id = item.get("id").cloned().unwrap_or(Value::Null);
+                .zip(found.iter().chain(std::iter::repeat(&None)))
+                .filter(|(item, _)| !matches!(shape(item), Shape::Notification | Shape::Response))
+                .map(|(item, finding)| {
+                    let id = match item.get("id") {
+                        Some(id) if finding.as_ref().is_none_or(|f| !f.id_unsure) => id.clone(),
+                        _ => Value::Null,
+                    };
                     error_response(&id, -32600, &why)
                 })
                 .collect();
@@ -63,7 +120,9 @@ impl<W: Write> Session<W> {
         let number = self.next_batch;
         self.next_batch += 1;
         self.batches.insert(number, Batch::default());
+        let mut found = found.into_iter();
         for item in items {
+            let finding = found.next().flatten();
             let answered = !matches!(shape(&item), Shape::Notification | Shape::Response);
             self.current = match self.batches.get_mut(&number) {
                 Some(batch) if answered => {
@@ -73,8 +132,16 @@ impl<W: Write> Session<W> {
                 }
                 _ => None,
             };
-            let text = item.to_string();
-            let outcome = self.on_message(item, &text);
+            let outcome = match finding {
+                Some(finding) => {
+                    self.refuse_ambiguous(&item, &finding);
+                    Ok(())
+                }
+                None => {
+                    let text = item.to_string();
+                    self.on_message(item, &text)
+                }
+            };
             self.current = None;
             outcome?;
         }
@@ -103,6 +170,14 @@ impl<W: Write> Session<W> {
         };
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         let method = method(&message).unwrap_or_default().to_owned();
+        if let Some(why) = id_refusal(&id) {
+            note(&format!(
+                "client: a {method} whose id {id} cannot be passed on was refused: {why}"
+            ));
+            let answer = format!("invalid request: {why}; this {method} was not forwarded");
+            self.reply(&error_response(&id, -32600, &answer));
+            return Ok(());
+        }
         if self.pending.contains_key(&key) || self.waiting.contains(&key) {
             note(&format!(
                 "client: a {method} whose id {id} is already pending was refused"
@@ -156,6 +231,14 @@ impl<W: Write> Session<W> {
             note(&format!(
                 "client: a {method} without an id was dropped: a request method sent as a notification is never forwarded"
             ));
+            return Ok(());
+        }
+        if method == "notifications/cancelled"
+            && let Some(Value::String(request)) = message.pointer("/params/requestId")
+            && request.contains(OWN_ID_PREFIX)
+        {
+            // No client request holds the prefix: this would cancel one of the proxy's own.
+            note("client: a cancellation of a request id reserved for the proxy was dropped");
             return Ok(());
         }
         if method == "notifications/cancelled"

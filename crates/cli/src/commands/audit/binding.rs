@@ -3,15 +3,17 @@
 //! gates runs under the latest approval of its session, tool and client request (as the quorum
 //! check finds it), and that approval must have decided no other call, and its `callDigest`
 //! must be the digest of the call as journaled (`spec/journal.md`, "Quorum decisions"). A call
-//! journaled with a secret replaced by `***` does not recompute: that is a note, not a fault.
+//! journaled `redacted: true` with a secret replaced by `***` in its arguments does not
+//! recompute: that is a note, not a fault; without `***` in them its arguments are the ones sent,
+//! and a digest that does not recompute is a fault whatever `redacted` says.
 
 use std::collections::HashMap;
 
-use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_base::text::{REDACTED, escape_controls};
 use mcp_recovery_proxy::{PolicyFile, call_digest};
 use serde_json::{Map, Value, json};
 
-use crate::audit_quorum::{Gated, gated};
+use crate::audit_quorum::{Gated, gated, holds_text};
 
 /// What ties an approval to a call that is not the call it approved (one line per call), and
 /// the calls whose digest cannot be recomputed because the journal holds them redacted.
@@ -64,10 +66,16 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String
         if recomputed.as_deref() == Some(digest) {
             continue;
         }
-        if record.get("redacted") == Some(&Value::Bool(true)) {
+        // Redaction excuses a digest that does not recompute only when it replaced something:
+        // arguments without `***` are the arguments as sent, and must be the ones signed.
+        let redacted = record.get("redacted") == Some(&Value::Bool(true))
+            && record
+                .get("arguments")
+                .is_some_and(|arguments| holds_text(arguments, REDACTED));
+        if redacted {
             notes.push(format!(
-                "{shown}: its arguments were journaled with a secret replaced by ***, so the \
-                 call digest its approvers signed cannot be recomputed from them"
+                "{shown}: its arguments were journaled with a secret replaced by {REDACTED}, so \
+                 the call digest its approvers signed cannot be recomputed from them"
             ));
         } else {
             problems.push(format!(
