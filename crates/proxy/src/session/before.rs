@@ -82,6 +82,15 @@ impl<W: Write> Session<W> {
         }
         let timeout = self.settings.policy.call_timeout();
         match self.call_tool(&image.read, &read_arguments, timeout) {
+            Reply::Result(result) if nesting(&result) > MAX_IMAGE_NESTING => {
+                record.insert("result".into(), Value::Null);
+                record.insert(
+                    "reason".into(),
+                    Value::from(format!(
+                        "its result nests deeper than {MAX_IMAGE_NESTING} levels, more than a journal line holds"
+                    )),
+                );
+            }
             Reply::Result(result) => {
                 record.insert("result".into(), result);
             }
@@ -112,5 +121,45 @@ impl<W: Write> Session<W> {
                 ),
             },
         )
+    }
+}
+
+/// The deepest result an image keeps: a journal line is read back only while it nests at most
+/// 127 levels (serde_json's limit), and the record holds the result two levels down.
+const MAX_IMAGE_NESTING: usize = 125;
+
+/// How many levels of arrays and objects `value` nests (0 for a scalar), counted without
+/// recursion.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn nesting_counts_containers_without_recursing() {
+        assert_eq!(nesting(&json!(1)), 0);
+        assert_eq!(nesting(&json!({})), 1);
+        assert_eq!(nesting(&json!({"a": [1, {"b": []}], "c": 2})), 4);
+        let mut deep = json!(0);
+        for _ in 0..MAX_IMAGE_NESTING + 1 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert_eq!(nesting(&deep), MAX_IMAGE_NESTING + 1);
     }
 }
