@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::candidate::Candidate;
 use super::fields::{fits, object_fields, simple, types};
 use super::identity::singular;
-use super::lexicon::words;
+use super::lexicon::{IRREVERSIBLE, READ_VERBS, verb_of, words};
 use super::types::{Confidence, Proposal, Suggestion};
 
 /// Verbs of tools that replace or change what is stored at a place: undone from a
@@ -32,15 +32,28 @@ pub(crate) const CONTENTS: &[&str] = &["content", "contents", "text", "data", "b
 /// back what it found. The read and write of the tool's own noun take the place under the same
 /// names; an edit named for another noun is paired with the one read and write whose place
 /// its arguments name with their noun as a qualifier (`file_path` for `path` of `read_file`).
-/// Exactly one read and one write, or nothing.
+/// A tool that `replaces` what is there by its own word (`set_config`, "replacing the value
+/// stored") is taken for a write with its verb, unless the verb only reads or cannot be taken
+/// back. Exactly one read and one write, or nothing.
 pub(crate) fn before_image(
     forward: &Candidate<'_>,
     candidates: &[Candidate<'_>],
+    replaces: bool,
 ) -> Option<Suggestion> {
-    let at = forward
+    let writes_by_verb = forward
         .words
         .iter()
-        .position(|w| OVERWRITES.contains(&w.as_str()))?;
+        .position(|w| OVERWRITES.contains(&w.as_str()));
+    let at = writes_by_verb.or_else(|| {
+        let (at, verb) = verb_of(&forward.words).filter(|_| replaces)?;
+        (!READ_VERBS.contains(&verb) && !IRREVERSIBLE.contains(&verb)).then_some(at)
+    })?;
+    // What the reason says first: why the call is undone from a before-image.
+    let lead = if writes_by_verb.is_some() {
+        "no inverse is listed"
+    } else {
+        "the call may replace what is there, which no inverse brings back"
+    };
     let with_verb = |verb: &str| {
         let mut words = forward.words.clone();
         words[at] = verb.to_owned();
@@ -62,7 +75,7 @@ pub(crate) fn before_image(
         };
         let (place, _) = object_fields(Some(&read.tool.input_schema));
         let same = place.iter().map(|p| (p.clone(), p.clone())).collect();
-        return restore(forward, read, write, same, "");
+        return restore(forward, (read, write), same, "", lead);
     }
     if !EDITS.contains(&forward.words[at].as_str()) {
         return None;
@@ -89,7 +102,7 @@ pub(crate) fn before_image(
                 return None;
             };
             let arguments = qualified_place(forward, read, &noun)?;
-            restore(forward, read, write, arguments, &noun.join("_"))
+            restore(forward, (read, write), arguments, &noun.join("_"), lead)
         })
         .collect();
     let [one] = <[Suggestion; 1]>::try_from(fitting).ok()?;
@@ -137,10 +150,10 @@ fn qualified_place(
 /// whole text.
 fn restore(
     forward: &Candidate<'_>,
-    read: &Candidate<'_>,
-    write: &Candidate<'_>,
+    (read, write): (&Candidate<'_>, &Candidate<'_>),
     arguments: BTreeMap<String, String>,
     noun: &str,
+    lead: &str,
 ) -> Option<Suggestion> {
     let (place, read_properties) = object_fields(Some(&read.tool.input_schema));
     let (write_required, write_properties) = object_fields(Some(&write.tool.input_schema));
@@ -205,7 +218,7 @@ fn restore(
         },
         confidence: Confidence::Medium,
         reason: format!(
-            "no inverse is listed: '{}' reads the text before the call and '{}' writes it back as '{content}' (before-image){renamed}; what did not exist before is not undone",
+            "{lead}: '{}' reads the text before the call and '{}' writes it back as '{content}' (before-image){renamed}; what did not exist before is not undone",
             read.tool.name, write.tool.name
         ),
     })

@@ -1,5 +1,6 @@
 //! Drafting: every tool that declares nothing and does not only read, paired with its inverse
-//! when one is listed and binds, else given what a tool alone can be given.
+//! when one is listed, binds and undoes the call exactly, else given what a tool alone can be
+//! given.
 
 use mcp_recovery_model::{Hint, Tool};
 
@@ -7,6 +8,7 @@ use super::before::before_image;
 use super::bind::{Bound, bind};
 use super::candidate::Candidate;
 use super::lexicon::{relation, words};
+use super::prior::{Prior, said};
 use super::recorded::{Recorded, confirm, learn, pairings};
 use super::types::{Confidence, Proposal, Skipped, Suggestion, Suggestions};
 use super::unpaired::{irreversible, self_inverse};
@@ -15,7 +17,10 @@ use super::unpaired::{irreversible, self_inverse};
 /// against and taught by recorded calls (none: the names and schemas alone): a drafted binding a journal
 /// contradicts is left out, one it confirms says so in its reason, and a pair the schemas
 /// could not bind is drafted from what the journal shows, when it shows one binding for every
-/// parameter and never another.
+/// parameter and never another. A pair whose inverse would not undo the call exactly is left
+/// out: the forward tool says it may replace what is there or leave what is already there as it
+/// is, or the inverse undoes more than the call did; a tool that says it replaces what is there
+/// may still be undone from a before-image.
 pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
     let candidates: Vec<Candidate<'_>> = tools
         .iter()
@@ -31,6 +36,12 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
         }
         let mut best: Option<Suggestion> = None;
         let mut skipped = Vec::new();
+        let said = said(forward);
+        let inexact = |compensator: &str, reason: String| Skipped {
+            tool: forward.tool.name.clone(),
+            compensator: compensator.to_owned(),
+            reason,
+        };
         for inverse in &candidates {
             if std::ptr::eq(forward, inverse) || inverse.tool.hint(Hint::ReadOnly) == Some(true) {
                 continue;
@@ -38,6 +49,15 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             let Some(relation) = relation(&forward.words, &inverse.words) else {
                 continue;
             };
+            if let Some(said) = &said {
+                let reason = said.reason(&forward.tool.name, &inverse.tool.name);
+                skipped.push(inexact(&inverse.tool.name, reason));
+                continue;
+            }
+            if relation.broad {
+                skipped.push(inexact(&inverse.tool.name, relation.why));
+                continue;
+            }
             let (confidence, why) = (relation.confidence, relation.why);
             let noun = forward.noun(relation.at);
             let pairs = pairings(calls, &forward.tool.name, &inverse.tool.name);
@@ -84,10 +104,20 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
                 }),
             }
         }
+        // A move or rename back is no exact undo either when the call may replace what is there.
+        let itself = match (self_inverse(forward), &said) {
+            (Some(_), Some(said)) => {
+                let name = &forward.tool.name;
+                skipped.push(inexact(name, said.reason(name, name)));
+                None
+            }
+            (itself, _) => itself,
+        };
+        let replaces = said.as_ref().is_some_and(|s| s.prior == Prior::Replaced);
         let best = best
-            .or_else(|| self_inverse(forward))
-            .or_else(|| before_image(forward, &candidates))
-            .or_else(|| irreversible(forward));
+            .or(itself)
+            .or_else(|| before_image(forward, &candidates, replaces))
+            .or_else(|| irreversible(forward, &candidates));
         match best {
             // A pair found for the tool makes the skipped candidates for it moot.
             Some(suggestion) => out.suggestions.push(suggestion),

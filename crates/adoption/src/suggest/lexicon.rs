@@ -6,8 +6,8 @@ use super::types::Confidence;
 /// A verb and the verb that undoes it. `symmetric` pairs toggle a state, so each undoes the
 /// other; the others undo only forward (a delete is not undone by an empty create). A `broad`
 /// inverse undoes more than the call did (`git_reset` unstages everything `git_add` staged and
-/// what was staged before), so its drafts are never more than medium. A `copy` is undone by
-/// deleting the copy, never the original it was made from.
+/// what was staged before), so it is no exact undo: its pairs are found, to be left out with
+/// the reason. A `copy` is undone by deleting the copy, never the original it was made from.
 pub(crate) struct Pair {
     forward: &'static str,
     inverse: &'static str,
@@ -129,6 +129,17 @@ pub(crate) const IRREVERSIBLE: &[&str] = &[
     "destroy",
 ];
 
+/// The verbs of [`IRREVERSIBLE`] that destroy for good, rather than send out.
+pub(crate) const DESTROYS: &[&str] = &["purge", "wipe", "erase", "destroy"];
+
+/// Verbs of a tool that would read as taking back a call of the same thing, beside `un` and
+/// the call's verb (`delete_message` beside `send_message`, `restore_file` beside
+/// `purge_file`): they act on what is left, not on what the call sent out or destroyed.
+pub(crate) const TAKE_BACK: &[&str] = &[
+    "delete", "remove", "recall", "retract", "cancel", "withdraw", "undo", "revoke", "restore",
+    "recover", "undelete",
+];
+
 /// Optional compensator parameters that narrow what it acts on: left unbound, the compensating
 /// call could act on more than the original call touched (`delete_many` without its filter).
 pub(crate) const SELECTORS: &[&str] = &[
@@ -216,6 +227,8 @@ pub(crate) struct Relation {
     pub(crate) at: usize,
     /// The forward verb copies: the inverse must act on the copy.
     pub(crate) copy: bool,
+    /// The inverse undoes more than the call did: no exact undo.
+    pub(crate) broad: bool,
 }
 
 /// How `forward` and `inverse` names relate, when one undoes the other.
@@ -236,7 +249,9 @@ pub(crate) fn relation(forward: &[String], inverse: &[String]) -> Option<Relatio
     let (confidence, why) = match listed {
         Some(p) if p.broad => (
             Confidence::Medium,
-            format!("'{i}' undoes '{f}' (verb lexicon), and may undo more than the call did"),
+            format!(
+                "'{i}' undoes '{f}' (verb lexicon), and more than the call did: it would also undo what held before the call, so it does not undo the call exactly"
+            ),
         ),
         Some(p) if p.copy => (
             Confidence::High,
@@ -257,5 +272,6 @@ pub(crate) fn relation(forward: &[String], inverse: &[String]) -> Option<Relatio
         why,
         at: *at,
         copy: listed.is_some_and(|p| p.copy),
+        broad: listed.is_some_and(|p| p.broad),
     })
 }

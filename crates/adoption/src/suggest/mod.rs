@@ -3,7 +3,8 @@
 //! names, or per element of an array the result holds); moves and renames that undo themselves;
 //! before-images for writes without an inverse; tools whose verb cannot be undone declared
 //! irreversible. Recorded calls of a proxy journal confirm, contradict or teach bindings.
-//! Anything uncertain is left out.
+//! Anything uncertain is left out, and so is an inverse that would not undo the call exactly:
+//! the forward tool says it may replace what is there, or leave what is already there as it is.
 
 mod before;
 mod bind;
@@ -15,6 +16,7 @@ mod fields;
 mod identity;
 mod lexicon;
 mod offered;
+mod prior;
 mod reader;
 mod recorded;
 mod returned;
@@ -28,6 +30,8 @@ pub use types::{Binding, Confidence, Proposal, Reader, Skipped, Suggestion, Sugg
 
 #[cfg(test)]
 mod naming_tests;
+#[cfg(test)]
+mod prior_tests;
 #[cfg(test)]
 mod returned_tests;
 #[cfg(test)]

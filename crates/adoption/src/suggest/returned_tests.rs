@@ -43,10 +43,7 @@ fn names_are_those_of_a_sentence_that_starts_with_returns() {
 #[test]
 fn a_returned_name_is_read_from_the_result_text() {
     let list = tools(json!([
-        adding(
-            "create_chart",
-            "Add or replace a chart. Returns its name and cells."
-        ),
+        adding("create_chart", "Add a chart. Returns its name and cells."),
         removing("delete_chart", json!({"type": "string"})),
     ]));
     let found = suggest_with(&list, &[]);

@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     /// The names differ only by a verb and its inverse from the lexicon, or by `un`; a parameter
-    /// is bound by a documented equivalence rather than its name, or an inverse that undoes more
-    /// than the call; or a before-image.
+    /// is bound by a documented equivalence rather than its name; or a before-image.
     Medium,
     /// The names match exactly apart from the verb, from the lexicon, and every parameter is
     /// bound from a field of the same name.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::candidate::Candidate;
 use super::fields::{fits, object_fields, simple};
 use super::identity::{identity, same_identity};
-use super::lexicon::{IRREVERSIBLE, READ_VERBS, verb_of, words};
+use super::lexicon::{DESTROYS, IRREVERSIBLE, READ_VERBS, TAKE_BACK, verb_of, words};
 use super::types::{Binding, Confidence, Proposal, Suggestion};
 
 /// Argument pairs a move or rename swaps to undo itself.
@@ -129,15 +129,52 @@ fn undone_by_itself(
     }
 }
 
-/// `irreversible` for a tool named with a verb whose effect cannot be taken back.
-pub(crate) fn irreversible(forward: &Candidate<'_>) -> Option<Suggestion> {
+/// `irreversible` for a tool named with a verb whose effect cannot be taken back. The reason
+/// names the listed tools that would read as taking it back (`delete_message` beside
+/// `send_message`) and says why they do not.
+pub(crate) fn irreversible(
+    forward: &Candidate<'_>,
+    candidates: &[Candidate<'_>],
+) -> Option<Suggestion> {
     let (at, verb) = verb_of(&forward.words)?;
     // `post_search` names an HTTP method, not a message.
     let reads = forward
         .words
         .get(at + 1)
         .is_some_and(|next| READ_VERBS.contains(&next.as_str()));
-    (IRREVERSIBLE.contains(&verb) && !reads).then(|| Suggestion {
+    if !IRREVERSIBLE.contains(&verb) || reads {
+        return None;
+    }
+    let undoing = format!("un{verb}");
+    let named: Vec<String> = candidates
+        .iter()
+        .filter(|c| {
+            let other = c.words.get(at).map(String::as_str).unwrap_or_default();
+            c.words.len() == forward.words.len()
+                && (TAKE_BACK.contains(&other) || other == undoing)
+                && (0..c.words.len()).all(|i| i == at || c.words[i] == forward.words[i])
+        })
+        .map(|c| format!("'{}'", c.tool.name))
+        .collect();
+    let reason = match named.split_last() {
+        None => format!("'{verb}' cannot be taken back once done, and no inverse tool is listed"),
+        Some((last, rest)) => {
+            let gone = if DESTROYS.contains(&verb) {
+                "what the call destroyed is gone for good"
+            } else {
+                "what the call sent has already left the system"
+            };
+            let (listed, is, does) = if rest.is_empty() {
+                (last.clone(), "is", "does")
+            } else {
+                (format!("{} and {last}", rest.join(", ")), "are", "do")
+            };
+            format!(
+                "'{verb}' cannot be taken back once done: {listed} {is} listed but {does} not undo a '{verb}', as {gone}"
+            )
+        }
+    };
+    Some(Suggestion {
         tool: forward.tool.name.clone(),
         proposal: Proposal::Irreversible,
         confidence: if forward.words.first().map(String::as_str) == Some(verb) {
@@ -145,6 +182,6 @@ pub(crate) fn irreversible(forward: &Candidate<'_>) -> Option<Suggestion> {
         } else {
             Confidence::Medium
         },
-        reason: format!("'{verb}' cannot be taken back once done, and no inverse tool is listed"),
+        reason,
     })
 }
