@@ -5,13 +5,14 @@ use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_recovery_client::Secrets;
 
-use crate::event::Event;
+use crate::event::{Budget, CLIENT_BYTES, Credit, Event, SERVER_BYTES, read_metered};
 pub use crate::http_upstream::HttpUpstream;
-use crate::wire::{read_bounded_line, read_lines};
+use crate::wire::read_bounded_line;
 
 /// How to start the server: what a command line or a client config entry says.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +45,15 @@ impl Upstream {
             Upstream::Stdio(upstream) => upstream.send(text),
             Upstream::Http(upstream) => upstream.send(text),
             Upstream::Scripted(upstream) => upstream.send(text),
+        }
+    }
+
+    /// The budget the bytes queued for the server are held against, when they are queued (a
+    /// child's stdin); the client's reader waits on it.
+    pub(crate) fn budget(&self) -> Option<Arc<Budget>> {
+        match self {
+            Upstream::Stdio(upstream) => Some(upstream.budget()),
+            Upstream::Http(_) | Upstream::Scripted(_) => None,
         }
     }
 
@@ -89,10 +99,18 @@ impl ScriptedUpstream {
 }
 
 /// A server started as a child process; its stderr goes to the proxy's stderr.
+///
+/// What the session sends it is queued for a thread of its own that writes the child's stdin,
+/// so the session never waits on a server that is not reading (it may be blocked writing an
+/// answer the session has yet to read); the bytes queued are held against [`Budget`], which
+/// the client's reader waits on.
 #[derive(Debug)]
 pub struct StdioUpstream {
     child: Child,
-    stdin: Option<ChildStdin>,
+    outgoing: Option<Sender<(Vec<u8>, Credit)>>,
+    /// Why writing to the child's stdin failed, once it has.
+    failed: Arc<Mutex<Option<String>>>,
+    budget: Arc<Budget>,
 }
 
 impl StdioUpstream {
@@ -104,7 +122,21 @@ impl StdioUpstream {
         secrets: &Secrets,
         events: SyncSender<Event>,
     ) -> std::io::Result<StdioUpstream> {
+        StdioUpstream::spawn_withholding(launch, &[], secrets, events)
+    }
+
+    /// As [`spawn`](StdioUpstream::spawn), the variables named in `withheld` removed from the
+    /// environment the server inherits (the secrets the proxy reads from its own).
+    pub fn spawn_withholding(
+        launch: &Launch,
+        withheld: &[String],
+        secrets: &Secrets,
+        events: SyncSender<Event>,
+    ) -> std::io::Result<StdioUpstream> {
         let mut command = Command::new(&launch.program);
+        for name in withheld {
+            command.env_remove(name);
+        }
         command
             .args(&launch.args)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
@@ -124,15 +156,33 @@ impl StdioUpstream {
             command.process_group(0);
         }
         let mut child = command.spawn()?;
-        let stdin = child.stdin.take();
+        let failed = Arc::new(Mutex::new(None));
+        let outgoing = child.stdin.take().map(|stdin| {
+            let (sender, queue) = channel();
+            let failed = Arc::clone(&failed);
+            std::thread::spawn(move || write_queued(stdin, &queue, &failed));
+            sender
+        });
         if let Some(stdout) = child.stdout.take() {
-            std::thread::spawn(move || read_lines(stdout, &events, Event::Server));
+            std::thread::spawn(move || {
+                read_metered(
+                    stdout,
+                    &events,
+                    &Budget::new(SERVER_BYTES),
+                    Event::MeteredServer,
+                );
+            });
         }
         if let Some(stderr) = child.stderr.take() {
             let secrets = secrets.clone();
             std::thread::spawn(move || relay_redacted(stderr, &secrets));
         }
-        Ok(StdioUpstream { child, stdin })
+        Ok(StdioUpstream {
+            child,
+            outgoing,
+            failed,
+            budget: Budget::new(CLIENT_BYTES),
+        })
     }
 
     /// The child's process id.
@@ -140,24 +190,39 @@ impl StdioUpstream {
         self.child.id()
     }
 
-    /// Writes one message line.
+    /// Queues one message line for the child's stdin (never waits); fails once a write has.
     pub fn send(&mut self, text: &str) -> std::io::Result<()> {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return Err(std::io::Error::new(
+        let closed = || {
+            std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "the server's stdin is closed",
-            ));
+            )
         };
+        if let Some(why) = self
+            .failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, why));
+        }
+        let outgoing = self.outgoing.as_ref().ok_or_else(closed)?;
         let mut line = Vec::with_capacity(text.len() + 1);
         line.extend_from_slice(text.as_bytes());
         line.push(b'\n');
-        stdin.write_all(&line)?;
-        stdin.flush()
+        let credit = self.budget.charge(line.len());
+        outgoing.send((line, credit)).map_err(|_| closed())
     }
 
-    /// Closes stdin, gives the server `grace` to exit, then kills its process group.
+    /// The budget the bytes queued for the child's stdin are held against.
+    pub(crate) fn budget(&self) -> Arc<Budget> {
+        Arc::clone(&self.budget)
+    }
+
+    /// Closes stdin (once what is queued is written), gives the server `grace` to exit, then
+    /// kills its process group.
     pub fn close(&mut self, grace: Duration) {
-        self.stdin = None;
+        self.outgoing = None;
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -179,6 +244,23 @@ impl StdioUpstream {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+    }
+}
+
+/// Writes each queued line to the child's stdin, in order, giving its bytes back once written;
+/// after a failed write the rest are dropped. The child's stdin closes when the queue ends.
+fn write_queued(
+    mut stdin: ChildStdin,
+    queue: &Receiver<(Vec<u8>, Credit)>,
+    failed: &Mutex<Option<String>>,
+) {
+    let mut broken = false;
+    for (line, credit) in queue {
+        if !broken && let Err(e) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
+            broken = true;
+            *failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(e.to_string());
+        }
+        drop(credit);
     }
 }
 
@@ -204,7 +286,7 @@ fn relay_redacted(stderr: impl Read, secrets: &Secrets) {
 
 impl Drop for StdioUpstream {
     fn drop(&mut self) {
-        if self.stdin.is_some() || matches!(self.child.try_wait(), Ok(None)) {
+        if self.outgoing.is_some() || matches!(self.child.try_wait(), Ok(None)) {
             self.close(Duration::from_millis(500));
         }
     }

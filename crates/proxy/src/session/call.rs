@@ -20,6 +20,9 @@ impl<W: Write> Session<W> {
         key: String,
     ) -> Result<(), JournalError> {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
+        if self.refused_as_too_many(&id, "tools/call") {
+            return Ok(());
+        }
         let (name, arguments) = match call_arguments(message) {
             Ok(call) => call,
             Err(why) => {
@@ -35,8 +38,7 @@ impl<W: Write> Session<W> {
         }
         let call = self.start_call(name, arguments);
         self.journal_intent(&id, &call, base)?;
-        self.forward_call(key, id, call, text);
-        Ok(())
+        self.forward_call(key, id, call, text)
     }
 
     /// Numbers an admitted call and takes the before-image an overlay declares for it.

@@ -4,11 +4,13 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use mcp_recovery_journal::JournalError;
 use mcp_recovery_model::json::with;
 use serde_json::{Value, json};
 
+use crate::event::MAX_PENDING;
 use crate::rollback::Reply;
-use crate::wire::{id_value_key, is_response};
+use crate::wire::{error_response, id_value_key, is_response};
 
 use super::input::Input;
 use super::state::{CallContext, OWN_ID_PREFIX, Pending, Session};
@@ -34,16 +36,51 @@ impl<W: Write> Session<W> {
         }
     }
 
-    /// Forwards a client's request; its answer is awaited under `key`.
+    /// Forwards a client's request; its answer is awaited under `key`. At [`MAX_PENDING`]
+    /// requests waiting, it is refused instead.
     pub(super) fn forward(&mut self, key: String, pending: Pending, text: &str) {
+        if self.pending.len() >= MAX_PENDING {
+            let answer = too_many(&pending.id, &pending.method);
+            self.answer(pending.batch, answer.to_string());
+            return;
+        }
+        // The id is the new request's now: an answer to an earlier one given up is its.
+        self.unsettled.remove(&key);
         self.pending.insert(key, pending);
         self.send_server(text);
     }
 
-    /// Forwards a call whose intent is journaled.
-    pub(super) fn forward_call(&mut self, key: String, id: Value, call: CallContext, text: &str) {
+    /// True, after refusing the request of `id`, when [`MAX_PENDING`] requests wait already.
+    pub(super) fn refused_as_too_many(&mut self, id: &Value, method: &str) -> bool {
+        if self.pending.len() < MAX_PENDING {
+            return false;
+        }
+        self.reply(&too_many(id, method));
+        true
+    }
+
+    /// Forwards a call whose intent is journaled (when too many requests wait meanwhile, its
+    /// outcome is journaled as not forwarded).
+    pub(super) fn forward_call(
+        &mut self,
+        key: String,
+        id: Value,
+        call: CallContext,
+        text: &str,
+    ) -> Result<(), JournalError> {
+        if self.pending.len() >= MAX_PENDING {
+            let why = format!(
+                "not forwarded: {MAX_PENDING} requests were waiting for the server's answer"
+            );
+            self.finish_call_with(&call, &id, None, Some(&why), None)?;
+            // Never sent: no answer will come.
+            self.unsettled.remove(&key);
+            self.reply(&too_many(&id, "tools/call"));
+            return Ok(());
+        }
         let pending = self.awaiting(id, "tools/call".into(), Some(call), false);
         self.forward(key, pending, text);
+        Ok(())
     }
 
     pub(super) fn send_server(&mut self, text: &str) {
@@ -88,11 +125,12 @@ impl<W: Write> Session<W> {
             let outcome = match self.wait_input(wait) {
                 // Answers to the server's own requests (a ping, roots/list) go on at once: the
                 // server may be waiting for them before it answers us.
-                Input::FromClient(message, text) if is_response(&message) => {
+                Input::FromClient(message, text, _held) if is_response(&message) => {
                     self.send_server(&text);
                     Ok(())
                 }
-                // Everything else from the client waits until this answer is in.
+                // Everything else from the client waits until this answer is in, its bytes held
+                // (so the client's reader stops reading once they reach the budget).
                 client
                 @ (Input::FromClient(..) | Input::ClientGarbage(_) | Input::ClientClosed) => {
                     self.deferred.push_back(client);
@@ -107,4 +145,13 @@ impl<W: Write> Session<W> {
         self.waiting.remove(&key);
         reply
     }
+}
+
+/// The refusal of a request past [`MAX_PENDING`].
+fn too_many(id: &Value, method: &str) -> Value {
+    let message = format!(
+        "mcp-recovery proxy: {MAX_PENDING} requests are waiting for the server's answer, the \
+         most allowed; this {method} was not forwarded"
+    );
+    error_response(id, -32000, &message)
 }

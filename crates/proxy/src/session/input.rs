@@ -2,20 +2,24 @@
 
 use serde_json::Value;
 
-use crate::event::Event;
+use crate::event::{Credit, Event};
 use crate::wire::Line;
+
+/// The bytes an input holds against its side's budget until it is handled (none for a line
+/// that came unmetered).
+pub(crate) type Held = Option<Credit>;
 
 /// One thing the session reacts to; the event loop handles each in turn.
 #[derive(Debug)]
 pub(crate) enum Input {
     /// A message (or a batch) from the client, with its exact text.
-    FromClient(Value, String),
+    FromClient(Value, String, Held),
     /// A line from the client that is not JSON (why).
     ClientGarbage(String),
     /// The client closed its side.
     ClientClosed,
     /// A message from the server, with its exact text.
-    FromUpstream(Value, String),
+    FromUpstream(Value, String, Held),
     /// A line from the server that is not JSON (why).
     UpstreamGarbage(String),
     /// The server closed its side (why, when it said).
@@ -27,19 +31,19 @@ pub(crate) enum Input {
 }
 
 impl Input {
-    /// A line from the client.
-    pub(crate) fn from_client(line: Line) -> Input {
+    /// A line from the client (and the bytes it holds until handled).
+    pub(crate) fn from_client(line: Line, held: Held) -> Input {
         match line {
-            Line::Message(message, text) => Input::FromClient(message, text),
+            Line::Message(message, text) => Input::FromClient(message, text, held),
             Line::Garbage(reason) => Input::ClientGarbage(reason),
             Line::Closed(_) => Input::ClientClosed,
         }
     }
 
-    /// A line from the server.
-    pub(crate) fn from_upstream(line: Line) -> Input {
+    /// A line from the server (and the bytes it holds until handled).
+    pub(crate) fn from_upstream(line: Line, held: Held) -> Input {
         match line {
-            Line::Message(message, text) => Input::FromUpstream(message, text),
+            Line::Message(message, text) => Input::FromUpstream(message, text, held),
             Line::Garbage(reason) => Input::UpstreamGarbage(reason),
             Line::Closed(reason) => Input::UpstreamClosed(reason),
         }
@@ -49,8 +53,10 @@ impl Input {
 impl From<Event> for Input {
     fn from(event: Event) -> Input {
         match event {
-            Event::Client(line) => Input::from_client(line),
-            Event::Server(line) => Input::from_upstream(line),
+            Event::Client(line) => Input::from_client(line, None),
+            Event::Server(line) => Input::from_upstream(line, None),
+            Event::MeteredClient(line, credit) => Input::from_client(line, Some(credit)),
+            Event::MeteredServer(line, credit) => Input::from_upstream(line, Some(credit)),
         }
     }
 }
@@ -65,7 +71,7 @@ mod tests {
         let message = Line::Message(json!({"id": 1}), "{\"id\":1}".into());
         assert!(matches!(
             Input::from(Event::Client(message)),
-            Input::FromClient(_, text) if text == "{\"id\":1}"
+            Input::FromClient(_, text, None) if text == "{\"id\":1}"
         ));
         assert!(matches!(
             Input::from(Event::Client(Line::Garbage("bad".into()))),

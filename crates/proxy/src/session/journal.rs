@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 
 use crate::classify::{Class, Classification};
 use crate::note::note;
-use crate::wire::error_response;
 use crate::wire::members;
+use crate::wire::{error_response, id_value_key};
 
 use super::state::{CallContext, Session};
 
@@ -28,6 +28,35 @@ pub fn redacted_record(secrets: &Secrets, fields: Map<String, Value>) -> Map<Str
         fields.insert(REDACTED_MEMBER.to_owned(), Value::Bool(true));
     }
     fields
+}
+
+/// A call's outcome record: the call, its `result` (`null` when unknown), then `reason` or
+/// `error`, and its after-image.
+fn outcome_record(
+    call: &CallContext,
+    request: &Value,
+    result: Option<Map<String, Value>>,
+    reason: Option<&str>,
+    error: Option<Value>,
+) -> Map<String, Value> {
+    let mut record = members(with(
+        json!({"call": call.number, "name": call.name}),
+        [
+            ("request", request.clone()),
+            ("arguments", Value::Object(call.arguments.clone())),
+            ("result", result.map_or(Value::Null, Value::Object)),
+        ],
+    ));
+    if let Some(reason) = reason {
+        record.insert("reason".into(), Value::from(reason));
+    }
+    if let Some(error) = error {
+        record.insert("error".into(), error);
+    }
+    if let Some(after) = &call.after {
+        record.insert("after".into(), Value::Object(after.clone()));
+    }
+    record
 }
 
 /// The fields a call's approval and intent records share: the call, its class and the rule
@@ -118,25 +147,40 @@ impl<W: Write> Session<W> {
         reason: Option<&str>,
         error: Option<Value>,
     ) -> Result<(), JournalError> {
-        let mut record = members(with(
-            json!({"call": call.number, "name": call.name}),
-            [
-                ("request", request.clone()),
-                ("arguments", Value::Object(call.arguments.clone())),
-                ("result", result.clone().map_or(Value::Null, Value::Object)),
-            ],
-        ));
-        if let Some(reason) = reason {
-            record.insert("reason".into(), Value::from(reason));
-        }
-        if let Some(error) = error {
-            record.insert("error".into(), error);
-        }
-        if let Some(after) = &call.after {
-            record.insert("after".into(), Value::Object(after.clone()));
-        }
+        let unknown = result.is_none() && error.is_none();
+        let record = outcome_record(call, request, result.clone(), reason, error);
         // The outcome is on disk before the client sees the answer.
         self.record(Kind::CallOutcome, record)?;
+        // Given up unanswered while the server is still there: its answer may yet come.
+        if unknown
+            && self.server_closed.is_none()
+            && let Some(key) = id_value_key(request)
+        {
+            let why = reason.unwrap_or("no answer").to_owned();
+            self.unsettled
+                .insert(key, call.clone(), request.clone(), why);
+        }
+        self.retain(call, result);
+        Ok(())
+    }
+
+    /// The answer to a call whose outcome was journaled unknown (`why`: it timed out, the
+    /// client cancelled it): journaled as the call's outcome, marked `late` with that reason,
+    /// and what a rollback keeps of the call replaced by it.
+    pub(super) fn finish_late(
+        &mut self,
+        call: &CallContext,
+        request: &Value,
+        message: &Value,
+        why: &str,
+    ) -> Result<(), JournalError> {
+        let result = message.get("result").and_then(Value::as_object).cloned();
+        let error = message.get("error").cloned();
+        let mut record = outcome_record(call, request, result.clone(), None, error);
+        record.insert("late".into(), Value::from(why));
+        self.record(Kind::CallOutcome, record)?;
+        let number = Value::from(call.number);
+        self.completed.retain(|(kept, _)| *kept != number);
         self.retain(call, result);
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::wire::members;
 
 use super::input::Input;
 use super::rollback::tell;
-use super::state::{Pending, Running, Session};
+use super::state::{Running, Session};
 
 impl<W: Write> Session<W> {
     /// Runs until the client closes (and its requests are answered) or the server exits.
@@ -72,13 +72,14 @@ impl<W: Write> Session<W> {
     /// Reacts to one input.
     pub(super) fn handle(&mut self, input: Input) -> Result<(), JournalError> {
         match input {
-            Input::FromClient(message, text) => return self.on_client(message, &text),
+            // The input's bytes are held until it is handled.
+            Input::FromClient(message, text, _held) => return self.on_client(message, &text),
             Input::ClientGarbage(reason) => {
                 note(&format!("client: {reason}"));
                 self.send_client_value(&error_response(&Value::Null, -32700, "parse error"));
             }
             Input::ClientClosed => self.client_closed = true,
-            Input::FromUpstream(message, text) => return self.on_server(message, text),
+            Input::FromUpstream(message, text, _held) => return self.on_server(message, text),
             Input::UpstreamGarbage(reason) => note(&format!("server: {reason}")),
             Input::UpstreamClosed(reason) => {
                 self.server_closed = Some(reason.unwrap_or_else(|| "its stdout closed".into()));
@@ -95,26 +96,23 @@ impl<W: Write> Session<W> {
     pub(super) fn next_wait(&self) -> Duration {
         let now = Instant::now();
         self.pending
-            .values()
-            .map(|p| p.deadline.saturating_duration_since(now))
-            .min()
-            .unwrap_or(Duration::from_secs(1))
+            .next_deadline()
+            .map_or(Duration::from_secs(1), |deadline| {
+                deadline.saturating_duration_since(now)
+            })
             .clamp(Duration::from_millis(1), Duration::from_secs(1))
     }
 
     /// Answers every request whose deadline passed; a timed-out call's outcome is unknown.
     pub(super) fn expire(&mut self) -> Result<(), JournalError> {
-        let now = Instant::now();
-        let expired: Vec<String> = self
+        if self
             .pending
-            .iter()
-            .filter(|(_, p)| p.deadline <= now)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in expired {
-            let Some(pending) = self.pending.remove(&key) else {
-                continue;
-            };
+            .next_deadline()
+            .is_none_or(|deadline| deadline > Instant::now())
+        {
+            return Ok(());
+        }
+        for pending in self.pending.take_expired(Instant::now()) {
             let secs = self.settings.policy.call_timeout().as_secs();
             let message = format!(
                 "mcp-recovery proxy: the server did not answer {} within {secs} s",
@@ -152,8 +150,7 @@ impl<W: Write> Session<W> {
 
     /// The server is gone: every waiting request gets an error, calls an unknown outcome.
     pub(super) fn fail_pending(&mut self, why: &str) -> Result<(), JournalError> {
-        let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
-        for p in pending {
+        for p in self.pending.take_all() {
             if let Some(call) = &p.call {
                 self.finish_call(call, &p.id, None, Some(why))?;
             }

@@ -7,6 +7,7 @@ use mcp_recovery_journal::JournalError;
 use mcp_recovery_plan::{Completion, TracedCall};
 use serde_json::{Map, Value};
 
+use crate::note::note;
 use crate::rollback::Reply;
 use crate::wire::{id_key, is_response, method};
 
@@ -36,47 +37,66 @@ impl<W: Write> Session<W> {
                 // A late answer to a request of ours that already timed out.
                 return Ok(());
             }
-            let mut slot = None;
+            let Some(pending) = self.pending.remove(&key) else {
+                return self.unmatched(&key, &message);
+            };
             let mut text = text;
-            if let Some(pending) = self.pending.remove(&key) {
-                if pending.method == "initialize"
-                    && let Some(Value::String(version)) = message.pointer("/result/protocolVersion")
-                {
-                    self.revision = Some(version.clone());
-                }
-                let running = pending.task.as_ref().and_then(|task| {
-                    // Only the call's own result ends it: an error may be the task's (not
-                    // found, expired), so its outcome stays unknown.
-                    message.get("result")?;
-                    self.tasks.remove(task)
-                });
-                let call = match (pending.call, running) {
-                    (Some(call), _) => Some((call, pending.id.clone())),
-                    (None, Some(running)) => Some((running.call, running.request)),
-                    (None, None) => None,
-                };
-                if let Some((call, request)) = call {
-                    if self.call_answered(call, request, &mut message)? {
-                        text = message.to_string();
-                    }
-                } else if pending.first_page && pending.method == "tools/list" {
-                    self.observe_tools(&message);
-                }
-                // The client hears its id as it spelled it (`1e0`, not the server's `1.0`).
-                if message.get("id") != Some(&pending.id) {
-                    let mut respelled = message;
-                    respelled["id"] = pending.id.clone();
-                    text = respelled.to_string();
-                }
-                slot = pending.batch;
+            if pending.method == "initialize"
+                && let Some(Value::String(version)) = message.pointer("/result/protocolVersion")
+            {
+                self.revision = Some(version.clone());
             }
-            self.answer(slot, text);
+            let running = pending.task.as_ref().and_then(|task| {
+                // Only the call's own result ends it: an error may be the task's (not
+                // found, expired), so its outcome stays unknown.
+                message.get("result")?;
+                self.tasks.remove(task)
+            });
+            let call = match (pending.call, running) {
+                (Some(call), _) => Some((call, pending.id.clone())),
+                (None, Some(running)) => Some((running.call, running.request)),
+                (None, None) => None,
+            };
+            if let Some((call, request)) = call {
+                if self.call_answered(call, request, &mut message)? {
+                    text = message.to_string();
+                }
+            } else if pending.first_page && pending.method == "tools/list" {
+                self.observe_tools(&message);
+            }
+            // The client hears its id as it spelled it (`1e0`, not the server's `1.0`).
+            if message.get("id") != Some(&pending.id) {
+                let mut respelled = message;
+                respelled["id"] = pending.id.clone();
+                text = respelled.to_string();
+            }
+            self.answer(pending.batch, text);
             return Ok(());
         }
         if method(&message) == Some("notifications/tools/list_changed") {
             self.tools = None;
         }
         self.send_client(&text);
+        Ok(())
+    }
+
+    /// An answer that no waiting request of the client's is for: never passed to the client
+    /// (which would take it for the answer to a request of its own, maybe a later one reusing
+    /// the id). The late answer to a call given up unanswered is journaled as its outcome; any
+    /// other (a second answer, an id the client never sent) is dropped with a note.
+    fn unmatched(&mut self, key: &str, message: &Value) -> Result<(), JournalError> {
+        let id = message.get("id").map(Value::to_string).unwrap_or_default();
+        if let Some((call, request, why)) = self.unsettled.remove(key) {
+            note(&format!(
+                "server: the answer to call {} ({}, id {id}) came after it was given up ({why}); \
+                 it is journaled, not passed to the client",
+                call.number, call.name
+            ));
+            return self.finish_late(&call, &request, message, &why);
+        }
+        note(&format!(
+            "server: an answer with the id {id} matches no request waiting for one: dropped"
+        ));
         Ok(())
     }
 

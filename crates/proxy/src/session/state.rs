@@ -1,7 +1,7 @@
 //! What one session holds: the state every stage reads and updates, and the records of the
 //! requests it waits on.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
@@ -56,6 +56,117 @@ pub(super) struct Pending {
     pub(super) task: Option<String>,
 }
 
+/// The forwarded client requests waiting for their answer, by id key, with their deadlines in
+/// order (so the next one is found without looking at every request).
+#[derive(Debug, Default)]
+pub(super) struct Requests {
+    by_key: HashMap<String, Pending>,
+    deadlines: BTreeSet<(Instant, String)>,
+}
+
+impl Requests {
+    pub(super) fn insert(&mut self, key: String, pending: Pending) {
+        self.deadlines.insert((pending.deadline, key.clone()));
+        if let Some(earlier) = self.by_key.insert(key.clone(), pending) {
+            self.deadlines.remove(&(earlier.deadline, key));
+        }
+    }
+
+    /// The request of `key`, no longer waited for.
+    pub(super) fn remove(&mut self, key: &str) -> Option<Pending> {
+        let pending = self.by_key.remove(key)?;
+        self.deadlines.remove(&(pending.deadline, key.to_owned()));
+        Some(pending)
+    }
+
+    pub(super) fn contains_key(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &Pending> {
+        self.by_key.values()
+    }
+
+    /// The earliest deadline.
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.deadlines.first().map(|(deadline, _)| *deadline)
+    }
+
+    /// The requests whose deadline is `now` or earlier, earliest first, no longer waited for.
+    pub(super) fn take_expired(&mut self, now: Instant) -> Vec<Pending> {
+        let mut expired = Vec::new();
+        while let Some((deadline, _)) = self.deadlines.first()
+            && *deadline <= now
+        {
+            if let Some((_, key)) = self.deadlines.pop_first()
+                && let Some(pending) = self.by_key.remove(&key)
+            {
+                expired.push(pending);
+            }
+        }
+        expired
+    }
+
+    /// Every request, no longer waited for.
+    pub(super) fn take_all(&mut self) -> Vec<Pending> {
+        self.deadlines.clear();
+        self.by_key.drain().map(|(_, pending)| pending).collect()
+    }
+}
+
+/// Calls whose outcome was journaled unknown (timed out, cancelled by the client) while the
+/// server may still answer them, by id key: the newest [`UNSETTLED`], so that a late answer is
+/// journaled as the call's real outcome rather than passed to a client that gave up on it.
+#[derive(Debug, Default)]
+pub(super) struct Unsettled {
+    /// By key: when it was remembered (a count), the call, its id as the client spelled it,
+    /// and why its outcome was journaled unknown.
+    by_key: HashMap<String, (u64, CallContext, Value, String)>,
+    order: VecDeque<(u64, String)>,
+    count: u64,
+}
+
+/// How many calls [`Unsettled`] remembers.
+pub(super) const UNSETTLED: usize = 1024;
+
+impl Unsettled {
+    /// Remembers the call of `key`, forgetting the oldest past [`UNSETTLED`].
+    pub(super) fn insert(&mut self, key: String, call: CallContext, request: Value, why: String) {
+        self.count += 1;
+        self.by_key
+            .insert(key.clone(), (self.count, call, request, why));
+        self.order.push_back((self.count, key));
+        while self.by_key.len() > UNSETTLED || self.order.len() > 2 * UNSETTLED {
+            let Some((count, oldest)) = self.order.pop_front() else {
+                break;
+            };
+            // An entry forgotten out of turn (answered, or remembered again) stays in the
+            // order until it comes up.
+            if self
+                .by_key
+                .get(&oldest)
+                .is_some_and(|entry| entry.0 == count)
+            {
+                self.by_key.remove(&oldest);
+            }
+        }
+    }
+
+    /// The call of `key` (with its id as spelled and why it was given up), forgotten.
+    pub(super) fn remove(&mut self, key: &str) -> Option<(CallContext, Value, String)> {
+        let (_, call, request, why) = self.by_key.remove(key)?;
+        Some((call, request, why))
+    }
+}
+
 /// A call the server runs as a task (it answered with a `CreateTaskResult`): its outcome is
 /// journaled when `tasks/result` brings the call's own result.
 #[derive(Debug)]
@@ -83,7 +194,9 @@ pub struct Session<W: Write> {
     pub(super) events: Receiver<Event>,
     pub(super) upstream: Upstream,
     pub(super) downstream: W,
-    pub(super) pending: HashMap<String, Pending>,
+    pub(super) pending: Requests,
+    /// Calls given up unanswered whose answer may still come.
+    pub(super) unsettled: Unsettled,
     /// Calls running as tasks, by task id.
     pub(super) tasks: HashMap<String, Running>,
     pub(super) waiting: HashSet<String>,
@@ -130,7 +243,8 @@ impl<W: Write> Session<W> {
             events,
             upstream,
             downstream,
-            pending: HashMap::new(),
+            pending: Requests::default(),
+            unsettled: Unsettled::default(),
             tasks: HashMap::new(),
             waiting: HashSet::new(),
             replies: HashMap::new(),
