@@ -39,8 +39,13 @@ pub fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` after the Unix epoch.
+/// The latest time the four-digit year of RFC 3339 can say: 9999-12-31T23:59:59Z.
+pub const MAX_RFC3339_SECS: u64 = 253_402_300_799;
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` after the Unix epoch; a time past
+/// [`MAX_RFC3339_SECS`] is written as that one.
 pub fn rfc3339(secs: u64) -> String {
+    let secs = secs.min(MAX_RFC3339_SECS);
     let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
     let of_day = secs % 86_400;
     let (year, month, day) = civil_from_days(days);
@@ -65,7 +70,7 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
     if bytes.len() < 20 || fixed.iter().any(|&(i, c)| bytes[i] != c) {
         return None;
     }
-    let tail = &text[19..];
+    let tail = text.get(19..)?;
     let fraction = tail.strip_suffix('Z')?;
     if !(fraction.is_empty()
         || fraction.len() > 1
@@ -90,12 +95,15 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
     let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
+    let secs = days
+        .checked_mul(86_400)?
+        .checked_add(hour * 3600 + minute * 60 + second)?;
+    u64::try_from(secs).ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_rfc3339, rfc3339};
+    use super::{MAX_RFC3339_SECS, parse_rfc3339, rfc3339};
 
     #[test]
     fn formats_known_instants() {
@@ -128,6 +136,34 @@ mod tests {
             "x",
         ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn times_past_year_9999_are_written_as_its_last_second() {
+        assert_eq!(rfc3339(MAX_RFC3339_SECS), "9999-12-31T23:59:59Z");
+        for secs in [
+            MAX_RFC3339_SECS + 1,
+            1_000_000_000_000 + 1_800_000_000,
+            u64::MAX,
+        ] {
+            let text = rfc3339(secs);
+            assert_eq!(text, "9999-12-31T23:59:59Z");
+            assert_eq!(parse_rfc3339(&text), Some(MAX_RFC3339_SECS));
+        }
+        assert_eq!(super::rfc3339_millis(u128::MAX), "9999-12-31T23:59:59.455Z");
+    }
+
+    #[test]
+    fn any_text_is_read_without_a_panic() {
+        for text in [
+            "2026-12-02T16:05:\u{20ac}0Z",
+            "2026-12-02T16:05:0\u{e9}Z",
+            "\u{20ac}\u{20ac}\u{20ac}\u{20ac}\u{20ac}\u{20ac}\u{20ac}",
+            "0000-01-01T00:00:00Z",
+            "2026-12-02T16:05:00.Z",
+        ] {
+            assert_eq!(parse_rfc3339(text), None, "{text}");
         }
     }
 }

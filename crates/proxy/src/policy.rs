@@ -111,11 +111,13 @@ pub struct ToolRule {
 pub struct PolicyFile {
     /// What a failed call does (default `record`).
     pub on_failure: Option<OnFailure>,
-    /// How long a forwarded request may wait for its answer, in seconds (default 60).
-    #[schemars(range(min = 1))]
+    /// How long a forwarded request may wait for its answer, in seconds (default 60, at most
+    /// 604800: 7 days).
+    #[schemars(range(min = 1, max = 604_800))]
     pub call_timeout_secs: Option<u64>,
-    /// How long an approval may take before it counts as a refusal, in seconds (default 300).
-    #[schemars(range(min = 1))]
+    /// How long an approval may take before it counts as a refusal, in seconds (default 300,
+    /// at most 604800: 7 days).
+    #[schemars(range(min = 1, max = 604_800))]
     pub approval_timeout_secs: Option<u64>,
     /// What a call to a tool missing from the server's tools/list does (default `deny`).
     pub unlisted_tools: Option<Action>,
@@ -147,11 +149,11 @@ pub struct Fetch {
     /// `http://` or `https://`; each `{request}` in it becomes the pending request's id. The
     /// answer is one signed decision or an array of them; 404 or `[]` means none yet.
     pub url: String,
-    /// Seconds between two fetches (default 2).
-    #[schemars(range(min = 1))]
+    /// Seconds between two fetches (default 2, at most 604800).
+    #[schemars(range(min = 1, max = 604_800))]
     pub interval_secs: Option<u64>,
-    /// How long one fetch may take, in seconds (default 5).
-    #[schemars(range(min = 1))]
+    /// How long one fetch may take, in seconds (default 5, at most 604800).
+    #[schemars(range(min = 1, max = 604_800))]
     pub timeout_secs: Option<u64>,
 }
 
@@ -168,9 +170,9 @@ pub struct Notify {
     /// secret itself never belongs in the file).
     #[schemars(length(min = 1))]
     pub signing_secret_env: Option<String>,
-    /// How long one POST may take, in seconds (default 5); a failure is said on stderr and the
-    /// request stays pending.
-    #[schemars(range(min = 1))]
+    /// How long one POST may take, in seconds (default 5, at most 604800); a failure is said on
+    /// stderr and the request stays pending.
+    #[schemars(range(min = 1, max = 604_800))]
     pub timeout_secs: Option<u64>,
 }
 
@@ -270,13 +272,9 @@ impl PolicyFile {
     /// Parses policy TOML.
     pub fn parse(text: &str) -> Result<PolicyFile, String> {
         let file: PolicyFile = toml::from_str(text).map_err(|e| e.to_string().trim().to_owned())?;
-        if file.call_timeout_secs == Some(0) {
-            return Err("call-timeout-secs must be at least 1".into());
-        }
-        if file.approval_timeout_secs == Some(0) {
-            return Err("approval-timeout-secs must be at least 1".into());
-        }
-        file.check_approvals()?;
+        check_secs(file.call_timeout_secs, "call-timeout-secs")?;
+        check_secs(file.approval_timeout_secs, "approval-timeout-secs")?;
+        file.check_approvals(text)?;
         if let Some(notify) = &file.approvals_notify {
             check_notify(notify, "approvals-notify")?;
         }
@@ -312,11 +310,15 @@ impl PolicyFile {
             .chain(self.approvals.iter().filter_map(|r| r.notify.as_ref()))
     }
 
-    /// Approvers have distinct names and keys that parse; each rule names known approvers, once
-    /// each, and asks for a quorum of at least one and at most as many as it names.
-    fn check_approvals(&self) -> Result<(), String> {
+    /// Approvers have distinct names, and keys and Slack user ids of their own (so no one
+    /// person counts twice towards a quorum); every key is an ed25519 public key a signature can
+    /// be bound to (`PublicKey::from_hex` refuses weak keys). Each rule names known approvers,
+    /// once each, and asks for a quorum of at least one and at most as many as it names. `text`
+    /// is the file, for the lines errors give.
+    fn check_approvals(&self, text: &str) -> Result<(), String> {
         let mut names = std::collections::HashSet::new();
-        let mut slack_users = std::collections::HashSet::new();
+        let mut keys = std::collections::HashMap::new();
+        let mut slack_users = std::collections::HashMap::new();
         for (index, approver) in self.approvers.iter().enumerate() {
             let shown = escape_controls(&approver.name);
             if approver.name.is_empty() {
@@ -327,16 +329,29 @@ impl PolicyFile {
             }
             mcp_recovery_journal::keys::PublicKey::from_hex(&approver.key)
                 .map_err(|why| format!("approvers[{index}].key (of '{shown}'): {why}"))?;
+            // Named twice, to this approver (at its line) and to an earlier one.
+            let twice = |member: &str, first: usize| {
+                format!(
+                    "is given twice, to '{shown}'{} and to approvers[{first}] ('{}'): each \
+                     approver needs their own, or one person could count twice towards a quorum",
+                    line_of(text, index, member),
+                    escape_controls(&self.approvers[first].name),
+                )
+            };
+            if let Some(&first) = keys.get(approver.key.as_str()) {
+                return Err(format!("approvers[{index}].key {}", twice("key", first)));
+            }
+            keys.insert(approver.key.as_str(), index);
             if let Some(user) = &approver.slack_user {
                 if user.is_empty() {
                     return Err(format!("approvers[{index}].slack-user is empty"));
                 }
-                if !slack_users.insert(user.as_str()) {
-                    return Err(format!(
-                        "approvers[{index}].slack-user: '{}' is given twice",
-                        escape_controls(user)
-                    ));
+                if let Some(&first) = slack_users.get(user.as_str()) {
+                    let user = escape_controls(user);
+                    let twice = twice("slack-user", first);
+                    return Err(format!("approvers[{index}].slack-user: '{user}' {twice}"));
                 }
+                slack_users.insert(user.as_str(), index);
             }
         }
         for (index, rule) in self.approvals.iter().enumerate() {
@@ -369,6 +384,26 @@ impl PolicyFile {
     }
 }
 
+/// ` (line N)` for `approvers[index].member` of the policy `text`, when it can be found.
+fn line_of(text: &str, index: usize, member: &str) -> String {
+    use toml::de::{DeTable, DeValue};
+
+    let Ok(document) = DeTable::parse(text) else {
+        return String::new();
+    };
+    let at = match document.get_ref().get("approvers").map(|a| a.get_ref()) {
+        Some(DeValue::Array(approvers)) => match approvers.get(index).map(|a| a.get_ref()) {
+            Some(DeValue::Table(approver)) => approver.get(member).map(|v| v.span().start),
+            _ => None,
+        },
+        _ => None,
+    };
+    at.and_then(|at| text.get(..at))
+        .map_or_else(String::new, |before| {
+            format!(" (line {})", before.matches('\n').count() + 1)
+        })
+}
+
 fn check_url(url: &str, at: &str) -> Result<(), String> {
     if url.starts_with("http://") || url.starts_with("https://") {
         Ok(())
@@ -377,12 +412,24 @@ fn check_url(url: &str, at: &str) -> Result<(), String> {
     }
 }
 
+/// The most seconds any wait of a policy may be: 7 days.
+pub const MAX_WAIT_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// A number of seconds (`at` names it in errors) is between 1 and [`MAX_WAIT_SECS`].
+fn check_secs(secs: Option<u64>, at: &str) -> Result<(), String> {
+    match secs {
+        Some(0) => Err(format!("{at} must be at least 1")),
+        Some(secs) if secs > MAX_WAIT_SECS => Err(format!(
+            "{at} = {secs} is more than {MAX_WAIT_SECS} (7 days), the longest wait a policy may set"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A webhook table (`at` names it in errors) is complete and consistent.
 fn check_notify(notify: &Notify, at: &str) -> Result<(), String> {
     check_url(&notify.url, at)?;
-    if notify.timeout_secs == Some(0) {
-        return Err(format!("{at}.timeout-secs must be at least 1"));
-    }
+    check_secs(notify.timeout_secs, &format!("{at}.timeout-secs"))?;
     let slack = notify.format == Some(NotifyFormat::Slack);
     match notify.signing_secret_env.as_deref() {
         None if slack => Err(format!(
@@ -397,13 +444,8 @@ fn check_notify(notify: &Notify, at: &str) -> Result<(), String> {
 /// A fetch table (`at` names it in errors) is usable.
 fn check_fetch(fetch: &Fetch, at: &str) -> Result<(), String> {
     check_url(&fetch.url, at)?;
-    if fetch.interval_secs == Some(0) {
-        return Err(format!("{at}.interval-secs must be at least 1"));
-    }
-    if fetch.timeout_secs == Some(0) {
-        return Err(format!("{at}.timeout-secs must be at least 1"));
-    }
-    Ok(())
+    check_secs(fetch.interval_secs, &format!("{at}.interval-secs"))?;
+    check_secs(fetch.timeout_secs, &format!("{at}.timeout-secs"))
 }
 
 /// Why a read the proxy would make on its own is not made.

@@ -17,7 +17,7 @@ use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::policy::{ApprovalRule, Fetch, PolicyFile};
+use crate::policy::{ApprovalRule, Fetch, MAX_WAIT_SECS, PolicyFile};
 use crate::slack::{self, SlackHeaders};
 use crate::webhooks;
 use crate::wire::members;
@@ -131,7 +131,8 @@ impl Board {
 
     /// Offers `pending` to the approvers of `rule` and waits at most `timeout` for the quorum,
     /// polling `fetch` for decisions meanwhile when given. `offered` is told the request (as
-    /// `GET /approvals` lists it) once it can be decided.
+    /// `GET /approvals` lists it) once it can be decided. A `timeout` past the longest wait a
+    /// policy may set (7 days) is that longest.
     pub fn decide(
         self: &Arc<Self>,
         rule: &ApprovalRule,
@@ -144,8 +145,9 @@ impl Board {
             Ok(id) => id,
             Err(why) => return self.ended(None, rule, String::new(), false, why),
         };
+        let timeout = timeout.min(Duration::from_secs(MAX_WAIT_SECS));
         let digest = call_digest(pending.session, pending.tool, pending.arguments);
-        let expires = rfc3339(unix_now() + timeout.as_secs());
+        let expires = rfc3339(unix_now().saturating_add(timeout.as_secs()));
         let shown = members(with(
             json!({"request": id, "tool": pending.tool, "class": pending.class,
                 "session": pending.session, "expires": expires, "callDigest": digest,
@@ -167,7 +169,8 @@ impl Board {
             },
         );
         offered(&shown);
-        let deadline = Instant::now() + timeout;
+        let now = Instant::now();
+        let deadline = now.checked_add(timeout).unwrap_or(now);
         if let Some(fetch) = fetch {
             let (board, fetch, id) = (Arc::clone(self), fetch.clone(), id.clone());
             std::thread::spawn(move || board.poll(&fetch, &id, deadline));

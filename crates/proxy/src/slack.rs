@@ -160,9 +160,25 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The arguments as a message shows them: an object's members shortest first (by the
+/// characters of `"name":value`, members of one length as given), so that no long member pushes
+/// the others out of what is shown; any other value as it is.
+fn arguments_text(arguments: &Value) -> String {
+    let Value::Object(members) = arguments else {
+        return arguments.to_string();
+    };
+    let mut members: Vec<String> = members
+        .iter()
+        .map(|(name, value)| format!("{}:{value}", Value::from(name.as_str())))
+        .collect();
+    members.sort_by_key(|member| member.chars().count());
+    format!("{{{}}}", members.join(","))
+}
+
 /// The Block Kit message for `request` (as `GET /approvals` lists it, arguments redacted): a
-/// section with the tool, class, session, expiry and arguments, and Approve and Deny buttons
-/// whose value is the request id.
+/// section with the tool, class, session, expiry and arguments (shortest members first, at
+/// most [`MAX_ARGUMENT_CHARS`] characters of them, and a line saying so when they are cut),
+/// and Approve and Deny buttons whose value is the request id.
 pub fn message(request: &Map<String, Value>) -> Value {
     let text = |name: &str| escape(request.get(name).and_then(Value::as_str).unwrap_or("?"));
     let id = request
@@ -171,15 +187,24 @@ pub fn message(request: &Map<String, Value>) -> Value {
         .unwrap_or_default();
     let arguments = request
         .get("arguments")
-        .map_or_else(String::new, |a| excerpt(&a.to_string(), MAX_ARGUMENT_CHARS));
+        .map_or_else(String::new, arguments_text);
+    let total = arguments.chars().count();
+    let shortened = if total > MAX_ARGUMENT_CHARS {
+        format!(
+            "\n*Arguments shortened:* {MAX_ARGUMENT_CHARS} of {total} characters shown, the \
+             longest members last; review them whole with `mcp-recovery approve` before deciding"
+        )
+    } else {
+        String::new()
+    };
     let section = format!(
-        "*Approval requested:* {} ({})\n*Session:* {}\n*Expires:* {}\n*Request:* {}\n*Arguments:* {}",
+        "*Approval requested:* {} ({})\n*Session:* {}\n*Expires:* {}\n*Request:* {}\n*Arguments:* {}{shortened}",
         text("tool"),
         text("class"),
         text("session"),
         text("expires"),
         escape(id),
-        escape(&arguments).replace('`', "'")
+        escape(&excerpt(&arguments, MAX_ARGUMENT_CHARS)).replace('`', "'")
     );
     let button = |label: &str, action: &str, style: &str| {
         json!({"type": "button", "text": {"type": "plain_text", "text": label},
@@ -287,20 +312,35 @@ mod tests {
             );
             assert!(text.contains("\\u{202e}\\u{2066}\\u{200b}\\u{2028}\\r\\n"));
         }
-        // Only the section's own line breaks are left.
-        assert_eq!(section.split('\n').count(), 5, "{section}");
+        // Only the section's own line breaks are left (and the line saying the arguments are
+        // cut).
+        assert_eq!(section.split('\n').count(), 6, "{section}");
         // JSON escapes the C0 controls of the arguments; the one escape takes the rest.
         assert!(
             section.contains("/tmp/x\\u001b]0;t\\u0007\\u001b[2J\\u{9b}\\u{85}\\u{202e}"),
             "{section}"
         );
         assert!(section.contains("\\u{2028}\\r\\n'"), "{section}");
-        // The arguments are cut at 1500 characters, before they are escaped.
-        let arguments = section.split("*Arguments:* ").nth(1).unwrap();
+        // The arguments are cut at 1500 characters, before they are escaped, and the message
+        // says so.
+        let (arguments, notice) = section
+            .split("*Arguments:* ")
+            .nth(1)
+            .unwrap()
+            .split_once('\n')
+            .unwrap();
         assert!(arguments.ends_with('…'), "{arguments}");
-        let shown = request["arguments"].to_string();
+        let shown = arguments_text(&request["arguments"]);
         let kept: String = shown.chars().take(MAX_ARGUMENT_CHARS).collect();
         assert_eq!(arguments, format!("{}…", escape(&kept).replace('`', "'")));
+        let total = shown.chars().count();
+        assert_eq!(
+            notice,
+            format!(
+                "*Arguments shortened:* 1500 of {total} characters shown, the longest members \
+                 last; review them whole with `mcp-recovery approve` before deciding"
+            )
+        );
         // Benign text is shown as before.
         let plain = json!({"request": "r-2", "tool": "put", "class": "compensable",
             "session": "s", "expires": "soon", "arguments": {"a": "b & c"}});
@@ -310,5 +350,41 @@ mod tests {
             "*Approval requested:* put (compensable)\n*Session:* s\n*Expires:* soon\n\
              *Request:* r-2\n*Arguments:* {\"a\":\"b &amp; c\"}"
         );
+    }
+
+    /// A member padded to push others out of the message goes last: every short member is
+    /// shown, and the message says the arguments are cut.
+    #[test]
+    fn a_padded_member_cannot_hide_the_others() {
+        let request = json!({
+            "request": "r-3", "tool": "transfer", "class": "irreversible", "session": "s",
+            "expires": "soon",
+            "arguments": {"memo": "x".repeat(5000), "to": "acct-9", "amount": 1_000_000,
+                "nested": {"a": [1, 2]}, "currency": "EUR", "note": "ok"},
+        });
+        let posted = message(request.as_object().unwrap());
+        let section = posted["blocks"][0]["text"]["text"].as_str().unwrap();
+        let arguments = section.split("*Arguments:* ").nth(1).unwrap();
+        assert!(
+            arguments.starts_with(
+                "{\"note\":\"ok\",\"to\":\"acct-9\",\"amount\":1000000,\"currency\":\"EUR\",\
+                 \"nested\":{\"a\":[1,2]},\"memo\":\"xxx"
+            ),
+            "{arguments}"
+        );
+        assert!(
+            section.contains("*Arguments shortened:* 1500 of 5092 characters shown"),
+            "{section}"
+        );
+        // Arguments that fit are shown whole, shortest first, with no such line.
+        let short = json!({"request": "r-4", "tool": "t", "class": "c", "session": "s",
+            "expires": "soon", "arguments": {"bbb": 2, "a": 1, "cc": [3]}});
+        let posted = message(short.as_object().unwrap());
+        let section = posted["blocks"][0]["text"]["text"].as_str().unwrap();
+        assert!(
+            section.ends_with("*Arguments:* {\"a\":1,\"bbb\":2,\"cc\":[3]}"),
+            "{section}"
+        );
+        assert!(!section.contains("shortened"), "{section}");
     }
 }
