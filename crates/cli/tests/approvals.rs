@@ -348,9 +348,12 @@ fn a_charge_runs_only_after_two_of_three_valid_signed_approvals() {
         out.contains("'charge_payment'") && out.contains("2 valid approval(s) of the 3"),
         "{out}"
     );
-    let carol = std::fs::read_to_string(dir.join("carol.pub")).unwrap();
+    // A policy giving bob another key: his decision no longer counts.
+    let output = run_in(dir, &["audit", "keygen", "stranger"]);
+    assert!(output.status.success(), "{output:?}");
+    let stranger = std::fs::read_to_string(dir.join("stranger.pub")).unwrap();
     let bob = std::fs::read_to_string(dir.join("bob.pub")).unwrap();
-    let (status, out) = audit_with_policy(dir, Some(policy.replace(bob.trim(), carol.trim())));
+    let (status, out) = audit_with_policy(dir, Some(policy.replace(bob.trim(), stranger.trim())));
     assert_eq!(status, 1, "{out}");
     assert!(
         out.contains("the decision of 'bob' was signed with a key the policy does not give them"),

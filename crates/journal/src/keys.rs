@@ -186,6 +186,14 @@ impl PublicKey {
                     .into(),
             );
         }
+        // Another key plus a point of small order verifies some of that key's signatures.
+        if !key.to_edwards().is_torsion_free() {
+            return Err(
+                "an ed25519 public key with a small-order component, which may verify \
+                        signatures made by another key"
+                    .into(),
+            );
+        }
         Ok(PublicKey(key))
     }
 
@@ -285,5 +293,9 @@ mod tests {
             assert!(refused.contains("small order"), "{weak}: {refused}");
         }
         assert!(PublicKey::from_hex(&public.to_uppercase()).is_err());
+        // The test key plus the point of order 2: not of small order, yet not the key either.
+        let mixed = "16a567fe7d4ef5482ab4012c369bf8c5f11e8d0c2559dcda50fde59708f8aee5";
+        let refused = PublicKey::from_hex(mixed).unwrap_err();
+        assert!(refused.contains("small-order component"), "{refused}");
     }
 }
