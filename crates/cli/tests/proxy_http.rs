@@ -39,9 +39,19 @@ fn behind_demo() -> (tempfile::TempDir, PathBuf, PathBuf, Running, String) {
 
 /// `proxy --listen 127.0.0.1:0 FLAGS…`: the child, its URL and its stderr lines.
 fn listen(dir: &Path, flags: &[&str]) -> (Running, String, Receiver<String>) {
+    listen_with(dir, flags, &[])
+}
+
+/// [`listen`] with variables added to the proxy's environment.
+fn listen_with(
+    dir: &Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> (Running, String, Receiver<String>) {
     let mut child = bin_in(dir)
         .args(["proxy", "--listen", "127.0.0.1:0"])
         .args(flags)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -1679,4 +1689,30 @@ fn quick_answers_are_json_on_a_connection_kept_open() {
     client.initialize();
     let seen = call_stream(&client, 7, "slow");
     assert_eq!(seen.len(), 3, "{seen:?}");
+}
+
+/// The server a session starts never sees the variable holding the Slack signing secret.
+#[test]
+fn a_session_server_never_sees_the_slack_signing_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("policy.toml"),
+        "[approvals-notify]\nurl = \"http://127.0.0.1:9/hook\"\nformat = \"slack\"\n\
+         signing-secret-env = \"LISTEN_TEST_SLACK_SECRET\"\n",
+    )
+    .unwrap();
+    let script = "echo \"secret=${LISTEN_TEST_SLACK_SECRET-unset} other=${LISTEN_TEST_OTHER-unset}\" \
+                  > seen.txt; exec \"$0\" demo-server";
+    let (_proxy, url, _stderr) = listen_with(
+        dir,
+        &["--policy", "policy.toml", "--", "sh", "-c", script, BIN],
+        &[
+            ("LISTEN_TEST_SLACK_SECRET", "s3cr3t-value"),
+            ("LISTEN_TEST_OTHER", "visible"),
+        ],
+    );
+    Client::new(&url).initialize();
+    let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap();
+    assert_eq!(seen.trim(), "secret=unset other=visible");
 }

@@ -71,13 +71,7 @@ impl Hub {
         };
         self.make_room()?;
         let (sender, events) = sync_channel(EVENT_BUFFER);
-        let upstream = self
-            .upstream
-            .start(
-                self.settings.policy.call_timeout(),
-                &self.settings.secrets,
-                sender.clone(),
-            )
+        let upstream = crate::stdio::start_upstream(&self.upstream, &self.settings, sender.clone())
             .map_err(failed)?;
         let downstream = Arc::new(Downstream {
             journal_id: journal_id.clone(),
