@@ -227,3 +227,50 @@ fn the_server_never_sees_the_slack_signing_secret() {
     let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap();
     assert_eq!(seen.trim(), "secret=unset other=visible");
 }
+
+/// Neither does the server `rollback` starts.
+#[test]
+fn the_server_a_rollback_starts_never_sees_the_slack_signing_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("policy.toml"),
+        "[approvals-notify]\nurl = \"http://127.0.0.1:9/hook\"\nformat = \"slack\"\n\
+         signing-secret-env = \"ROLLBACK_TEST_SLACK_SECRET\"\n",
+    )
+    .unwrap();
+    let script = "echo \"secret=${ROLLBACK_TEST_SLACK_SECRET-unset} other=${ROLLBACK_TEST_OTHER-unset}\" \
+                  > seen.txt; exec \"$0\" demo-server";
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(dir)
+            .args(args)
+            .env("ROLLBACK_TEST_SLACK_SECRET", "s3cr3t-value")
+            .env("ROLLBACK_TEST_OTHER", "visible")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // A journal of a session that made no call.
+    run(&["proxy", "--journal", "j.jsonl", "--", BIN, "demo-server"]);
+    std::fs::remove_file(dir.join("seen.txt")).ok();
+    let output = run(&[
+        "rollback",
+        "--journal",
+        "j.jsonl",
+        "--policy",
+        "policy.toml",
+        "--dry-run",
+        "--stdio",
+        "--",
+        "sh",
+        "-c",
+        script,
+        BIN,
+    ]);
+    assert!(output.status.code().is_some());
+    let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap();
+    assert_eq!(seen.trim(), "secret=unset other=visible");
+}

@@ -25,6 +25,9 @@ pub struct Options {
     pub shutdown_grace: Duration,
     /// Variables added to a stdio server's environment (values are secrets: never shown).
     pub env: Vec<(String, String)>,
+    /// Variables of this process's environment a stdio server does not inherit (secrets of
+    /// the caller's own); `env` may still set them.
+    pub withheld: Vec<String>,
     /// The working directory of a stdio server (default: the client's).
     pub cwd: Option<PathBuf>,
     /// More values to hide in everything printed: those a client config substituted into the
@@ -43,6 +46,7 @@ impl Default for Options {
             stderr_lines: 20,
             shutdown_grace: Duration::from_secs(1),
             env: Vec::new(),
+            withheld: Vec::new(),
             cwd: None,
             secrets: Vec::new(),
         }

@@ -89,6 +89,9 @@ impl StdioTransport {
             source,
         };
         let mut command = Command::new(program);
+        for name in &options.withheld {
+            command.env_remove(name);
+        }
         command
             .args(args)
             .envs(options.env.iter().map(|(k, v)| (k, v)))

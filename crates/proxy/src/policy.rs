@@ -310,6 +310,18 @@ impl PolicyFile {
             .chain(self.approvals.iter().filter_map(|r| r.notify.as_ref()))
     }
 
+    /// The variables of the environment that hold secrets of the proxy's own (the Slack signing
+    /// secrets named by `signing-secret-env`), sorted: a server it starts never inherits them.
+    pub fn secret_variables(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .notifies()
+            .filter_map(|notify| notify.signing_secret_env.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Approvers have distinct names, and keys and Slack user ids of their own (so no one
     /// person counts twice towards a quorum); every key is an ed25519 public key a signature can
     /// be bound to (`PublicKey::from_hex` refuses weak keys). Each rule names known approvers,

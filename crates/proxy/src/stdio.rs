@@ -48,7 +48,8 @@ pub fn run_on_stdio(
 }
 
 /// Starts `spec`'s server for a session of `settings`: a child never inherits the variables
-/// of the proxy's environment that hold its own secrets ([`withheld_env`]).
+/// of the proxy's environment that hold its own secrets
+/// ([`PolicyFile::secret_variables`](crate::policy::PolicyFile::secret_variables)).
 pub(crate) fn start_upstream(
     spec: &UpstreamSpec,
     settings: &Settings,
@@ -57,7 +58,7 @@ pub(crate) fn start_upstream(
     match spec {
         UpstreamSpec::Stdio(launch) => StdioUpstream::spawn_withholding(
             launch,
-            &withheld_env(settings),
+            &settings.policy.file.secret_variables(),
             &settings.secrets,
             events,
         )
@@ -70,18 +71,4 @@ pub(crate) fn start_upstream(
             spec.start(settings.policy.call_timeout(), &settings.secrets, events)
         }
     }
-}
-
-/// The variables of the proxy's environment that hold secrets of the proxy's own (the Slack
-/// signing secrets its policy names with `signing-secret-env`): the server never sees them.
-pub(crate) fn withheld_env(settings: &Settings) -> Vec<String> {
-    let mut names: Vec<String> = settings
-        .policy
-        .file
-        .notifies()
-        .filter_map(|notify| notify.signing_secret_env.clone())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
 }

@@ -83,8 +83,11 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         "rollback",
     )?;
     let name = server.name();
-    let mut connection = Connection::open(server.target(), server.options())
-        .map_err(Failure::server(name.clone()))?;
+    // The server never inherits the secrets the policy reads from this environment.
+    let mut options = server.options().clone();
+    options.withheld = policy.file.secret_variables();
+    let mut connection =
+        Connection::open(server.target(), &options).map_err(Failure::server(name.clone()))?;
     let mut listed = connection
         .list_tools()
         .map_err(Failure::server(name.clone()))?;
