@@ -406,6 +406,17 @@ fn parse_lines(text: &str, session: Option<&str>) -> Result<Vec<(Value, TracedCa
                         call.before = intent.before;
                     }
                     call.redacted |= intent.redacted;
+                } else if let Some((_, _, earlier)) =
+                    calls.iter_mut().find(|(_, k, _)| !k.is_null() && *k == key)
+                {
+                    // An answer that came after the outcome was written unknown (`late`)
+                    // supersedes it; the call keeps its place.
+                    if call.before.is_none() {
+                        call.before = earlier.before.take();
+                    }
+                    call.redacted |= earlier.redacted;
+                    *earlier = call;
+                    continue;
                 }
                 open.retain(|(k, _, _)| *k != key);
                 calls.push((index, key, call));
@@ -520,6 +531,20 @@ mod tests {
         );
         let calls = parse_trace(journal).unwrap();
         assert!(calls[0].redacted && calls[0].before.is_some(), "{calls:?}");
+        // An answer that came after the outcome was written unknown supersedes it, in its place.
+        let journal = concat!(
+            "{\"kind\":\"call.intent\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"before\":{\"name\":\"r\",\"result\":{\"content\":[]}},\"hash\":\"h\"}\n",
+            "{\"kind\":\"call.outcome\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"result\":null,\"reason\":\"timed out\",\"hash\":\"h\"}\n",
+            "{\"kind\":\"call.outcome\",\"session\":\"a\",\"call\":2,\"name\":\"y\",\"result\":{\"content\":[]},\"hash\":\"h\"}\n",
+            "{\"kind\":\"call.outcome\",\"session\":\"a\",\"call\":1,\"name\":\"x\",\"result\":{\"content\":[]},\"late\":\"timed out\",\"hash\":\"h\"}\n",
+        );
+        let calls = parse_trace(journal).unwrap();
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert!(
+            calls[0].result.is_some() && calls[0].before.is_some(),
+            "{calls:?}"
+        );
         // A plain trace line with a `kind` of its own is still a call.
         let plain = parse_trace("{\"name\":\"p\",\"kind\":\"mine\",\"result\":null}").unwrap();
         assert_eq!(plain.len(), 1);

@@ -130,7 +130,8 @@ impl Reader {
             }
             Some("call.outcome") => {
                 let call = number_text(record, "call");
-                match call.and_then(|c| self.calls.remove(&(s, c))) {
+                // Kept: an answer that came late (`late`) finishes the same call again.
+                match call.and_then(|c| self.calls.get(&(s, c)).copied()) {
                     Some(index) => finish(&mut self.sessions[s].ops[index], record, place),
                     // An outcome whose intent is not in the journal: the call as far as known.
                     None => {

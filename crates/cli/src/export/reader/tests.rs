@@ -51,6 +51,30 @@ fn approvals_join_what_they_decided() {
     assert_eq!(ops[2].duration_ms(), Some(1));
 }
 
+/// An answer that came after the call's outcome was written unknown finishes the same call.
+#[test]
+fn a_late_answer_finishes_its_call() {
+    let line = |seq: u32, rest: &str| {
+        format!(r#"{{"seq":{seq},"session":"s","time":"2026-12-01T08:00:00.00{seq}Z",{rest}}}"#)
+    };
+    let text = [
+        line(1, r#""kind":"call.intent","call":1,"request":3,"name":"pay","arguments":{}"#),
+        line(
+            2,
+            r#""kind":"call.outcome","call":1,"request":3,"name":"pay","result":null,"reason":"timed out""#,
+        ),
+        line(
+            3,
+            r#""kind":"call.outcome","call":1,"request":3,"name":"pay","result":{},"late":"timed out""#,
+        ),
+    ]
+    .join("\n");
+    let (sessions, _, _) = read(&text, false).unwrap();
+    let ops = &sessions[0].ops;
+    assert_eq!(ops.len(), 1);
+    assert_eq!(ops[0].outcome, Outcome::Ok);
+}
+
 #[test]
 fn reads_rfc3339_utc() {
     assert_eq!(unix_nanos("1970-01-01T00:00:00.000Z"), Some(0));
