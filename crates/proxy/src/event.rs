@@ -114,6 +114,7 @@ fn weight(line: &Line) -> usize {
     match line {
         Line::Message(_, text) => text.len() + 1,
         Line::Garbage(reason) => reason.len() + 1,
+        Line::Oversized(_) => 1,
         Line::Closed(_) => 0,
     }
 }

@@ -7,6 +7,8 @@ use std::sync::mpsc::SyncSender;
 use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
+mod leading;
+
 use crate::ambiguous::fold;
 
 /// `value`'s members (none when it is not an object): the fields of a journal record built with
@@ -26,10 +28,20 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 pub enum Line {
     /// A JSON value and the exact text it came from (forwarded as is).
     Message(Value, String),
-    /// Not JSON, too long or not UTF-8: what was wrong (the text is never echoed).
+    /// Not JSON or not UTF-8: what was wrong (the text is never echoed).
     Garbage(String),
+    /// Longer than [`MAX_LINE_BYTES`], dropped: the `id` its text begins with, when found.
+    Oversized(Option<Value>),
     /// The peer closed the stream (or reading failed: the reason).
     Closed(Option<String>),
+}
+
+/// What is said of a line longer than [`MAX_LINE_BYTES`].
+pub(crate) fn oversized() -> String {
+    format!(
+        "a line longer than {} MiB was dropped",
+        MAX_LINE_BYTES / (1024 * 1024)
+    )
 }
 
 /// Reads lines from `input` until it ends, sending each through `send(line)`; a bounded
@@ -42,10 +54,7 @@ pub fn read_lines<T>(input: impl Read, sender: &SyncSender<T>, wrap: impl Fn(Lin
         let outcome = read_bounded_line(&mut reader, &mut buffer);
         let line = match outcome {
             Ok(0) => Line::Closed(None),
-            Ok(_) if buffer.len() > MAX_LINE_BYTES => Line::Garbage(format!(
-                "a line longer than {} MiB was dropped",
-                MAX_LINE_BYTES / (1024 * 1024)
-            )),
+            Ok(_) if buffer.len() > MAX_LINE_BYTES => Line::Oversized(leading::id(&buffer)),
             Ok(_) => parse_line(&buffer),
             Err(e) => Line::Closed(Some(e.to_string())),
         };
@@ -324,6 +333,22 @@ mod tests {
         assert!(matches!(&lines[2], Line::Message(v, _) if v["b"] == 2));
         assert!(matches!(&lines[3], Line::Closed(None)));
         assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_dropped_keeping_its_id() {
+        let big = "x".repeat(MAX_LINE_BYTES);
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":\"{big}\"}}\n{{\"result\":\"{big}\",\"id\":5}}\n{{\"b\":2}}\n"
+        );
+        let (sender, receiver) = sync_channel(16);
+        read_lines(input.as_bytes(), &sender, |line| line);
+        drop(sender);
+        let lines: Vec<Line> = receiver.iter().collect();
+        assert!(matches!(&lines[0], Line::Oversized(Some(id)) if *id == 4));
+        // Its id comes after the limit: not known.
+        assert!(matches!(&lines[1], Line::Oversized(None)));
+        assert!(matches!(&lines[2], Line::Message(v, _) if v["b"] == 2));
     }
 
     fn key(text: &str) -> Option<String> {

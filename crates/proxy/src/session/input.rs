@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::event::{Credit, Event};
-use crate::wire::Line;
+use crate::wire::{Line, error_response, oversized};
 
 /// The bytes an input holds against its side's budget until it is handled (none for a line
 /// that came unmetered).
@@ -36,6 +36,7 @@ impl Input {
         match line {
             Line::Message(message, text) => Input::FromClient(message, text, held),
             Line::Garbage(reason) => Input::ClientGarbage(reason),
+            Line::Oversized(_) => Input::ClientGarbage(oversized()),
             Line::Closed(_) => Input::ClientClosed,
         }
     }
@@ -45,6 +46,14 @@ impl Input {
         match line {
             Line::Message(message, text) => Input::FromUpstream(message, text, held),
             Line::Garbage(reason) => Input::UpstreamGarbage(reason),
+            // An answer too long to pass still ends its request, as an error saying why.
+            Line::Oversized(Some(id)) => {
+                let why = format!("mcp-recovery proxy: the server's answer: {}", oversized());
+                let answer = error_response(&id, -32603, &why);
+                let text = answer.to_string();
+                Input::FromUpstream(answer, text, held)
+            }
+            Line::Oversized(None) => Input::UpstreamGarbage(oversized()),
             Line::Closed(reason) => Input::UpstreamClosed(reason),
         }
     }
@@ -92,6 +101,27 @@ mod tests {
         assert!(matches!(
             Input::from(Event::Server(Line::Garbage("x".into()))),
             Input::UpstreamGarbage(_)
+        ));
+        // An answer too long to pass ends its request with an error; without an id it cannot.
+        let Input::FromUpstream(answer, _, None) =
+            Input::from(Event::Server(Line::Oversized(Some(json!(5)))))
+        else {
+            panic!("an oversized answer with an id is an answer");
+        };
+        assert_eq!(answer["id"], 5);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("64 MiB")
+        );
+        assert!(matches!(
+            Input::from(Event::Server(Line::Oversized(None))),
+            Input::UpstreamGarbage(why) if why.contains("64 MiB")
+        ));
+        assert!(matches!(
+            Input::from(Event::Client(Line::Oversized(Some(json!(1))))),
+            Input::ClientGarbage(why) if why.contains("64 MiB")
         ));
     }
 }
