@@ -308,13 +308,8 @@ impl BeforeImage {
         let Some(pattern) = &self.absent else {
             return true;
         };
-        result
-            .get("content")
-            .and_then(Value::as_array)
+        crate::reader::text_items(result)
             .into_iter()
-            .flatten()
-            .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|item| item.get("text").and_then(Value::as_str))
             .any(|text| pattern.is_match(text))
     }
 

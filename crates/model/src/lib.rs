@@ -74,7 +74,7 @@ pub use overlay_file::{
     OverlayResultSource, OverlayTool, OverlayUndo, OverlayUndoPart, RESULT_SECTION,
 };
 pub use pointer::{JsonPointer, PointerError, PointerReading, array_index, escape_token};
-pub use reader::{ResultReader, ResultSource};
+pub use reader::{ResultReader, ResultSource, text_items};
 pub use recovery::{
     COMPENSATION_STRATEGY, Carrier, Compensate, CompensateCall, CompensatingOperation,
     Compensation, Count, DeclaredRecovery, ParameterBinding, Recovery, Reversibility,

@@ -7,6 +7,18 @@ use serde_json::{Map, Value};
 
 mod names;
 
+/// The texts of a `CallToolResult`'s `text` content items, in order.
+pub fn text_items(result: &Map<String, Value>) -> Vec<&str> {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|item| item.get("text").and_then(Value::as_str))
+        .collect()
+}
+
 /// Where a declared reader finds the JSON text of a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultSource {
@@ -281,26 +293,16 @@ impl ResultReader {
     /// caller validates it.
     pub fn read(&self, result: &Map<String, Value>) -> Result<Value, String> {
         let text = match self.from {
-            ResultSource::Text => {
-                let texts: Vec<&str> = result
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter(|item| item.get("type").and_then(Value::as_str) == Some("text"))
-                    .filter_map(|item| item.get("text").and_then(Value::as_str))
-                    .collect();
-                match texts.as_slice() {
-                    [one] => *one,
-                    [] => return Err("the result has no text content to read".to_owned()),
-                    more => {
-                        return Err(format!(
-                            "the result has {} text items; the reader reads exactly one",
-                            more.len()
-                        ));
-                    }
+            ResultSource::Text => match text_items(result).as_slice() {
+                [one] => *one,
+                [] => return Err("the result has no text content to read".to_owned()),
+                more => {
+                    return Err(format!(
+                        "the result has {} text items; the reader reads exactly one",
+                        more.len()
+                    ));
                 }
-            }
+            },
             ResultSource::FastMcpResult => {
                 match result
                     .get("structuredContent")

@@ -217,13 +217,7 @@ fn after_check(name: &str, image: &BeforeImage, call: &TracedCall) -> Result<Che
 
 /// The text a failed read answered, shortened: what a reason quotes of it.
 fn failure_text(result: &serde_json::Map<String, Value>) -> String {
-    let text: Vec<&str> = result
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|item| item.get("text").and_then(Value::as_str))
-        .collect();
+    let text = mcp_recovery_model::text_items(result);
     if text.is_empty() {
         "it answered no text".to_owned()
     } else {

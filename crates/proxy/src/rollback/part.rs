@@ -265,13 +265,10 @@ fn why_not(reply: &Reply) -> String {
     const MAX_CHARS: usize = 200;
     let said = match reply {
         Reply::Result(result) => {
-            let text: Vec<&str> = result
-                .get("content")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|item| item.get("text").and_then(Value::as_str))
-                .collect();
+            let text = result
+                .as_object()
+                .map(mcp_recovery_model::text_items)
+                .unwrap_or_default();
             if text.is_empty() {
                 "the server answered isError: true".to_owned()
             } else {
