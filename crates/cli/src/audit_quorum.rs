@@ -249,15 +249,3 @@ fn slack_evidence(decision: &Value) -> bool {
         && hex64(member("slackSignature").and_then(|s| s.strip_prefix("v0=")))
         && hex64(member("bodySha256").and_then(|s| s.strip_prefix("sha256:")))
 }
-
-/// True when `text` occurs in a string or a member name anywhere in `value`.
-pub fn holds_text(value: &Value, text: &str) -> bool {
-    match value {
-        Value::String(s) => s.contains(text),
-        Value::Array(items) => items.iter().any(|v| holds_text(v, text)),
-        Value::Object(members) => members
-            .iter()
-            .any(|(name, v)| name.contains(text) || holds_text(v, text)),
-        _ => false,
-    }
-}

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::Failure;
 use crate::args::proxy::ApproveArgs;
-use crate::audit_quorum::holds_text;
+use mcp_recovery_model::holds_text;
 
 /// The largest answer read from the proxy.
 const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;

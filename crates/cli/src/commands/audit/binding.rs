@@ -13,7 +13,9 @@ use mcp_recovery_base::text::{REDACTED, escape_controls};
 use mcp_recovery_proxy::{PolicyFile, call_digest};
 use serde_json::{Map, Value, json};
 
-use crate::audit_quorum::{Gated, gated, holds_text};
+use mcp_recovery_model::holds_text;
+
+use crate::audit_quorum::{Gated, gated};
 
 /// What ties an approval to a call that is not the call it approved (one line per call), and
 /// the calls whose digest cannot be recomputed because the journal holds them redacted.
