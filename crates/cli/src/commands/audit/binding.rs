@@ -10,10 +10,9 @@
 use std::collections::HashMap;
 
 use mcp_recovery_base::text::{REDACTED, escape_controls};
+use mcp_recovery_model::holds_text;
 use mcp_recovery_proxy::{PolicyFile, call_digest};
 use serde_json::{Map, Value, json};
-
-use mcp_recovery_model::holds_text;
 
 use crate::audit_quorum::{Gated, gated};
 
