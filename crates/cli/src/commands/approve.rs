@@ -2,18 +2,18 @@
 //! send one approver's decision on one of them. An approval is signed only for the call shown:
 //! the call digest is recomputed from the shown session, tool and arguments first.
 
-use mcp_recovery_base::text::{REDACTED, escape_controls};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use mcp_recovery_base::text::{REDACTED, escape_controls};
 use mcp_recovery_journal::keys::SecretKey;
+use mcp_recovery_model::holds_text;
 use mcp_recovery_proxy::{DECISION_TYPE, call_digest, canonical};
 use serde_json::{Value, json};
 
 use crate::Failure;
 use crate::args::proxy::ApproveArgs;
-use mcp_recovery_model::holds_text;
 
 /// The largest answer read from the proxy.
 const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
