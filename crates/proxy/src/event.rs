@@ -2,7 +2,7 @@
 //! that keep a flooding peer from growing memory or wedging the session.
 
 use std::io::Read;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use crate::wire::{Line, read_lines};
@@ -119,24 +119,19 @@ fn weight(line: &Line) -> usize {
     }
 }
 
-/// Reads lines from `input` (with [`read_lines`], on a thread of its own) until it ends, and
-/// sends each into `events` once `budget` has room for it, wrapped with its credit; returns
-/// when the input ends or the session is gone.
+/// Reads lines from `input` (with [`read_lines`]) until it ends, and sends each into `events`
+/// once `budget` has room for it, wrapped with its credit; returns when the input ends or the
+/// session is gone. While it waits for room it holds the one line it read.
 pub(crate) fn read_metered(
-    input: impl Read + Send + 'static,
+    input: impl Read,
     events: &SyncSender<Event>,
     budget: &Arc<Budget>,
     wrap: fn(Line, Credit) -> Event,
 ) {
-    // A rendezvous: the reader holds at most one line while this one waits for room.
-    let (lines, read) = sync_channel(0);
-    std::thread::spawn(move || read_lines(input, &lines, |line| line));
-    for line in read {
+    read_lines(input, events, |line| {
         let credit = budget.acquire(weight(&line));
-        if events.send(wrap(line, credit)).is_err() {
-            return;
-        }
-    }
+        wrap(line, credit)
+    });
 }
 
 #[cfg(test)]
@@ -181,7 +176,7 @@ mod tests {
     #[test]
     fn metered_lines_carry_their_credit() {
         let budget = Budget::new(1024);
-        let (sender, events) = sync_channel(16);
+        let (sender, events) = std::sync::mpsc::sync_channel(16);
         read_metered(
             &b"{\"id\":1}\nnot json\n"[..],
             &sender,
