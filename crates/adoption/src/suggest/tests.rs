@@ -183,6 +183,30 @@ fn moves_swap_their_places() {
 }
 
 #[test]
+fn toggles_without_parameters_undo_themselves() {
+    let list = tools(json!([
+        {"name": "toggle-simulated-logging", "description": "Toggles simulated logging on or off.",
+         "inputSchema": {"type": "object", "properties": {}}},
+        // With a parameter it may be a setter (`enabled`), which a second call repeats.
+        {"name": "toggle_dark_mode", "inputSchema": {"type": "object",
+            "properties": {"enabled": {"type": "boolean"}}, "required": ["enabled"]}},
+        {"name": "toggle_panel", "inputSchema": {"type": "object",
+            "properties": {"panel": {"type": "string"}}, "required": ["panel"]}}
+    ]));
+    let found = suggest(&list);
+    assert_eq!(found.suggestions.len(), 1, "{:#?}", found.suggestions);
+    assert_eq!(found.suggestions[0].tool, "toggle-simulated-logging");
+    assert_eq!(
+        found.suggestions[0].proposal,
+        Proposal::Compensable {
+            compensator: "toggle-simulated-logging".into(),
+            mapping: BTreeMap::new(),
+            reader: None,
+        }
+    );
+}
+
+#[test]
 fn parameters_pair_by_what_they_name() {
     let list = tools(json!([
         {"name": "create_sheet", "inputSchema": {"type": "object",

@@ -24,6 +24,9 @@ pub(crate) const SWAPS: &[(&str, &str)] = &[
 
 /// A move or rename undoes itself with its two places swapped.
 pub(crate) fn self_inverse(candidate: &Candidate<'_>) -> Option<Suggestion> {
+    if candidate.words.first().is_some_and(|w| w == "toggle") {
+        return toggled_back(candidate);
+    }
     if !candidate.words.iter().any(|w| w == "move" || w == "rename") {
         return None;
     }
@@ -51,6 +54,22 @@ pub(crate) fn self_inverse(candidate: &Candidate<'_>) -> Option<Suggestion> {
         Confidence::High,
         format!("a move undoes itself with '{a}' and '{b}' swapped"),
     ))
+}
+
+/// A toggle without parameters (`toggle-simulated-logging`) undoes itself: called again, it
+/// switches back. One with parameters is left alone: a parameter may name the state to set (a
+/// setter, which a second call repeats), and a compensation passing every argument again is
+/// what R102 refuses.
+fn toggled_back(candidate: &Candidate<'_>) -> Option<Suggestion> {
+    let (_, properties) = object_fields(Some(&candidate.tool.input_schema));
+    properties.is_empty().then(|| {
+        undone_by_itself(
+            candidate,
+            BTreeMap::new(),
+            Confidence::High,
+            "a toggle without parameters undoes itself: called again, it switches back".to_owned(),
+        )
+    })
 }
 
 /// A rename of a thing (`rename_sheet(path, sheet, new_name)`) undoes itself with the new name
