@@ -1716,3 +1716,29 @@ fn a_session_server_never_sees_the_slack_signing_secret() {
     let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap();
     assert_eq!(seen.trim(), "secret=unset other=visible");
 }
+
+/// A server that reads nothing fills the bytes a session may hold: past them a POST is
+/// answered busy (503), and the proxy holds no more.
+#[test]
+fn a_session_that_cannot_pass_its_messages_on_answers_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--", "sleep", "600"]);
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "x".repeat(1 << 20)}})
+    .to_string();
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        let status = status_of(&url, &[], &note);
+        statuses.push(status);
+        if status == 503 {
+            break;
+        }
+    }
+    assert_eq!(statuses.last(), Some(&503), "{statuses:?}");
+    // About 16 MiB pass before it: the cap, whatever the server does.
+    assert!((10..=24).contains(&statuses.len()), "{statuses:?}");
+    assert!(
+        statuses[..statuses.len() - 1].iter().all(|s| *s == 202),
+        "{statuses:?}"
+    );
+}

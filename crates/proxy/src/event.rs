@@ -69,6 +69,17 @@ impl Budget {
         self.credit(bytes)
     }
 
+    /// Holds `bytes` when they fit under the cap now (or nothing is held); `None` otherwise,
+    /// for a caller that answers "busy" rather than wait.
+    pub(crate) fn try_acquire(self: &Arc<Budget>, bytes: usize) -> Option<Credit> {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if *held > 0 && held.saturating_add(bytes) > self.cap {
+            return None;
+        }
+        *held += bytes;
+        Some(self.credit(bytes))
+    }
+
     /// Holds `bytes` at once, over the cap if need be (the session never waits).
     pub(crate) fn charge(self: &Arc<Budget>, bytes: usize) -> Credit {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
@@ -152,7 +163,13 @@ mod tests {
         // Alone, a line longer than the cap passes.
         let big = budget.acquire(100);
         assert_eq!(budget.held(), 100);
+        // Past the cap a try is refused, never waits; alone it passes.
+        assert!(budget.try_acquire(1).is_none());
         drop(big);
+        let first = budget.try_acquire(100);
+        assert!(first.is_some() && budget.try_acquire(1).is_none());
+        drop(first);
+        assert_eq!(budget.held(), 0);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::event::Event;
+use crate::event::{Budget, Event};
 use crate::note::note;
 use crate::wire::{Line, id_key, is_response};
 
@@ -22,6 +22,9 @@ pub(super) struct Downstream {
     /// The session id in the journal (not the `Mcp-Session-Id`, which acts as a credential).
     pub(super) journal_id: String,
     pub(super) events: SyncSender<Event>,
+    /// The bytes of the client's messages the session has not handled yet, and of those queued
+    /// for the server's stdin, are held against it: past it a POST is answered busy.
+    pub(super) budget: Arc<Budget>,
     pub(super) routes: Mutex<Routes>,
     pub(super) last_used: Mutex<Instant>,
     pub(super) ended: AtomicBool,

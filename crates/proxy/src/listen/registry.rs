@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{ProxyError, new_session_id};
-use crate::event::EVENT_BUFFER;
+use crate::event::{Budget, CLIENT_BYTES, EVENT_BUFFER};
 use crate::note::note;
 use crate::session::Session;
 use crate::settings::{Settings, SharedJournal};
@@ -73,9 +73,13 @@ impl Hub {
         let (sender, events) = sync_channel(EVENT_BUFFER);
         let upstream = crate::stdio::start_upstream(&self.upstream, &self.settings, sender.clone())
             .map_err(failed)?;
+        let budget = upstream
+            .budget()
+            .unwrap_or_else(|| Budget::new(CLIENT_BYTES));
         let downstream = Arc::new(Downstream {
             journal_id: journal_id.clone(),
             events: sender,
+            budget,
             routes: Mutex::new(Routes::default()),
             last_used: Mutex::new(Instant::now()),
             ended: AtomicBool::new(false),

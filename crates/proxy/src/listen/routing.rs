@@ -120,11 +120,18 @@ impl Hub {
         };
         for message in messages {
             let text = message.to_string();
-            if downstream
-                .events
-                .try_send(Event::Client(Line::Message(message, text)))
-                .is_err()
-            {
+            // Past the session's bytes in flight, or its queue, the POST is answered busy.
+            let sent = downstream
+                .budget
+                .try_acquire(text.len() + 1)
+                .is_some_and(|credit| {
+                    let line = Line::Message(message, text);
+                    downstream
+                        .events
+                        .try_send(Event::MeteredClient(line, credit))
+                        .is_ok()
+                });
+            if !sent {
                 downstream.forget(&ids, stream);
                 return answer(
                     request,
