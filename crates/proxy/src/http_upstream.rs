@@ -1,8 +1,9 @@
 //! A Streamable HTTP server behind the proxy: each request is POSTed by one of a small pool of
 //! worker threads, each notification and response in turn (nothing after it is sent before the
-//! server has taken it, so the server sees the client's order), and everything the server answers (a JSON body or a `text/event-stream`,
-//! requests and notifications before the response included) reaches the session as
-//! [`Event::Server`] lines, as a child's stdout would.
+//! server has taken it, so the server sees the client's order), and everything the server
+//! answers (a JSON body or a `text/event-stream`, requests and notifications before the response
+//! included) reaches the session as [`Event::MeteredServer`] lines, as a child's stdout would:
+//! while the session holds 16 MiB of them unhandled, the server's answers wait to be read.
 //!
 //! The `Mcp-Session-Id` the server hands out is sent back with every later request, and
 //! `MCP-Protocol-Version` carries the version the peers settled (the `initialize` answer's, or
@@ -22,7 +23,7 @@ use mcp_recovery_client::{EXCERPT_CHARS, EventReader, Header, Secrets, StreamEve
 use serde_json::Value;
 use ureq::Agent;
 
-use crate::event::Event;
+use crate::event::{Budget, Event, SERVER_BYTES};
 use crate::note::note;
 use crate::wire::{Line, MAX_LINE_BYTES, error_response, is_request, is_response, method};
 
@@ -70,6 +71,9 @@ struct Shared {
     /// How long one exchange may take in all.
     timeout: Duration,
     events: SyncSender<Event>,
+    /// The bytes of the server's messages the session has not handled yet are held against it:
+    /// past it the server's answers wait to be read.
+    budget: Arc<Budget>,
     state: Mutex<State>,
 }
 
@@ -118,6 +122,7 @@ impl HttpUpstream {
             headers,
             timeout: timeout + GRACE,
             events,
+            budget: Budget::new(SERVER_BYTES),
             state: Mutex::new(State::default()),
         });
         let (outgoing, queue) = sync_channel::<String>(QUEUE);
@@ -229,8 +234,9 @@ impl Shared {
 
     /// Hands a message to the session; false when the session is gone.
     fn deliver(&self, message: Value, text: String) -> bool {
+        let credit = self.budget.acquire(text.len() + 1);
         self.events
-            .send(Event::Server(Line::Message(message, text)))
+            .send(Event::MeteredServer(Line::Message(message, text), credit))
             .is_ok()
     }
 
