@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+use crate::listen::Slot;
 use crate::listen::rebinding_refusal;
 use crate::note::note;
 use crate::quorum::Board;
@@ -138,7 +140,8 @@ fn gated_server(public: TcpListener) -> std::io::Result<tiny_http::Server> {
         let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         for client in public.incoming() {
             // Beyond the cap a connection is closed at once.
-            let (Ok(client), Some(slot)) = (client, gate::Slot::take(&open)) else {
+            let (Ok(client), Some(slot)) = (client, Slot::take(&open, gate::MAX_CONNECTIONS))
+            else {
                 continue;
             };
             let path = path.clone();
@@ -165,8 +168,6 @@ mod gate {
     use std::io::{ErrorKind, Read, Write};
     use std::net::{Shutdown, TcpStream};
     use std::os::unix::net::UnixStream;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
     use serde_json::json;
@@ -175,30 +176,11 @@ mod gate {
     use crate::webhooks::MAX_DECISION_BYTES;
 
     /// Connections the endpoint on an address of its own holds open at once.
-    const MAX_CONNECTIONS: usize = 64;
+    pub(super) const MAX_CONNECTIONS: usize = 64;
     /// How long a connection may take to send its whole request, and again to take its answer.
     const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
     /// The longest request head passed on.
     const MAX_HEAD: usize = 16 * 1024;
-
-    /// A place among the [`MAX_CONNECTIONS`], given back when dropped.
-    pub(super) struct Slot(Arc<AtomicUsize>);
-
-    impl Slot {
-        pub(super) fn take(open: &Arc<AtomicUsize>) -> Option<Slot> {
-            open.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MAX_CONNECTIONS).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Slot(Arc::clone(open)))
-        }
-    }
-
-    impl Drop for Slot {
-        fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
 
     /// A request the gate answers itself: its status and why.
     type Refused = (u16, String);

@@ -34,11 +34,11 @@ const MAX_HEAD: usize = 64 * 1024;
 const CHUNK: usize = 16 * 1024;
 
 /// A counter slot, given back when dropped.
-struct Slot(Arc<AtomicUsize>);
+pub(crate) struct Slot(Arc<AtomicUsize>);
 
 impl Slot {
     /// Takes a slot when fewer than `max` are taken.
-    fn take(counter: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+    pub(crate) fn take(counter: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
         counter
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < max).then_some(n + 1)

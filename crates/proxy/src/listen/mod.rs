@@ -30,6 +30,8 @@ mod workers;
 #[cfg(test)]
 mod tests;
 
+#[cfg(unix)]
+pub(crate) use connections::Slot;
 pub(crate) use http::rebinding_refusal;
 
 use std::collections::HashMap;
