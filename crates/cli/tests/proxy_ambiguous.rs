@@ -196,33 +196,12 @@ fn ambiguous_messages_and_unsafe_ids_are_refused_on_stdio() {
 
 /// `proxy --listen 127.0.0.1:0 FLAGS… -- the recording server`: the child and its URL.
 fn listen(dir: &Path, flags: &[&str]) -> (Running, String) {
-    let mut child = bin_in(dir)
-        .args(["proxy", "--listen", "127.0.0.1:0"])
-        .args(flags)
-        .arg("--")
-        .args(recording())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (sender, lines) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            let _ = sender.send(line);
-        }
-    });
-    let running = Running(child);
-    loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the proxy names its address");
-        if let Some(url) = line.strip_prefix("mcp-recovery proxy: listening on ") {
-            return (running, url.to_owned());
-        }
-    }
+    let server = recording();
+    let mut args: Vec<&str> = flags.to_vec();
+    args.push("--");
+    args.extend(server.iter().map(String::as_str));
+    let (running, url, _stderr) = common::listen(dir, &args, &[]);
+    (running, url)
 }
 
 /// A POST of `body` (raw text): the status, the session it names, the messages it answers.

@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,43 +39,7 @@ fn behind_demo() -> (tempfile::TempDir, PathBuf, PathBuf, Running, String) {
 
 /// `proxy --listen 127.0.0.1:0 FLAGS…`: the child, its URL and its stderr lines.
 fn listen(dir: &Path, flags: &[&str]) -> (Running, String, Receiver<String>) {
-    listen_with(dir, flags, &[])
-}
-
-/// [`listen`] with variables added to the proxy's environment.
-fn listen_with(
-    dir: &Path,
-    flags: &[&str],
-    env: &[(&str, &str)],
-) -> (Running, String, Receiver<String>) {
-    let mut child = bin_in(dir)
-        .args(["proxy", "--listen", "127.0.0.1:0"])
-        .args(flags)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (sender, lines) = channel();
-    std::thread::spawn(move || {
-        // Read to the end even when nobody listens, so the proxy's stderr never closes.
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            let _ = sender.send(line);
-        }
-    });
-    let running = Running(child);
-    let prefix = "mcp-recovery proxy: listening on ";
-    loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the proxy names its address");
-        if let Some(url) = line.strip_prefix(prefix) {
-            return (running, url.to_owned(), lines);
-        }
-    }
+    common::listen(dir, flags, &[])
 }
 
 /// `proxy --listen ARGS…` and the first line of its stderr, after which the pipe is closed.
@@ -1704,7 +1668,7 @@ fn a_session_server_never_sees_the_slack_signing_secret() {
     .unwrap();
     let script = "echo \"secret=${LISTEN_TEST_SLACK_SECRET-unset} other=${LISTEN_TEST_OTHER-unset}\" \
                   > seen.txt; exec \"$0\" demo-server";
-    let (_proxy, url, _stderr) = listen_with(
+    let (_proxy, url, _stderr) = common::listen(
         dir,
         &["--policy", "policy.toml", "--", "sh", "-c", script, BIN],
         &[

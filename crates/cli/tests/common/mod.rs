@@ -231,6 +231,41 @@ pub fn initialize_params() -> Value {
 /// A child that is killed when the test ends, whatever happens.
 pub struct Running(pub Child);
 
+/// `proxy --listen 127.0.0.1:0 ARGS…` run in `dir` with `env` added: the child, its URL and
+/// its stderr lines (read to the end, so the proxy's stderr never closes).
+pub fn listen(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Running, String, std::sync::mpsc::Receiver<String>) {
+    let mut child = bin_in(dir)
+        .args(["proxy", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            let _ = sender.send(line);
+        }
+    });
+    let running = Running(child);
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the proxy names its address");
+        if let Some(url) = line.strip_prefix("mcp-recovery proxy: listening on ") {
+            return (running, url.to_owned(), lines);
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.0.kill();
