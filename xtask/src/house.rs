@@ -3,9 +3,11 @@
 //! import circle between the files of one crate.
 //!
 //! A file's module tree is followed from each library and binary target's root through its `mod`
-//! declarations; modules and items under `#[cfg(test)]` are left out (test files may import
-//! anything), and so are integration tests and benches, which are no such target. A file named
-//! `*tests.rs` or under a `tests/` or `benches/` directory is exempt from the line limit. File A
+//! declarations, test modules (`#[cfg(test)]`) included, so a unit test's imports may not close a
+//! circle either; integration tests and benches are no such target and are left out. Code in an
+//! inline module (`mod tests { … }`) belongs to its file: a `super` that only leaves the inline
+//! module names the file itself. A file named `*tests.rs` or under a `tests/` or `benches/`
+//! directory is exempt from the line limit. File A
 //! depends on file B when A's code names an item B defines: by a private `use` or by a path
 //! starting with `crate`, `super`, `self` or a child module, also inside a macro invocation
 //! (whose tokens are scanned for such paths). A `pub` or `pub(…)` `use` is a facade, not a use: it
@@ -136,11 +138,27 @@ struct Module {
     /// Names the file's own code uses alone (one-segment paths): a facade's name among them is a
     /// use of the item it re-exports.
     names: BTreeSet<String>,
+    /// How deep in inline modules (`mod m { … }`) the collector is while reading the file.
+    inline_depth: usize,
 }
 
 impl Module {
+    /// A path named inside inline modules as the file sees it: each `super` that only leaves an
+    /// inline module stays in the file (`super::x` in `mod tests { … }` is `self::x`).
+    fn in_file(&self, mut segments: Vec<String>) -> Vec<String> {
+        let supers = segments.iter().take_while(|s| *s == "super").count();
+        let inside = supers.min(self.inline_depth);
+        if inside == supers && inside > 0 {
+            segments.splice(..inside, ["self".to_owned()]);
+        } else {
+            segments.drain(..inside);
+        }
+        segments
+    }
+
     /// Records a path the file's code names (without a leading `::`).
     fn record(&mut self, segments: Vec<String>) {
+        let segments = self.in_file(segments);
         if segments.len() > 1 {
             self.uses.insert(segments);
         } else if let Some(name) = segments.into_iter().next() {
@@ -177,9 +195,6 @@ impl Tree {
         };
         let mut declared = Vec::new();
         for item in &syntax.items {
-            if is_test(attributes(item)) {
-                continue;
-            }
             if let syn::Item::Mod(item_mod) = item
                 && item_mod.content.is_none()
             {
@@ -360,34 +375,6 @@ impl Tree {
     }
 }
 
-fn is_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|attr| {
-        attr.path().is_ident("cfg")
-            && attr
-                .parse_args::<syn::Meta>()
-                .is_ok_and(|meta| meta.path().is_ident("test"))
-    })
-}
-
-fn attributes(item: &syn::Item) -> &[syn::Attribute] {
-    use syn::Item;
-    match item {
-        Item::Const(i) => &i.attrs,
-        Item::Enum(i) => &i.attrs,
-        Item::Fn(i) => &i.attrs,
-        Item::Impl(i) => &i.attrs,
-        Item::Macro(i) => &i.attrs,
-        Item::Mod(i) => &i.attrs,
-        Item::Static(i) => &i.attrs,
-        Item::Struct(i) => &i.attrs,
-        Item::Trait(i) => &i.attrs,
-        Item::Type(i) => &i.attrs,
-        Item::Union(i) => &i.attrs,
-        Item::Use(i) => &i.attrs,
-        _ => &[],
-    }
-}
-
 struct Collector<'m> {
     module: &'m mut Module,
 }
@@ -405,10 +392,12 @@ impl Collector<'_> {
                 let bound = name.ident.to_string();
                 if bound == "self" {
                     if let Some(last) = prefix.last() {
+                        let full = self.module.in_file(full);
                         self.module.imports.insert(last.clone(), (full, facade));
                     }
                 } else {
                     full.push(bound.clone());
+                    let full = self.module.in_file(full);
                     self.module.imports.insert(bound, (full, facade));
                 }
             }
@@ -417,11 +406,15 @@ impl Collector<'_> {
                 if rename.ident != "self" {
                     full.push(rename.ident.to_string());
                 }
+                let full = self.module.in_file(full);
                 self.module
                     .imports
                     .insert(rename.rename.to_string(), (full, facade));
             }
-            syn::UseTree::Glob(_) => self.module.globs.push(prefix.clone()),
+            syn::UseTree::Glob(_) => {
+                let glob = self.module.in_file(prefix.clone());
+                self.module.globs.push(glob);
+            }
             syn::UseTree::Group(group) => {
                 for tree in &group.items {
                     self.flatten(tree, prefix, facade);
@@ -433,9 +426,6 @@ impl Collector<'_> {
 
 impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_item(&mut self, item: &'ast syn::Item) {
-        if is_test(attributes(item)) {
-            return;
-        }
         let defined = match item {
             syn::Item::Const(i) => Some(&i.ident),
             syn::Item::Enum(i) => Some(&i.ident),
@@ -457,7 +447,10 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             self.flatten(&item_use.tree, &mut Vec::new(), facade);
             return;
         }
+        let inline = matches!(item, syn::Item::Mod(m) if m.content.is_some());
+        self.module.inline_depth += usize::from(inline);
         syn::visit::visit_item(self, item);
+        self.module.inline_depth -= usize::from(inline);
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {

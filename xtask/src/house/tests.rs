@@ -35,7 +35,7 @@ fn finds_a_circle_through_use_and_through_paths() {
 }
 
 #[test]
-fn a_facade_and_test_modules_make_no_circle() {
+fn a_facade_makes_no_circle_and_test_modules_are_read() {
     let (_dir, tree) = tree(&[
         (
             "lib.rs",
@@ -44,12 +44,37 @@ fn a_facade_and_test_modules_make_no_circle() {
         ("a.rs", "pub struct A;"),
         (
             "b.rs",
-            "use crate::A; pub struct B(A); #[cfg(test)] mod tests { use crate::b::B; }",
+            "use crate::A; pub struct B(A); #[cfg(test)] mod tests { use super::*; use crate::b::B; }",
         ),
         ("tests.rs", "use crate::b::B;"),
     ]);
     assert!(tree.circles().is_empty());
-    assert_eq!(tree.modules.len(), 3);
+    assert_eq!(tree.modules.len(), 4);
+}
+
+#[test]
+fn a_test_module_that_closes_a_circle_is_reported() {
+    let (_dir, tree) = tree(&[
+        ("lib.rs", "mod a; mod b;"),
+        ("a.rs", "pub fn f() { crate::b::g(); }"),
+        (
+            "b.rs",
+            "pub fn g() {} #[cfg(test)] mod tests { #[test] fn t() { super::super::a::f(); } }",
+        ),
+    ]);
+    assert_eq!(names(tree.circles()), [["a", "b"]]);
+}
+
+#[test]
+fn super_inside_an_inline_module_names_its_own_file() {
+    let (_dir, tree) = tree(&[
+        ("lib.rs", "mod a; pub struct Root; fn run() { a::go(); }"),
+        (
+            "a.rs",
+            "pub struct Root; pub fn go() {} mod inner { use super::*; fn f() -> super::Root { Root } }",
+        ),
+    ]);
+    assert!(tree.circles().is_empty());
 }
 
 #[test]
