@@ -3,12 +3,12 @@
 //! import circle between the files of one crate.
 //!
 //! A file's module tree is followed from each library and binary target's root through its `mod`
-//! declarations, test modules (`#[cfg(test)]`) included, so a unit test's imports may not close a
-//! circle either; integration tests and benches are no such target and are left out. Code in an
-//! inline module (`mod tests { … }`) belongs to its file: a `super` that only leaves the inline
-//! module names the file itself. A file named `*tests.rs` or under a `tests/` or `benches/`
-//! directory is exempt from the line limit. File A
-//! depends on file B when A's code names an item B defines: by a private `use` or by a path
+//! declarations (also those an item-level macro call spells as `mod NAME`), test modules
+//! (`#[cfg(test)]`) included, so a unit test's imports may not close a circle either; integration
+//! tests and benches are no such target and are left out. Code in an inline module
+//! (`mod tests { … }`) belongs to its file: a `super` that only leaves the inline module names the
+//! file itself. A file named `*tests.rs` or under a `tests/` or `benches/` directory is exempt
+//! from the line limit. File A depends on file B when A's code names an item B defines: by a private `use` or by a path
 //! starting with `crate`, `super`, `self` or a child module, also inside a macro invocation
 //! (whose tokens are scanned for such paths). A `pub` or `pub(…)` `use` is a facade, not a use: it
 //! is no dependency of its own, and a path through it is followed to the file that defines the
@@ -195,10 +195,12 @@ impl Tree {
         };
         let mut declared = Vec::new();
         for item in &syntax.items {
-            if let syn::Item::Mod(item_mod) = item
-                && item_mod.content.is_none()
-            {
-                declared.push(item_mod.ident.to_string());
+            match item {
+                syn::Item::Mod(item_mod) if item_mod.content.is_none() => {
+                    declared.push(item_mod.ident.to_string());
+                }
+                syn::Item::Macro(item_macro) => declared.extend(macro_modules(&item_macro.mac)),
+                _ => {}
             }
             collector.visit_item(item);
         }
@@ -373,6 +375,29 @@ impl Tree {
         }
         state.found
     }
+}
+
+/// The modules an item-level macro call declares: each `mod NAME` among its own tokens (the
+/// form of a registry that declares its modules, like the cli's commands).
+fn macro_modules(mac: &syn::Macro) -> Vec<String> {
+    let mut found = Vec::new();
+    // The parser consumes every token, so it cannot fail.
+    let _ = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
+        input.step(|cursor| {
+            let mut cursor = *cursor;
+            while let Some((_, next)) = cursor.token_tree() {
+                if let Some((word, after)) = cursor.ident()
+                    && word == "mod"
+                    && let Some((name, _)) = after.ident()
+                {
+                    found.push(name.to_string());
+                }
+                cursor = next;
+            }
+            Ok(((), cursor))
+        })
+    });
+    found
 }
 
 struct Collector<'m> {

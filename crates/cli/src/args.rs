@@ -1,7 +1,8 @@
 //! Command-line arguments: a public contract (see `docs/architecture.md`); flags are added, never
-//! renamed. This file holds the command line as a whole (`Cli`) and the command enum; the options
-//! of each command are in `args/`, one file per group of commands, with the value parsers they
-//! share in `args/values.rs`.
+//! renamed. This file holds the command line as a whole (`Cli`); the command enum is declared with
+//! the command registry in `commands/mod.rs`. The options of each command are in `args/`, one
+//! file per group of commands (or beside the command's `run`), with the value parsers they share
+//! in `args/values.rs`.
 
 pub mod audit;
 #[cfg(feature = "demo")]
@@ -12,19 +13,10 @@ pub mod proxy;
 pub mod server;
 pub mod values;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
-use crate::args::audit::AuditArgs;
-#[cfg(feature = "demo")]
-use crate::args::demo::{DemoArgs, DemoServerArgs};
-use crate::args::documents::{
-    CensusArgs, ConvertArgs, ExplainArgs, FetchArgs, PlanArgs, SchemaArgs,
-};
-use crate::args::lint::LintArgs;
-use crate::args::proxy::{ApproveArgs, ProxyArgs, RollbackArgs};
 use crate::args::values::{ColorWhen, parse_size};
-use crate::commands::profile::ProfileArgs;
-use crate::commands::suggest::SuggestArgs;
+use crate::commands::Command;
 
 /// Linter and toolkit for MCP tool recovery metadata (SEP-3172 and dev.chronomcp/compensate).
 #[derive(Debug, Parser)]
@@ -96,61 +88,6 @@ impl Cli {
                 .exit();
         }
     }
-}
-
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Lint tools/list documents (files, directories, stdin) or a live server.
-    ///
-    /// Exit status: 0 clean, 1 findings at the failing level (errors; warnings too under
-    /// `--deny warnings`; infos never), 2 the linter could not run.
-    Lint(LintArgs),
-    /// List the rule catalog: code, name, default level, summary.
-    Rules,
-    /// Print the documentation of one rule.
-    Explain(ExplainArgs),
-    /// Print one generated JSON Schema, or write all of them to a directory, or write the
-    /// SEP-3172 TypeScript and examples into a checkout of the MCP specification repository.
-    Schema(SchemaArgs),
-    /// Fetch the complete tools/list of a live server and print it as JSON.
-    Fetch(FetchArgs),
-    /// Print the compensation plan for a recorded trace of tool calls.
-    Plan(PlanArgs),
-    /// Move recovery metadata between the SEP-3172 and mcp-compensate carriers.
-    ///
-    /// Exit status: 0 converted, 1 some metadata has no counterpart (reported on stderr and kept
-    /// where it was), 2 the document could not be read.
-    Convert(ConvertArgs),
-    /// Draft an overlay declaring recovery for a server that declares none (file or live).
-    Suggest(SuggestArgs),
-    /// The guarantee profiles each tool and the server reach from their declarations.
-    Profile(ProfileArgs),
-    /// Measure what a corpus of tools/list documents declares (one file per server).
-    Census(CensusArgs),
-    /// Run the checkout demo: lint a live server, fail a workflow, roll it back from metadata.
-    #[cfg(feature = "demo")]
-    Demo(DemoArgs),
-    /// Run an MCP server behind the recovery proxy: classify, gate, journal and roll back its
-    /// tool calls.
-    Proxy(ProxyArgs),
-    /// Audit a proxy journal.
-    Audit(AuditArgs),
-    /// List the calls a proxy holds for its approvers, or sign and send one approver's
-    /// decision (`--key FILE --as NAME REQUEST --approve|--deny`).
-    ///
-    /// With `--pending FILE` (a request as the approvals webhook posted it) or `--print` the
-    /// signed decision is printed instead, for a decisions URL the policy names.
-    ///
-    /// Exit status: 0 listed, counted or printed, 1 the proxy refused the decision (why is printed), 2
-    /// the proxy could not be reached or the key read.
-    Approve(ApproveArgs),
-    /// Run the compensations of a recorded session against a live server (resumable).
-    Rollback(RollbackArgs),
-    /// Serve the demo's checkout MCP server on stdio (used by `demo`).
-    #[cfg(feature = "demo")]
-    #[command(hide = true)]
-    DemoServer(DemoServerArgs),
 }
 
 #[cfg(test)]

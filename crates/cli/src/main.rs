@@ -1,6 +1,6 @@
 //! The mcp-recovery command line. `args` parses it; `commands` holds one module per command and
-//! the `match` in `main` below dispatches to it; the other modules are what several commands
-//! share (inputs, live servers, rendering, journals, client configs, server.json).
+//! the registry that dispatches to them; the other modules are what several commands share
+//! (inputs, live servers, rendering, journals, client configs, server.json).
 //!
 //! The commands:
 //! - `lint`: check tools/list documents (files, directories, stdin), live servers (`--stdio`,
@@ -37,8 +37,6 @@ mod client_config;
 mod color;
 mod commands;
 mod config;
-#[cfg(feature = "demo")]
-mod demo;
 mod errors;
 mod export;
 mod inputs;
@@ -56,7 +54,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::args::{Cli, Command};
+use crate::args::Cli;
 
 use crate::errors::Failure;
 use crate::render::pretty;
@@ -92,27 +90,7 @@ fn main() -> ExitCode {
         max_bytes: cli.max_file_size,
         follow_links: cli.follow_links,
     });
-    let done = |result: Result<(), Failure>| result.map(|()| ExitCode::SUCCESS);
-    let result = match cli.command {
-        Command::Lint(args) => commands::lint::run(&args),
-        Command::Rules => done(commands::rules::run()),
-        Command::Explain(args) => done(commands::explain::run(&args)),
-        Command::Schema(args) => done(commands::schema::run(&args)),
-        Command::Fetch(args) => done(commands::fetch::run(&args)),
-        Command::Plan(args) => commands::plan::run(&args),
-        Command::Convert(args) => commands::convert::run(&args),
-        Command::Suggest(args) => commands::suggest::run(&args),
-        Command::Profile(args) => commands::profile::run(&args),
-        Command::Census(args) => commands::census::run(&args),
-        #[cfg(feature = "demo")]
-        Command::Demo(args) => demo::run(&args),
-        Command::Proxy(args) => commands::proxy::run(&args),
-        Command::Audit(args) => commands::audit::run(&args),
-        Command::Approve(args) => commands::approve::run(&args),
-        Command::Rollback(args) => commands::rollback::run(&args),
-        #[cfg(feature = "demo")]
-        Command::DemoServer(args) => demo::serve(&args),
-    };
+    let result = cli.command.run();
     match result {
         Ok(code) => code,
         // A reader that stops early (`lint … | head -1`) is not an error: end quietly, as

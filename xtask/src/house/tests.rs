@@ -224,3 +224,17 @@ fn the_line_limit_holds_in_unpublished_packages_too() {
     let found = problems(dir.path(), &metadata);
     assert_eq!(found, ["tool/src/long.rs: 601 lines (at most 600)"]);
 }
+
+#[test]
+fn modules_a_macro_call_declares_are_read() {
+    let (_dir, tree) = tree(&[
+        (
+            "lib.rs",
+            "registry! { A => mod a, B => mod b if feature = \"x\", } pub struct S; fn g() { b::h(); }",
+        ),
+        ("a.rs", "pub fn f() {}"),
+        ("b.rs", "use crate::S; pub fn h() {}"),
+    ]);
+    assert_eq!(tree.modules.len(), 3);
+    assert_eq!(names(tree.circles()), [["", "b"]]);
+}

@@ -9,6 +9,10 @@ use mcp_recovery_model::Carrier;
 use crate::args::server::{ConfigServerArgs, ServerArgs};
 use crate::args::values::written_path;
 
+/// Arguments of `rules`: none of its own.
+#[derive(Debug, Args)]
+pub struct RulesArgs {}
+
 /// Arguments of `explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {

@@ -1,6 +1,7 @@
 //! `explain`: the documentation of one rule.
 
 use std::io::Write;
+use std::process::ExitCode;
 
 use mcp_recovery_validator::find_rule;
 
@@ -9,7 +10,7 @@ use crate::args::documents::ExplainArgs;
 use crate::commands::rules::level_name;
 
 /// `explain CODE|NAME`: the rule's heading, default level and docs.
-pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
+pub fn run(args: &ExplainArgs) -> Result<ExitCode, Failure> {
     let rule = find_rule(&args.rule).ok_or_else(|| {
         Failure::Usage(format!(
             "unknown rule '{}' (run `mcp-recovery rules` for the catalog)",
@@ -27,5 +28,5 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
         writeln!(out)?;
         writeln!(out, "{docs}")?;
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `fetch`: the merged raw tools/list of a live server, printed or saved.
 
 use std::io::Write;
+use std::process::ExitCode;
 
 use mcp_recovery_base::text::escape_controls;
 
@@ -8,7 +9,7 @@ use crate::args::documents::FetchArgs;
 use crate::{Failure, live, save};
 
 /// `fetch`: the merged raw tools/list of a live server, or with `--save` of several.
-pub fn run(args: &FetchArgs) -> Result<(), Failure> {
+pub fn run(args: &FetchArgs) -> Result<ExitCode, Failure> {
     let Some(servers) = live::servers(&args.server, args.config.as_deref())? else {
         return Err(Failure::Usage(
             "fetch needs a server: --stdio -- CMD ARGS..., --url URL or --config FILE --server NAME"
@@ -57,6 +58,6 @@ pub fn run(args: &FetchArgs) -> Result<(), Failure> {
         Some(name) => Err(Failure::Usage(format!(
             "not every server could be fetched (the last that failed: {name})"
         ))),
-        None => Ok(()),
+        None => Ok(ExitCode::SUCCESS),
     }
 }

@@ -1,10 +1,12 @@
 //! `rules`: the rule catalog, one line per rule.
 
 use std::io::Write;
+use std::process::ExitCode;
 
 use mcp_recovery_validator::{DefaultLevel, rules};
 
 use crate::Failure;
+use crate::args::documents::RulesArgs;
 
 /// How a default level is shown: the severity, or `off`.
 pub fn level_name(level: DefaultLevel) -> &'static str {
@@ -15,7 +17,7 @@ pub fn level_name(level: DefaultLevel) -> &'static str {
 }
 
 /// `rules`: one line per rule, aligned.
-pub fn run() -> Result<(), Failure> {
+pub fn run(_: &RulesArgs) -> Result<ExitCode, Failure> {
     let catalog = rules();
     let name_width = catalog.iter().map(|r| r.name.len()).max().unwrap_or(0);
     let mut out = std::io::stdout().lock();
@@ -29,5 +31,5 @@ pub fn run() -> Result<(), Failure> {
             rule.summary
         )?;
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ mod spec_repo;
 
 use std::io::Write;
 use std::path::Path;
+use std::process::ExitCode;
 
 use mcp_recovery_base::text::escape_controls;
 
@@ -12,9 +13,9 @@ use crate::args::documents::SchemaArgs;
 use crate::{Failure, pretty};
 
 /// `schema`: list, print one, or write all.
-pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
+pub fn run(args: &SchemaArgs) -> Result<ExitCode, Failure> {
     if let Some(repo) = &args.spec_repo {
-        return spec_repo::run(repo, &args.protocol_version);
+        return spec_repo::run(repo, &args.protocol_version).map(|()| ExitCode::SUCCESS);
     }
     let schemas = mcp_recovery_schema::schemas();
     let short = |file: &str| {
@@ -38,13 +39,13 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
             })?;
             writeln!(out, "{}", escape_controls(&path.display().to_string()))?;
         }
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     let Some(name) = &args.name else {
         for (file, _) in &schemas {
             writeln!(out, "{file}")?;
         }
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     };
     let (_, value) = schemas
         .iter()
@@ -57,7 +58,7 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
             ))
         })?;
     writeln!(out, "{}", pretty(value, "the schema")?)?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes `bytes` as `dir/file` without ever following a symbolic link placed in `dir`: into a

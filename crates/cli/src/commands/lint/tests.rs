@@ -11,7 +11,7 @@ fn lint_args(argv: &[&str]) -> LintArgs {
     let mut full = vec!["mcp-recovery", "lint"];
     full.extend_from_slice(argv);
     match crate::args::Cli::parse_from(full).command {
-        crate::args::Command::Lint(args) => args,
+        crate::commands::Command::Lint(args) => args,
         other => panic!("not lint: {other:?}"),
     }
 }

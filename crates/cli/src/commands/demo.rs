@@ -15,7 +15,7 @@ use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
-use crate::args::demo::{DemoArgs, DemoServerArgs};
+use crate::args::demo::DemoArgs;
 use crate::color::{BAD, BOLD, DIM, GOOD, paint, stdout_color};
 use crate::commands::plan::render_plan;
 
@@ -393,44 +393,4 @@ fn run_through_proxy(demo: &mut Demo, timeout: u64) -> Result<bool, Failure> {
     };
     demo.line(&verdict)?;
     Ok(restored && report.broken.is_none())
-}
-
-/// Runs the demo server on stdio or Streamable HTTP (the hidden `demo-server` subcommand).
-pub fn serve(args: &DemoServerArgs) -> Result<ExitCode, Failure> {
-    let mut config = mcp_recovery_demo_server::Config {
-        call_log: args.call_log.clone(),
-        slow: args.slow.clone(),
-        revisions: args.revisions,
-        ..mcp_recovery_demo_server::Config::default()
-    };
-    if args.undeclared {
-        for tool in &mut config.tools {
-            if let Value::Object(tool) = tool {
-                tool.remove("_meta");
-                if let Some(Value::Object(annotations)) = tool.get_mut("annotations") {
-                    annotations.remove("recovery");
-                }
-            }
-        }
-    }
-    let server = mcp_recovery_demo_server::Server::new(config);
-    if let Some(address) = args.http {
-        use mcp_recovery_demo_server::http::HttpServer;
-        use std::io::Write;
-        let listener = HttpServer::bind(address)?;
-        // The URL alone on the first line, for scripts and tests.
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "http://{}/mcp", listener.local_addr()?)?;
-        stdout.flush()?;
-        drop(stdout);
-        std::sync::Arc::new(HttpServer::new(server, args.sse)).serve(&listener)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    mcp_recovery_demo_server::stdio::serve(
-        &server,
-        args.hostile,
-        std::io::stdin().lock(),
-        std::io::stdout().lock(),
-    )?;
-    Ok(ExitCode::SUCCESS)
 }
