@@ -67,6 +67,25 @@ pub struct Pending<'a> {
     pub compensation: Value,
 }
 
+impl Pending<'_> {
+    /// The call digest of the request. When what approvers are shown differs from what was sent
+    /// (a secret was replaced), nobody outside can recompute it anyway, so it is salted with 16
+    /// random bytes the proxy keeps to itself: a digest shown to approvers and journaled is then
+    /// no way to test guesses of the secret.
+    fn digest(&self) -> Result<String, String> {
+        let (session, tool, arguments) = (self.session, self.tool, self.arguments);
+        if matches!(&self.shown_arguments, Value::Object(shown) if shown == arguments) {
+            return Ok(call_digest(session, tool, arguments));
+        }
+        let salt = random_hex()?;
+        let call = with(
+            json!({"session": session, "tool": tool, "salt": salt}),
+            [("arguments", Value::Object(arguments.clone()))],
+        );
+        Ok(format!("sha256:{}", hex(&Sha256::digest(canonical(&call)))))
+    }
+}
+
 /// How a quorum ended.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -141,12 +160,15 @@ impl Board {
         timeout: Duration,
         offered: impl FnOnce(&Map<String, Value>),
     ) -> Outcome {
-        let id = match request_id() {
+        let id = match random_hex() {
             Ok(id) => id,
             Err(why) => return self.ended(None, rule, String::new(), false, why),
         };
         let timeout = timeout.min(Duration::from_secs(MAX_WAIT_SECS));
-        let digest = call_digest(pending.session, pending.tool, pending.arguments);
+        let digest = match pending.digest() {
+            Ok(digest) => digest,
+            Err(why) => return self.ended(None, rule, String::new(), false, why),
+        };
         let expires = rfc3339(unix_now().saturating_add(timeout.as_secs()));
         let shown = members(with(
             json!({"request": id, "tool": pending.tool, "class": pending.class,
@@ -458,8 +480,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn request_id() -> Result<String, String> {
+/// 16 random bytes in hex: a request id, or a salt.
+fn random_hex() -> Result<String, String> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| format!("cannot draw a request id: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(|e| format!("cannot draw random bytes: {e}"))?;
     Ok(hex(&bytes))
 }

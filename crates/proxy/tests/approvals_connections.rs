@@ -1,7 +1,8 @@
 //! The approvals endpoint on an address of its own: a connection that is slow, stalled or idle
 //! never holds another's request, is answered 408 and closed once its request is late, and a
 //! body too large or not framed by `Content-Length` is refused before it is read. And a wait of
-//! any length offers a request that can be decided.
+//! any length offers a request that can be decided, under a call digest that says nothing about
+//! a secret its approvers are not shown.
 #![allow(clippy::unwrap_used)]
 
 use std::io::{Read, Write};
@@ -13,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use mcp_recovery_journal::keys::{SecretKey, generate};
 use mcp_recovery_proxy::{
-    Board, DECISION_TYPE, Outcome, Pending, PolicyFile, canonical, parse_rfc3339, rfc3339,
-    serve_approvals, unix_now,
+    Board, DECISION_TYPE, Outcome, Pending, PolicyFile, call_digest, canonical, parse_rfc3339,
+    rfc3339, serve_approvals, unix_now,
 };
 use serde_json::{Map, Value, json};
 
@@ -296,4 +297,45 @@ fn any_wait_offers_a_request_that_can_be_decided() {
         let outcome = decided.join().unwrap();
         assert!(outcome.approved, "{timeout:?}: {}", outcome.reason);
     }
+}
+
+/// The digest a call is offered under, when its approvers are shown `shown`.
+fn offered_digest(file: &PolicyFile, board: &Arc<Board>, shown: Value) -> Value {
+    let arguments = json!({"customerId": "c-1", "pin": "4711"});
+    let pending = Pending {
+        session: "s1",
+        tool: "charge_payment",
+        arguments: arguments.as_object().unwrap(),
+        shown_arguments: shown,
+        class: "irreversible",
+        compensation: Value::Null,
+    };
+    let mut digest = Value::Null;
+    board.decide(
+        &file.approvals[0],
+        None,
+        &pending,
+        Duration::ZERO,
+        |request| {
+            digest = request["callDigest"].clone();
+        },
+    );
+    digest
+}
+
+#[test]
+fn a_digest_over_a_secret_is_salted_and_one_over_what_is_shown_recomputes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, board) = board(dir.path());
+    let sent = json!({"customerId": "c-1", "pin": "4711"});
+    let plain = call_digest("s1", "charge_payment", sent.as_object().unwrap());
+    assert_eq!(offered_digest(&file, &board, sent), plain);
+    // The pin is replaced in what approvers see: whoever sees the digest cannot test guesses
+    // of the pin against it, and each offer draws a salt of its own.
+    let shown = json!({"customerId": "c-1", "pin": "***"});
+    let first = offered_digest(&file, &board, shown.clone());
+    let second = offered_digest(&file, &board, shown);
+    assert!(first.as_str().unwrap().starts_with("sha256:"));
+    assert_ne!(first, plain);
+    assert_ne!(first, second);
 }
