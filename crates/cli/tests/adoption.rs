@@ -417,21 +417,31 @@ fn live_overlay_checks_the_server_name() {
 }
 
 /// A step of a session: the tool, and its arguments from the results so far.
-#[cfg(feature = "demo")]
 type Step<'a> = (&'a str, &'a dyn Fn(&[Value]) -> Value);
 
-/// One client session through `proxy --journal` in front of the demo server without its
-/// declarations: each step names a tool and builds its arguments from the results so far.
+/// The demo server without its declarations.
 #[cfg(feature = "demo")]
-fn journal_session(dir: &std::path::Path, journal: &std::path::Path, steps: &[Step<'_>]) {
+const UNDECLARED_DEMO: [&str; 3] = [
+    env!("CARGO_BIN_EXE_mcp-recovery"),
+    "demo-server",
+    "--undeclared",
+];
+
+/// One client session through `proxy --journal` in front of `server` (a command): each step
+/// names a tool and builds its arguments from the results so far.
+fn journal_session(
+    dir: &std::path::Path,
+    journal: &std::path::Path,
+    server: &[&str],
+    steps: &[Step<'_>],
+) {
     use std::io::Write;
     let mut command = common::bin_in(dir);
-    command.args(["proxy", "--journal"]).arg(journal).args([
-        "--",
-        env!("CARGO_BIN_EXE_mcp-recovery"),
-        "demo-server",
-        "--undeclared",
-    ]);
+    command
+        .args(["proxy", "--journal"])
+        .arg(journal)
+        .arg("--")
+        .args(server);
     let (mut child, mut stdin, mut lines) = common::spawn_piped(&mut command);
     let mut answer =
         |stdin: &mut std::process::ChildStdin, id: usize, method: &str, params: Value| {
@@ -494,6 +504,7 @@ fn suggest_learns_from_journals() {
     journal_session(
         dir.path(),
         &first,
+        &UNDECLARED_DEMO,
         &[
             ("reserve_inventory", &reserve),
             ("release_inventory", &release),
@@ -502,6 +513,7 @@ fn suggest_learns_from_journals() {
     journal_session(
         dir.path(),
         &second,
+        &UNDECLARED_DEMO,
         &[
             ("reserve_inventory", &reserve),
             ("release_inventory", &release),
@@ -538,6 +550,7 @@ fn suggest_learns_from_journals() {
     journal_session(
         dir.path(),
         &third,
+        &UNDECLARED_DEMO,
         &[
             ("reserve_inventory", &reserve),
             ("reserve_inventory", &reserve),
@@ -589,4 +602,94 @@ fn toml_drafts_keep_names_inert_in_their_comments() {
     );
     let (status, lint) = lint_json(dir.path(), &["--overlay", "draft.toml", "tools.json"]);
     assert_eq!(status, 0, "{lint:#}");
+}
+
+/// A server in the manner of FastMCP: `create_issue` returns its issue as a JSON string in
+/// `structuredContent.result` (and in a text item); `delete_issue` takes the issue's key.
+const TEXT_RESULT_SERVER: &str = r#"
+import json, sys
+tools = [
+    {"name": "create_issue", "description": "Create an issue.",
+     "inputSchema": {"type": "object", "properties": {"summary": {"type": "string"}},
+                     "required": ["summary"]},
+     "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}},
+                      "required": ["result"], "x-fastmcp-wrap-result": True}},
+    {"name": "delete_issue", "description": "Delete an issue.",
+     "inputSchema": {"type": "object", "properties": {"issue_key": {"type": "string"}},
+                     "required": ["issue_key"]}},
+]
+made = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, params = message["method"], message.get("params", {})
+    if method == "initialize":
+        result = {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "issues", "version": "1.0.0"}}
+    elif method == "tools/list":
+        result = {"tools": tools}
+    elif method != "tools/call":
+        error = {"code": -32601, "message": "method not found"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
+    elif params["name"] == "create_issue":
+        made += 1
+        text = json.dumps({"message": "created", "issue": {"key": "PROJ-%d" % made, "id": made}})
+        result = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
+    else:
+        result = {"content": [{"type": "text", "text": "deleted " + params["arguments"]["issue_key"]}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn suggest_learns_a_binding_from_results_that_hold_json_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("server.py"), TEXT_RESULT_SERVER).unwrap();
+    let server = ["python3", "server.py"];
+    let fetched = run_in(
+        dir.path(),
+        &["fetch", "--stdio", "--", server[0], server[1]],
+    );
+    assert!(fetched.status.success(), "{fetched:?}");
+    fs::write(dir.path().join("tools.json"), &fetched.stdout).unwrap();
+    let create = |_: &[Value]| json!({"summary": "s"});
+    let delete = |results: &[Value]| {
+        let text = results.last().unwrap()["structuredContent"]["result"].as_str();
+        let created: Value = serde_json::from_str(text.unwrap()).unwrap();
+        json!({"issue_key": created["issue"]["key"]})
+    };
+    for journal in ["a.jsonl", "b.jsonl"] {
+        let steps: [Step<'_>; 2] = [("create_issue", &create), ("delete_issue", &delete)];
+        journal_session(dir.path(), &dir.path().join(journal), &server, &steps);
+    }
+    let output = run_in(
+        dir.path(),
+        &[
+            "suggest",
+            "tools.json",
+            "--journal",
+            "a.jsonl",
+            "--journal",
+            "b.jsonl",
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let draft = stdout_json(&output);
+    let entry = &draft["tools"]["create_issue"];
+    let operation = &entry["annotations"]["recovery"]["compensatingOperation"];
+    assert_eq!(operation["operationId"], "delete_issue", "{draft:#}");
+    assert_eq!(
+        operation["parameters"]["issue_key"],
+        "$response.body#/issue/key"
+    );
+    assert_eq!(entry["result"]["from"], "fastmcp-result");
+    assert_eq!(
+        entry["result"]["schema"]["properties"]["issue"]["required"],
+        json!(["key"])
+    );
+    // The draft, as an overlay, lints clean against the list it was drafted for.
+    fs::write(dir.path().join("draft.json"), &output.stdout).unwrap();
+    let (status, report) = lint_json(dir.path(), &["tools.json", "--overlay", "draft.json"]);
+    assert_eq!(status, 0, "{report:#}");
 }

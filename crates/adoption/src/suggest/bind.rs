@@ -204,6 +204,13 @@ pub(crate) fn bind(
     {
         (output, reader, described) = (Some(schema), Some(drafted), fields);
     }
+    // A result with no schema of its own may still hold the value: recorded calls can tell.
+    let undeclared = if output.is_none() {
+        "; the result declares no fields (no outputSchema, or only FastMCP's result string): \
+         `suggest --journal` learns a binding from recorded calls"
+    } else {
+        ""
+    };
     let (out_required, out_properties) = object_fields(output.as_ref());
     let (in_required, in_properties) = object_fields(Some(&forward.input_schema));
     let offered = Offered {
@@ -267,7 +274,7 @@ pub(crate) fn bind(
             }
             [] => {
                 return Err(format!(
-                    "no required field of '{}' (result or arguments) gives '{parameter}': none has its name, or names the same thing with a fitting type",
+                    "no required field of '{}' (result or arguments) gives '{parameter}': none has its name, or names the same thing with a fitting type{undeclared}",
                     forward.name
                 ));
             }

@@ -67,10 +67,10 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
                 // drafted from its schemas only.
                 Err(reason) if relation.copy => Err(reason),
                 Err(reason) => match learn(&pairs, inverse.tool) {
-                    Some((mapping, learned)) => Ok((
+                    Some((mapping, reader, learned)) => Ok((
                         Bound {
                             mapping,
-                            reader: None,
+                            reader,
                             equivalences: Vec::new(),
                             narrower: Vec::new(),
                             described: Vec::new(),

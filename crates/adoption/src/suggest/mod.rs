@@ -29,6 +29,8 @@ pub use recorded::Recorded;
 pub use types::{Binding, Confidence, Proposal, Reader, Skipped, Suggestion, Suggestions};
 
 #[cfg(test)]
+mod journal_tests;
+#[cfg(test)]
 mod naming_tests;
 #[cfg(test)]
 mod prior_tests;

@@ -4,12 +4,16 @@
 use std::collections::BTreeMap;
 
 use mcp_recovery_base::text::REDACTED;
-use mcp_recovery_model::{Tool, holds_text};
-use serde_json::{Map, Value};
+use mcp_recovery_model::json::from_str_noting_repeats;
+use mcp_recovery_model::{ResultSource, Tool, holds_text, json_type_name, text_items};
+use serde_json::{Map, Value, json};
 
 use super::bind::Bound;
 use super::fields::{object_fields, simple};
-use super::types::{Binding, Confidence};
+use super::types::{Binding, Confidence, Reader};
+
+/// How deep in a result's value a learned binding may select.
+const MAX_DEPTH: usize = 4;
 
 /// One call recorded in a proxy journal (a `call.outcome` record).
 #[derive(Debug, Clone, PartialEq)]
@@ -39,13 +43,42 @@ impl Recorded {
         self.redacted && value.is_some_and(|v| holds_text(v, REDACTED))
     }
 
+    /// The value the result's bindings read, and the reader that reads it from text when it is
+    /// not `structuredContent`: the JSON object in FastMCP's `result` string (when that string
+    /// is the structured content's only member), or, with no structured content, in the
+    /// result's only text item.
+    fn body(&self) -> Option<(Value, Option<ResultSource>)> {
+        let result = self.result.as_ref()?.as_object()?;
+        let parse = |text: &str| match from_str_noting_repeats(text) {
+            Ok((value @ Value::Object(_), false)) => Some(value),
+            _ => None,
+        };
+        match result.get("structuredContent") {
+            Some(Value::Object(structured)) => {
+                let wrapped = match structured.get("result") {
+                    Some(Value::String(text)) if structured.len() == 1 => parse(text),
+                    _ => None,
+                };
+                Some(match wrapped {
+                    Some(value) => (value, Some(ResultSource::FastMcpResult)),
+                    None => (Value::Object(structured.clone()), None),
+                })
+            }
+            None | Some(Value::Null) => match text_items(result).as_slice() {
+                [text] => parse(text).map(|value| (value, Some(ResultSource::Text))),
+                _ => None,
+            },
+            Some(_) => None,
+        }
+    }
+
     /// What a binding selects in this call, when it selects something.
     fn select(&self, binding: &Binding) -> Option<Value> {
-        let structured = || self.result.as_ref()?.get("structuredContent");
+        let body = || self.body().map(|(value, _)| value);
         match binding {
-            Binding::Output { field } => structured()?.get(field).cloned(),
+            Binding::Output { field } => body()?.pointer(&format!("/{field}")).cloned(),
             Binding::Input { field } => self.arguments.get(field).cloned(),
-            Binding::Map { field, each } => structured()?
+            Binding::Map { field, each } => body()?
                 .get(field)?
                 .as_array()?
                 .iter()
@@ -129,73 +162,138 @@ pub(crate) fn seen(
 }
 
 /// Bindings a journal teaches for a pair the names found but the schemas could not bind: each
-/// required parameter of the inverse from the one top-level result field or argument of the
+/// required parameter of the inverse from the one result field or top-level argument of the
 /// forward call that held the value the inverse took, never contradicted (a result field wins
-/// over an argument holding the same value, as in [`bind`]).
+/// over an argument holding the same value, as in [`bind`]). Result fields are the top-level
+/// members of the value the result's bindings read and the numbers and strings nested in it
+/// (at most [`MAX_DEPTH`] deep); when that value is JSON held as text, the reader that reads it
+/// is drafted too, with a schema requiring what the bindings select, of the types seen.
 pub(crate) fn learn(
     pairs: &BTreeMap<&str, Vec<(&Recorded, &Recorded)>>,
     compensator: &Tool,
-) -> Option<(BTreeMap<String, Binding>, String)> {
+) -> Option<(BTreeMap<String, Binding>, Option<Reader>, String)> {
     let (needed, _) = object_fields(Some(&compensator.input_schema));
     let sessions = pairs.len();
     if needed.is_empty() || sessions == 0 {
         return None;
     }
     let (first_before, _) = pairs.values().next()?.first()?;
+    let (body, source) = first_before.body().unzip();
+    let source = source.flatten();
+    let mut fields = Vec::new();
+    if let Some(Value::Object(members)) = &body {
+        result_fields(members, &mut Vec::new(), &mut fields);
+    }
+    let outputs = fields.into_iter().map(|field| Binding::Output { field });
+    let inputs = first_before
+        .arguments
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.keys())
+        .filter(|field| simple(field))
+        .map(|field| Binding::Input {
+            field: field.clone(),
+        });
+    let candidates: Vec<Binding> = outputs.chain(inputs).collect();
     let mut mapping = BTreeMap::new();
     let mut said = Vec::new();
     for parameter in &needed {
-        let structured = first_before
-            .result
-            .as_ref()
-            .and_then(|r| r.get("structuredContent"))
-            .and_then(Value::as_object);
-        let outputs = structured
-            .into_iter()
-            .flat_map(|o| o.keys())
-            .map(|field| Binding::Output {
-                field: field.clone(),
-            });
-        let inputs = first_before
-            .arguments
-            .as_object()
-            .into_iter()
-            .flat_map(|o| o.keys())
-            .map(|field| Binding::Input {
-                field: field.clone(),
-            });
-        let held: Vec<(Binding, Seen)> = outputs
-            .chain(inputs)
-            .filter(|b| match b {
-                Binding::Output { field } | Binding::Input { field } => simple(field),
-                Binding::Map { .. } => false,
-            })
-            .map(|b| {
-                let s = seen(pairs, parameter, &b);
-                (b, s)
-            })
+        let held: Vec<(&Binding, Seen)> = candidates
+            .iter()
+            .map(|b| (b, seen(pairs, parameter, b)))
             .filter(|(_, s)| !s.contradicted && s.sessions > 0)
             .collect();
-        let from_output: Vec<&(Binding, Seen)> = held
+        let from_output: Vec<&(&Binding, Seen)> = held
             .iter()
             .filter(|(b, _)| matches!(b, Binding::Output { .. }))
             .collect();
-        let chosen: &(Binding, Seen) = match (from_output.as_slice(), held.as_slice()) {
-            ([one], _) => one,
+        let (chosen, seen_in) = match (from_output.as_slice(), held.as_slice()) {
+            ([one], _) => *one,
             ([], [one]) => one,
             _ => return None,
         };
+        let shown = match (chosen, source) {
+            (Binding::Output { field }, Some(_)) => format!("$response.body#/{field}"),
+            _ => chosen.path().unwrap_or_default(),
+        };
         said.push(format!(
-            "'{parameter}' ← {} seen in {} of {sessions} session(s)",
-            chosen.0.path().unwrap_or_default(),
-            chosen.1.sessions
+            "'{parameter}' ← {shown} seen in {} of {sessions} session(s)",
+            seen_in.sessions
         ));
-        mapping.insert(parameter.clone(), chosen.0.clone());
+        mapping.insert(parameter.clone(), (*chosen).clone());
     }
+    let reader = match (source, &body) {
+        (Some(source), Some(body)) => {
+            let mut schema = json!({"type": "object"});
+            for binding in mapping.values() {
+                if let Binding::Output { field } = binding {
+                    require(&mut schema, field, body);
+                }
+            }
+            Some(Reader {
+                from: source.name(),
+                schema,
+            })
+        }
+        _ => None,
+    };
+    let read = match source {
+        Some(ResultSource::FastMcpResult) => ", read from the JSON in FastMCP's result string",
+        Some(ResultSource::Text) => ", read from the JSON of the result's text",
+        None => "",
+    };
     Some((
         mapping,
-        format!("learned from the journal: {}", said.join(", ")),
+        reader,
+        format!("learned from the journal: {}{read}", said.join(", ")),
     ))
+}
+
+/// The fields a learned binding may select in `members`: each simple top-level name, and the
+/// strings and numbers below it, as JSON Pointer tails (`issue/key`).
+fn result_fields(members: &Map<String, Value>, at: &mut Vec<String>, out: &mut Vec<String>) {
+    for (name, value) in members {
+        if !simple(name) {
+            continue;
+        }
+        at.push(name.clone());
+        if at.len() == 1 || matches!(value, Value::String(_) | Value::Number(_)) {
+            out.push(at.join("/"));
+        }
+        if let Value::Object(inner) = value
+            && at.len() < MAX_DEPTH
+        {
+            result_fields(inner, at, out);
+        }
+        at.pop();
+    }
+}
+
+/// Makes `schema` (of an object) also require the member `field` (a JSON Pointer tail of simple
+/// names) selects in `body`, with the type it has there.
+fn require(schema: &mut Value, field: &str, body: &Value) {
+    let (name, rest) = match field.split_once('/') {
+        Some((name, rest)) => (name, Some(rest)),
+        None => (field, None),
+    };
+    let (Some(value), Some(members)) = (body.get(name), schema.as_object_mut()) else {
+        return;
+    };
+    let required = members.entry("required").or_insert_with(|| json!([]));
+    if let Some(list) = required.as_array_mut()
+        && !list.iter().any(|n| n == name)
+    {
+        list.push(Value::from(name));
+    }
+    let properties = members.entry("properties").or_insert_with(|| json!({}));
+    if let Some(properties) = properties.as_object_mut() {
+        let inner = properties
+            .entry(name)
+            .or_insert_with(|| json!({"type": json_type_name(value)}));
+        if let Some(rest) = rest {
+            require(inner, rest, value);
+        }
+    }
 }
 
 /// A pair's bindings checked against the journal: left out when a call of the inverse took

@@ -32,10 +32,10 @@ impl Confidence {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "from", rename_all = "lowercase")]
 pub enum Binding {
-    /// A top-level field of the forward call's result (`structuredContent`, or the value a
-    /// drafted text reader reads).
+    /// A field of the forward call's result (`structuredContent`, or the value a drafted text
+    /// reader reads): a top-level member, or one nested below it when learned from a journal.
     Output {
-        /// The field.
+        /// The field: its name, or a JSON Pointer tail of simple names (`issue/key`).
         field: String,
     },
     /// A top-level argument of the forward call.
@@ -66,7 +66,10 @@ impl Binding {
     /// The JSONPath of the mcp-compensate carrier, when the subset can write it.
     pub(crate) fn path(&self) -> Option<String> {
         match self {
-            Self::Output { field } => Some(format!("$.output.structuredContent.{field}")),
+            Self::Output { field } => Some(format!(
+                "$.output.structuredContent.{}",
+                field.replace('/', ".")
+            )),
             Self::Input { field } => Some(format!("$.input.{field}")),
             Self::Map { .. } => None,
         }
