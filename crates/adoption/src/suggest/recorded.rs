@@ -15,6 +15,10 @@ use super::types::{Binding, Confidence, Reader};
 /// How deep in a result's value a learned binding may select.
 const MAX_DEPTH: usize = 4;
 
+/// How many fields of one result are tried as a learned binding's source, in document order:
+/// each is checked against every pairing, so a result of thousands of members costs no more.
+const MAX_FIELDS: usize = 256;
+
 /// One call recorded in a proxy journal (a `call.outcome` record).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
@@ -71,13 +75,26 @@ impl Recorded {
             Some(_) => None,
         }
     }
+}
 
-    /// What a binding selects in this call, when it selects something.
+/// A successful call of a forward tool, the value its result's bindings read (parsed once, with
+/// the reader that reads it from text), and the successful call of its inverse after it.
+pub(crate) struct Pairing<'a> {
+    before: &'a Recorded,
+    body: Option<(Value, Option<ResultSource>)>,
+    after: &'a Recorded,
+}
+
+/// The pairings of one forward tool and its inverse, per session.
+pub(crate) type Pairings<'a> = BTreeMap<&'a str, Vec<Pairing<'a>>>;
+
+impl Pairing<'_> {
+    /// What a binding selects in the forward call, when it selects something.
     fn select(&self, binding: &Binding) -> Option<Value> {
-        let body = || self.body().map(|(value, _)| value);
+        let body = || self.body.as_ref().map(|(value, _)| value);
         match binding {
             Binding::Output { field } => body()?.pointer(&format!("/{field}")).cloned(),
-            Binding::Input { field } => self.arguments.get(field).cloned(),
+            Binding::Input { field } => self.before.arguments.get(field).cloned(),
             Binding::Map { field, each } => body()?
                 .get(field)?
                 .as_array()?
@@ -114,13 +131,9 @@ pub(crate) struct Seen {
 /// The calls of an inverse paired with the forward call before it, per session: in each
 /// session every successful call of `inverse` is paired with the latest successful call of
 /// `forward` not paired yet.
-pub(crate) fn pairings<'a>(
-    calls: &'a [Recorded],
-    forward: &str,
-    inverse: &str,
-) -> BTreeMap<&'a str, Vec<(&'a Recorded, &'a Recorded)>> {
+pub(crate) fn pairings<'a>(calls: &'a [Recorded], forward: &str, inverse: &str) -> Pairings<'a> {
     let mut open: BTreeMap<&str, &Recorded> = BTreeMap::new();
-    let mut out: BTreeMap<&str, Vec<(&Recorded, &Recorded)>> = BTreeMap::new();
+    let mut out = Pairings::new();
     for call in calls {
         if call.name == forward && !call.failed() {
             open.insert(&call.session, call);
@@ -128,26 +141,26 @@ pub(crate) fn pairings<'a>(
             && !call.failed()
             && let Some(before) = open.remove(call.session.as_str())
         {
-            out.entry(&call.session).or_default().push((before, call));
+            out.entry(&call.session).or_default().push(Pairing {
+                before,
+                body: before.body(),
+                after: call,
+            });
         }
     }
     out
 }
 
 /// How a binding of `parameter` fared over the pairings.
-pub(crate) fn seen(
-    pairs: &BTreeMap<&str, Vec<(&Recorded, &Recorded)>>,
-    parameter: &str,
-    binding: &Binding,
-) -> Seen {
+pub(crate) fn seen(pairs: &Pairings<'_>, parameter: &str, binding: &Binding) -> Seen {
     let mut out = Seen::default();
     for calls in pairs.values() {
         let mut agreed = false;
-        for (before, after) in calls {
-            let taken = after.arguments.get(parameter);
-            let selected = before.select(binding);
+        for pairing in calls {
+            let taken = pairing.after.arguments.get(parameter);
+            let selected = pairing.select(binding);
             // A value that lost a secret is no evidence either way.
-            if after.unknown(taken) || before.unknown(selected.as_ref()) {
+            if pairing.after.unknown(taken) || pairing.before.unknown(selected.as_ref()) {
                 continue;
             }
             if taken.is_some() && selected.as_ref() == taken {
@@ -169,7 +182,7 @@ pub(crate) fn seen(
 /// (at most [`MAX_DEPTH`] deep); when that value is JSON held as text, the reader that reads it
 /// is drafted too, with a schema requiring what the bindings select, of the types seen.
 pub(crate) fn learn(
-    pairs: &BTreeMap<&str, Vec<(&Recorded, &Recorded)>>,
+    pairs: &Pairings<'_>,
     compensator: &Tool,
 ) -> Option<(BTreeMap<String, Binding>, Option<Reader>, String)> {
     let (needed, _) = object_fields(Some(&compensator.input_schema));
@@ -177,15 +190,18 @@ pub(crate) fn learn(
     if needed.is_empty() || sessions == 0 {
         return None;
     }
-    let (first_before, _) = pairs.values().next()?.first()?;
-    let (body, source) = first_before.body().unzip();
-    let source = source.flatten();
+    let first = pairs.values().next()?.first()?;
+    let (body, source) = match &first.body {
+        Some((body, source)) => (Some(body), *source),
+        None => (None, None),
+    };
     let mut fields = Vec::new();
-    if let Some(Value::Object(members)) = &body {
+    if let Some(Value::Object(members)) = body {
         result_fields(members, &mut Vec::new(), &mut fields);
     }
     let outputs = fields.into_iter().map(|field| Binding::Output { field });
-    let inputs = first_before
+    let inputs = first
+        .before
         .arguments
         .as_object()
         .into_iter()
@@ -222,7 +238,7 @@ pub(crate) fn learn(
         ));
         mapping.insert(parameter.clone(), (*chosen).clone());
     }
-    let reader = match (source, &body) {
+    let reader = match (source, body) {
         (Some(source), Some(body)) => {
             let mut schema = json!({"type": "object"});
             for binding in mapping.values() {
@@ -250,9 +266,12 @@ pub(crate) fn learn(
 }
 
 /// The fields a learned binding may select in `members`: each simple top-level name, and the
-/// strings and numbers below it, as JSON Pointer tails (`issue/key`).
+/// strings and numbers below it, as JSON Pointer tails (`issue/key`); at most [`MAX_FIELDS`].
 fn result_fields(members: &Map<String, Value>, at: &mut Vec<String>, out: &mut Vec<String>) {
     for (name, value) in members {
+        if out.len() >= MAX_FIELDS {
+            return;
+        }
         if !simple(name) {
             continue;
         }
@@ -300,7 +319,7 @@ fn require(schema: &mut Value, field: &str, body: &Value) {
 /// another value than one of them selects, else with what the journal confirms in the reason.
 pub(crate) fn confirm(
     bound: Bound,
-    pairs: &BTreeMap<&str, Vec<(&Recorded, &Recorded)>>,
+    pairs: &Pairings<'_>,
     confidence: Confidence,
     why: String,
 ) -> Result<(Bound, Confidence, String), String> {
