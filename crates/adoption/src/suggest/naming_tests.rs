@@ -257,3 +257,46 @@ fn a_field_qualified_by_the_noun_names_what_the_plain_parameter_does() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn orders_deployments_allocations_and_shares_pair_with_their_inverses() {
+    let text = json!({"type": "string"});
+    let id = |name: &str| object(json!({name: text}), json!([name]));
+    let list = tools(json!([
+        {"name": "place_order", "inputSchema": object(json!({"sku": text}), json!(["sku"])),
+         "outputSchema": id("order_id")},
+        {"name": "cancel_order", "inputSchema": id("order_id")},
+        {"name": "deploy_app", "inputSchema": id("app")},
+        {"name": "undeploy_app", "inputSchema": id("app")},
+        {"name": "allocate_address", "inputSchema": object(json!({}), json!([])),
+         "outputSchema": id("allocation_id")},
+        {"name": "release_address", "inputSchema": id("allocation_id")},
+        {"name": "share_file", "inputSchema": object(
+            json!({"file": text, "user": text}), json!(["file", "user"]))},
+        {"name": "unshare_file", "inputSchema": object(
+            json!({"file": text, "user": text}), json!(["file", "user"]))},
+        {"name": "create_cluster", "inputSchema": id("name")},
+        {"name": "destroy_cluster", "inputSchema": id("name")}
+    ]));
+    let found = suggest_with(&list, &[]);
+    let drafted: BTreeMap<&str, Option<&str>> = found
+        .suggestions
+        .iter()
+        .map(|s| (s.tool.as_str(), s.compensator()))
+        .collect();
+    assert_eq!(
+        drafted,
+        BTreeMap::from([
+            ("allocate_address", Some("release_address")),
+            ("create_cluster", Some("destroy_cluster")),
+            ("deploy_app", Some("undeploy_app")),
+            ("destroy_cluster", None),
+            ("place_order", Some("cancel_order")),
+            ("share_file", Some("unshare_file")),
+            // Any `un` verb is undone by the verb it negates (at medium confidence).
+            ("undeploy_app", Some("deploy_app")),
+            ("unshare_file", Some("share_file")),
+        ]),
+        "{found:#?}"
+    );
+}
