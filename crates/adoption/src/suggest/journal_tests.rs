@@ -144,3 +144,46 @@ fn text_that_is_no_json_object_or_that_disagrees_teaches_nothing() {
         assert!(found.suggestions.is_empty(), "{found:#?}");
     }
 }
+
+#[test]
+fn a_binding_from_the_arguments_drafts_no_reader() {
+    let list = tools(json!([
+        {"name": "create_issue", "inputSchema": {"type": "object",
+            "properties": {"summary": {"type": "string"}}, "required": ["summary"]}},
+        {"name": "delete_issue", "inputSchema": {"type": "object",
+            "properties": {"title": {"type": "string"}}, "required": ["title"]}}
+    ]));
+    let mut calls = Vec::new();
+    for session in ["a", "b"] {
+        let created = json!({"content": text(&json!({"ok": true}))});
+        calls.push(call(
+            session,
+            "create_issue",
+            json!({"summary": session}),
+            created,
+        ));
+        let done = json!({"content": []});
+        calls.push(call(
+            session,
+            "delete_issue",
+            json!({"title": session}),
+            done,
+        ));
+    }
+    let found = suggest_with(&list, &calls);
+    let draft = by_tool(&found)["create_issue"];
+    let Proposal::Compensable {
+        mapping, reader, ..
+    } = &draft.proposal
+    else {
+        panic!("{found:#?}");
+    };
+    assert_eq!(
+        mapping["title"],
+        Binding::Input {
+            field: "summary".into()
+        }
+    );
+    assert_eq!(reader, &None);
+    assert!(!draft.reason.contains("read from"), "{}", draft.reason);
+}

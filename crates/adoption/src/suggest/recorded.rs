@@ -238,8 +238,11 @@ pub(crate) fn learn(
         ));
         mapping.insert(parameter.clone(), (*chosen).clone());
     }
+    let reads_result = mapping
+        .values()
+        .any(|b| matches!(b, Binding::Output { .. }));
     let reader = match (source, body) {
-        (Some(source), Some(body)) => {
+        (Some(source), Some(body)) if reads_result => {
             let mut schema = json!({"type": "object"});
             for binding in mapping.values() {
                 if let Binding::Output { field } = binding {
@@ -253,9 +256,9 @@ pub(crate) fn learn(
         }
         _ => None,
     };
-    let read = match source {
-        Some(ResultSource::FastMcpResult) => ", read from the JSON in FastMCP's result string",
-        Some(ResultSource::Text) => ", read from the JSON of the result's text",
+    let read = match reader.as_ref().map(|r| r.from) {
+        Some("fastmcp-result") => ", read from the JSON in FastMCP's result string",
+        Some(_) => ", read from the JSON of the result's text",
         None => "",
     };
     Some((
