@@ -92,6 +92,29 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text with every unsafe character outside C0 written as a `\uXXXX` escape: the same
+/// JSON value, inert on a terminal. C0 controls are escaped in valid JSON already, and outside
+/// strings JSON text is ASCII, so only string contents change. Text without one is returned as
+/// is.
+pub fn json_inert(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| is_unsafe_char(c) && u32::from(c) >= 0x20;
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            // A character past the BMP (a tag character) is written as its surrogate pair.
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// At most `max_chars` characters of `text`, cut on a character boundary, with `…` when
 /// something was cut. Nothing is escaped: for text that is escaped when printed.
 pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {

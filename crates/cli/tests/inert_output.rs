@@ -271,6 +271,8 @@ for line in sys.stdin:
         result = {"tools": tools}
     elif method == "tools/call":
         name = message["params"]["name"]
+        sys.stderr.write("called " + name + "\n")
+        sys.stderr.flush()
         result = {"content": [{"type": "text", "text": "result of " + name}],
                   "isError": name.startswith("fail")}
     else:
@@ -331,12 +333,14 @@ fn proxy_notes_and_rollback_reports_print_input_inert() {
                "params": {"name": format!("fail{HOSTILE}"), "arguments": {}}}),
         json!({"jsonrpc": "2.0", "id": 6, "method": format!("bogus{HOSTILE}")}),
     ];
+    let mut client_lines = Vec::new();
     for message in messages {
         writeln!(stdin, "{message}").unwrap();
         // One call at a time: each waits for its answer, a JSON-RPC message on one line.
         if let Some(id) = message.get("id") {
             loop {
                 let line = answers.next().expect("an answer").unwrap();
+                client_lines.push(line.clone());
                 let answer: Value = serde_json::from_str(&line).unwrap();
                 if &answer["id"] == id {
                     break;
@@ -348,7 +352,15 @@ fn proxy_notes_and_rollback_reports_print_input_inert() {
     writeln!(stdin, "not json {}", HOSTILE.replace(['\n', '\r'], "")).unwrap();
     drop(stdin);
     let output = child.wait_with_output().unwrap();
+    // What the proxy says to the client itself (refusals, errors) quotes names escaped too; the
+    // server's own lines pass as it wrote them (this one writes JSON in ASCII).
+    for line in &client_lines {
+        let raw: Vec<char> = line.chars().filter(|c| is_unsafe_char(*c)).collect();
+        assert!(raw.is_empty(), "proxy stdout: raw {raw:?} in {line:?}");
+    }
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // The server's stderr passed through escaped.
+    assert!(stderr.contains("called create_note\\u{1b}]0;t"), "{stderr}");
     // The rollback undid the create with its hostile-named compensation.
     assert!(stderr.contains("1 compensated"), "{stderr}");
     assert!(stderr.contains("\\u{202e}"), "{stderr}");

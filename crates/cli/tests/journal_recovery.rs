@@ -236,6 +236,21 @@ fn rollback_finds_the_sessions_with_compensations_left() {
         .unwrap()
         .to_owned();
 
+    // A session the journal never started (here a prefix of one) is refused, the journal and
+    // the server left as they were, naming the sessions there are.
+    let before = std::fs::read(&journal).unwrap();
+    for dry in [false, true] {
+        let mut flags = vec!["--url", &url, "--session", &crashed[..6]];
+        flags.extend(dry.then_some("--dry-run"));
+        let output = rollback(dir.path(), &journal, &flags, &[]);
+        assert_eq!(code(&output), 2, "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("was started in this journal"), "{stderr}");
+        assert!(stderr.contains(&crashed), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+    assert_eq!(calls_at_server(&log, "release_inventory"), 0);
+
     let output = rollback(dir.path(), &journal, &["--url", &url], &[]);
     let out = stdout(&output);
     assert_eq!(code(&output), 0, "{out}");

@@ -669,8 +669,8 @@ fn rollback_resumes_after_a_crash_without_double_compensation() {
     assert_eq!(status, 0, "{out}");
     assert_eq!(calls_at_server(&log1, "refund_payment"), 1);
 
-    // Second run: refund has an outcome (not re-sent); release's is unknown and it is
-    // idempotent (re-sent once).
+    // Second run: refund has an outcome (not re-sent: a failure, as this server never saw
+    // the charge, and counted failed); release's is unknown and it is idempotent (re-sent once).
     let log2 = dir.path().join("run2.jsonl");
     let server2 = demo(&log2, &[]);
     let mut args = vec![
@@ -683,7 +683,11 @@ fn rollback_resumes_after_a_crash_without_double_compensation() {
     args.extend(strs(&server2));
     let output = run_in(dir.path(), &args);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("1 already done"), "{stdout}");
+    assert!(stdout.contains("0 already done, 2 failed"), "{stdout}");
+    assert!(
+        stdout.contains("'refund_payment' failed in an earlier rollback"),
+        "{stdout}"
+    );
     assert_eq!(calls_at_server(&log2, "refund_payment"), 0);
     assert!(calls_at_server(&log2, "release_inventory") >= 1);
 

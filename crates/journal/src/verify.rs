@@ -320,7 +320,8 @@ fn check_line(line: &str, seq: u64, prev: &str) -> Result<(String, Map<String, V
         None => return Err("no \"seq\" number".into()),
         Some(found) if found > seq => {
             return Err(format!(
-                "seq is {found}, expected {seq}: {} line(s) before it were removed",
+                "seq is {found}, expected {seq}: {} line(s) before it were removed, or lines were \
+                 reordered",
                 found - seq
             ));
         }

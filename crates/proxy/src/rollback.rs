@@ -28,10 +28,11 @@ pub struct Report {
     /// Compensations that succeeded in this run (a step whose undo makes several calls counts
     /// once, when its last call succeeded and this run made at least one of them).
     pub compensated: usize,
-    /// Compensations an earlier run sent and the server answered (successfully or not; for an
-    /// undo of several calls, every call succeeded earlier, or one failed earlier).
+    /// Compensations an earlier run completed (for an undo of several calls, every call
+    /// succeeded earlier).
     pub already: usize,
-    /// Compensations with a call that failed, was refused or whose outcome is unknown.
+    /// Compensations with a call that failed (in this run or an earlier one, which is not
+    /// retried), was refused or whose outcome is unknown.
     pub failed: usize,
     /// Steps not compensated: failed calls, read-only tools, those needing attention, and
     /// compensations not sent (the connection could take no more; a rerun sends them).
@@ -278,9 +279,9 @@ pub fn rollback(
                     by: parts.iter().map(|p| p.name.clone()).collect(),
                 });
             }
-            None | Some(PartEnd::AlreadyFailed) => report.already += 1,
+            None => report.already += 1,
             Some(PartEnd::Skipped) => report.skipped += 1,
-            Some(PartEnd::Failed) => report.failed += 1,
+            Some(PartEnd::Failed | PartEnd::AlreadyFailed) => report.failed += 1,
             Some(PartEnd::Done { .. }) => {}
         }
     }

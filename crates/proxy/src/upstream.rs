@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::Secrets;
 
 use crate::event::{Budget, CLIENT_BYTES, Credit, Event, SERVER_BYTES, read_metered};
@@ -98,7 +99,8 @@ impl ScriptedUpstream {
     }
 }
 
-/// A server started as a child process; its stderr goes to the proxy's stderr.
+/// A server started as a child process; its stderr goes to the proxy's stderr, line by line,
+/// secrets replaced and unsafe characters escaped.
 ///
 /// What the session sends it is queued for a thread of its own that writes the child's stdin,
 /// so the session never waits on a server that is not reading (it may be blocked writing an
@@ -115,8 +117,8 @@ pub struct StdioUpstream {
 
 impl StdioUpstream {
     /// Starts the server of `launch` (no shell) in its own process group, its stdout read on a
-    /// thread into `events`. With `secrets`, its stderr is copied line by line with every
-    /// secret replaced by `***`; without, it is the proxy's own stderr.
+    /// thread into `events`; its stderr is copied line by line, every secret replaced by `***`
+    /// and every unsafe character escaped.
     pub fn spawn(
         launch: &Launch,
         secrets: &Secrets,
@@ -142,11 +144,7 @@ impl StdioUpstream {
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(if secrets.is_empty() {
-                Stdio::inherit()
-            } else {
-                Stdio::piped()
-            });
+            .stderr(Stdio::piped());
         if let Some(cwd) = &launch.cwd {
             command.current_dir(cwd);
         }
@@ -265,7 +263,8 @@ fn write_queued(
 }
 
 /// Copies the server's stderr to ours one line at a time (each cut at the line limit), secrets
-/// replaced.
+/// replaced and every unsafe character escaped: a server's escape sequences never reach the
+/// terminal, where they could rewrite an approval prompt.
 fn relay_redacted(stderr: impl Read, secrets: &Secrets) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
@@ -276,7 +275,10 @@ fn relay_redacted(stderr: impl Read, secrets: &Secrets) {
             Ok(0) | Err(_) => return,
             Ok(_) => {
                 let text = String::from_utf8_lossy(&line);
-                if out.write_all(secrets.redact(&text).as_bytes()).is_err() {
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                let text = text.strip_suffix('\r').unwrap_or(text);
+                let shown = format!("{}\n", escape_controls(&secrets.redact(text)));
+                if out.write_all(shown.as_bytes()).is_err() {
                     return;
                 }
             }

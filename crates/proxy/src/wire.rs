@@ -4,6 +4,7 @@
 use std::io::{BufRead, Read};
 use std::sync::mpsc::SyncSender;
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_model::json::with;
 use serde_json::{Map, Value, json};
 
@@ -286,17 +287,19 @@ pub fn is_response(message: &Value) -> bool {
         })
 }
 
-/// A JSON-RPC error response.
+/// A JSON-RPC error response. Its message, like every text of the proxy's own, has each unsafe
+/// character escaped: it quotes names, methods and ids taken from input.
 pub fn error_response(id: &Value, code: i64, message: &str) -> Value {
+    let message = escape_controls(message);
     with(
         json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}),
         [("id", id.clone())],
     )
 }
 
-/// A tool error result (`isError: true`) the model can read.
+/// A tool error result (`isError: true`) the model can read, unsafe characters escaped.
 pub fn tool_error(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
+    json!({"content": [{"type": "text", "text": escape_controls(text)}], "isError": true})
 }
 
 /// A JSON-RPC success response.

@@ -282,6 +282,97 @@ fn the_answer_to_a_cancelled_call_is_journaled_as_its_outcome_not_passed_on() {
 }
 
 #[test]
+fn an_id_given_up_unanswered_is_not_reused_until_its_answer_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    // The same id again, as the same number respelled, right after the cancellation.
+    let again = call(1).replace(r#""id":1,"#, r#""id":1.0,"#);
+    assert_ne!(again, call(1));
+    let client = format!("{HANDSHAKE}{}{cancel}\n{again}{ping}\n", call(1));
+    let calls = Arc::new(Mutex::new(0));
+    let counted = Arc::clone(&calls);
+    let Journaled {
+        client, records, ..
+    } = run_journaled(
+        dir.path(),
+        settings(allow_all(None)),
+        client.into_bytes(),
+        // The cancelled call is answered only when the ping comes, after the reuse.
+        server(move |message| match message["method"].as_str() {
+            Some("tools/call") => {
+                *counted.lock().unwrap() += 1;
+                Vec::new()
+            }
+            Some("ping") => vec![
+                done(&json!(1)),
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}).to_string(),
+            ],
+            _ => Vec::new(),
+        }),
+    );
+    assert_eq!(
+        *calls.lock().unwrap(),
+        1,
+        "the reused id reached the server"
+    );
+    let refused = answers_for(&client, &json!(1.0));
+    assert_eq!(refused.len(), 1, "{client:?}");
+    assert!(
+        refused[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("an id still in use"),
+        "{refused:?}"
+    );
+    let intents = records
+        .iter()
+        .filter(|r| r["kind"] == "call.intent")
+        .count();
+    assert_eq!(intents, 1);
+    let outcomes = outcomes(&records);
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    assert_eq!(outcomes[1]["late"], "cancelled by the client");
+    assert_eq!(outcomes[1]["call"], outcomes[0]["call"]);
+}
+
+#[test]
+fn the_id_of_any_request_given_up_is_not_taken_by_a_call_until_its_answer_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ping = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    let client = format!("{HANDSHAKE}{}\n{cancel}\n{}{}\n", ping(1), call(1), ping(2));
+    let Journaled {
+        client, records, ..
+    } = run_journaled(
+        dir.path(),
+        settings(allow_all(None)),
+        client.into_bytes(),
+        // The cancelled ping is answered only with the second, after the call reusing its id.
+        server(move |message| match message["id"].as_u64() {
+            Some(2) => vec![
+                json!({"jsonrpc": "2.0", "id": 1, "result": {}}).to_string(),
+                json!({"jsonrpc": "2.0", "id": 2, "result": {}}).to_string(),
+            ],
+            _ => Vec::new(),
+        }),
+    );
+    let answers = answers_for(&client, &json!(1));
+    assert_eq!(answers.len(), 1, "{client:?}");
+    assert!(
+        answers[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("an id still in use"),
+        "{answers:?}"
+    );
+    assert!(
+        records.iter().all(|r| r["kind"] != "call.intent"),
+        "{records:?}"
+    );
+}
+
+#[test]
 fn the_late_answer_to_a_timed_out_call_is_journaled_as_its_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let client = format!("{HANDSHAKE}{}", call(1));

@@ -273,6 +273,25 @@ fn chosen_sessions(
             .map_err(|e| Failure::Usage(format!("{shown}: {e}")))
     };
     if let Some(id) = &args.session {
+        let started = |r: &&Map<String, Value>| {
+            r.get("kind").and_then(Value::as_str) == Some("session.start")
+        };
+        let known: Vec<&str> = records
+            .iter()
+            .filter(started)
+            .filter_map(|r| r.get("session").and_then(Value::as_str))
+            .collect();
+        if !known.contains(&id.as_str()) {
+            // The message is escaped where it is printed.
+            let newest: Vec<&str> = known.iter().rev().take(10).copied().collect();
+            let newest = match newest.as_slice() {
+                [] => "none".to_owned(),
+                some => some.join(", "),
+            };
+            return Err(Failure::Usage(format!(
+                "{shown}: no session '{id}' was started in this journal (its newest: {newest})"
+            )));
+        }
         return Ok(vec![read(id, text, records)?]);
     }
     // Each session's lines and records, gathered in one pass, so that a journal of many

@@ -10,35 +10,19 @@ pub mod markdown;
 mod sarif;
 pub mod types;
 
+use mcp_recovery_base::text::json_inert;
+
 use crate::args::lint::Format;
 
 pub use human::Style;
 pub use types::{Finding, Region, Renderer, Source, Summary, document};
-
-/// Serialized JSON with every unsafe character outside C0 written as a `\uXXXX` escape (C0
-/// controls are escaped by serde_json already; outside strings JSON text is ASCII, so only
-/// string contents change, and they decode to the same value).
-pub fn json_inert(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if mcp_recovery_base::text::is_unsafe_char(c) && u32::from(c) >= 0x20 {
-            // A character past the BMP (a tag character) is written as its surrogate pair.
-            for unit in c.encode_utf16(&mut [0; 2]) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
 
 /// `value` as pretty JSON; `what` names it should that fail. Characters that are valid in a
 /// JSON string but unsafe on a terminal (C1 controls, DEL, bidi overrides, line separators) are
 /// written as `\uXXXX` escapes: the same JSON value, inert text.
 pub fn pretty<T: serde::Serialize>(value: &T, what: &str) -> Result<String, crate::Failure> {
     serde_json::to_string_pretty(value)
-        .map(|text| json_inert(&text))
+        .map(|text| json_inert(&text).into_owned())
         .map_err(|e| crate::Failure::Usage(format!("cannot serialize {what}: {e}")))
 }
 

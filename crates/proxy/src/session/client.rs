@@ -188,6 +188,20 @@ impl<W: Write> Session<W> {
             self.reply(&error_response(&id, -32600, &answer));
             return Ok(());
         }
+        // The server may still answer the request given up under this id, and an answer names
+        // only the id: which of the two it meant could not be told.
+        if self.unsettled.contains(&key) {
+            note(&format!(
+                "client: a {method} reusing the id {id} of a request given up unanswered was refused"
+            ));
+            let answer = format!(
+                "an id still in use: the request given up under the id {id} may still be \
+                 answered; a request needs an id not used before in the session; this {method} \
+                 was not forwarded"
+            );
+            self.reply(&error_response(&id, -32600, &answer));
+            return Ok(());
+        }
         // A 2026-07-28 client's requests carry the version, and the proxy's own copy the
         // latest one; a client that falls back to `initialize` stops carrying it.
         let meta = message
@@ -263,12 +277,18 @@ impl<W: Write> Session<W> {
         let Some(request) = message.pointer("/params/requestId") else {
             return Ok(None);
         };
-        let Some(pending) = id_value_key(request).and_then(|key| self.pending.remove(&key)) else {
+        let Some(key) = id_value_key(request) else {
             return Ok(None);
         };
-        if let Some(call) = &pending.call {
+        let Some(pending) = self.pending.remove(&key) else {
+            return Ok(None);
+        };
+        match &pending.call {
             // The server need not answer a cancelled request: its outcome is unknown.
-            self.finish_call(call, &pending.id, None, Some("cancelled by the client"))?;
+            Some(call) => {
+                self.finish_call(call, &pending.id, None, Some("cancelled by the client"))?;
+            }
+            None => self.give_up(key, &pending.id, "cancelled by the client"),
         }
         self.forget(pending.batch);
         Ok((*request != pending.id).then_some(pending.id))

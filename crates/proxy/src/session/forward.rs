@@ -44,10 +44,16 @@ impl<W: Write> Session<W> {
             self.answer(pending.batch, answer.to_string());
             return;
         }
-        // The id is the new request's now: an answer to an earlier one given up is its.
-        self.unsettled.remove(&key);
         self.pending.insert(key, pending);
         self.send_server(text);
+    }
+
+    /// Remembers a request other than a call, given up unanswered, while the server may still
+    /// answer it (a call's outcome is journaled instead, which remembers it).
+    pub(super) fn give_up(&mut self, key: String, id: &Value, why: &str) {
+        if self.server_closed.is_none() {
+            self.unsettled.insert(key, None, id.clone(), why.to_owned());
+        }
     }
 
     /// True, after refusing the request of `id`, when [`MAX_PENDING`] requests wait already.

@@ -158,7 +158,7 @@ impl<W: Write> Session<W> {
         {
             let why = reason.unwrap_or("no answer").to_owned();
             self.unsettled
-                .insert(key, call.clone(), request.clone(), why);
+                .insert(key, Some(call.clone()), request.clone(), why);
         }
         self.retain(call, result);
         Ok(())

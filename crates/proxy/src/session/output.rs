@@ -3,12 +3,16 @@
 
 use std::io::Write;
 
+use mcp_recovery_base::text::json_inert;
 use serde_json::Value;
 
 use super::state::{Session, Slot};
 
 impl<W: Write> Session<W> {
+    /// Writes one message to the client, every unsafe character in its strings written as a
+    /// `\uXXXX` escape: the same JSON value, inert should the client's side be a terminal.
     pub(super) fn send_client(&mut self, text: &str) {
+        let text = json_inert(text);
         let mut line = Vec::with_capacity(text.len() + 1);
         line.extend_from_slice(text.as_bytes());
         line.push(b'\n');

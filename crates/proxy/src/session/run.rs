@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use crate::note::note;
 use crate::settings::End;
-use crate::wire::error_response;
 use crate::wire::members;
+use crate::wire::{error_response, id_value_key};
 
 use super::input::Input;
 use super::rollback::tell;
@@ -129,6 +129,8 @@ impl<W: Write> Session<W> {
                 if let Some(report) = self.on_failure(&call.name)? {
                     tell(&mut answer, &report.for_client(&call.name));
                 }
+            } else if let Some(key) = id_value_key(&pending.id) {
+                self.give_up(key, &pending.id, "timed out");
             }
             self.answer(pending.batch, answer.to_string());
         }

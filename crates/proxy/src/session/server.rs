@@ -83,10 +83,18 @@ impl<W: Write> Session<W> {
     /// An answer that no waiting request of the client's is for: never passed to the client
     /// (which would take it for the answer to a request of its own, maybe a later one reusing
     /// the id). The late answer to a call given up unanswered is journaled as its outcome; any
-    /// other (a second answer, an id the client never sent) is dropped with a note.
+    /// other (to another request given up, a second answer, an id the client never sent) is
+    /// dropped with a note.
     fn unmatched(&mut self, key: &str, message: &Value) -> Result<(), JournalError> {
         let id = message.get("id").map(Value::to_string).unwrap_or_default();
-        if let Some((call, request, why)) = self.unsettled.remove(key) {
+        let given_up = self.unsettled.remove(key);
+        if let Some((None, _, why)) = &given_up {
+            note(&format!(
+                "server: the answer with the id {id} came after its request was given up ({why}): dropped"
+            ));
+            return Ok(());
+        }
+        if let Some((Some(call), request, why)) = given_up {
             note(&format!(
                 "server: the answer to call {} ({}, id {id}) came after it was given up ({why}); \
                  it is journaled, not passed to the client",

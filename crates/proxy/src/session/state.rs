@@ -122,24 +122,31 @@ impl Requests {
     }
 }
 
-/// Calls whose outcome was journaled unknown (timed out, cancelled by the client) while the
-/// server may still answer them, by id key: the newest [`UNSETTLED`], so that a late answer is
-/// journaled as the call's real outcome rather than passed to a client that gave up on it.
+/// Requests given up unanswered (timed out, cancelled by the client) while the server may still
+/// answer them, by id key: the newest [`UNSETTLED`], so that a late answer is never passed to a
+/// client that gave up on it (nor taken for the answer to a later request reusing the id), and
+/// a call's is journaled as its real outcome (a call's outcome was journaled unknown).
 #[derive(Debug, Default)]
 pub(super) struct Unsettled {
-    /// By key: when it was remembered (a count), the call, its id as the client spelled it,
-    /// and why its outcome was journaled unknown.
-    by_key: HashMap<String, (u64, CallContext, Value, String)>,
+    /// By key: when it was remembered (a count), the call (none for another request), its id
+    /// as the client spelled it, and why it was given up.
+    by_key: HashMap<String, (u64, Option<CallContext>, Value, String)>,
     order: VecDeque<(u64, String)>,
     count: u64,
 }
 
-/// How many calls [`Unsettled`] remembers.
+/// How many requests [`Unsettled`] remembers.
 pub(super) const UNSETTLED: usize = 1024;
 
 impl Unsettled {
-    /// Remembers the call of `key`, forgetting the oldest past [`UNSETTLED`].
-    pub(super) fn insert(&mut self, key: String, call: CallContext, request: Value, why: String) {
+    /// Remembers the request of `key`, forgetting the oldest past [`UNSETTLED`].
+    pub(super) fn insert(
+        &mut self,
+        key: String,
+        call: Option<CallContext>,
+        request: Value,
+        why: String,
+    ) {
         self.count += 1;
         self.by_key
             .insert(key.clone(), (self.count, call, request, why));
@@ -160,8 +167,13 @@ impl Unsettled {
         }
     }
 
-    /// The call of `key` (with its id as spelled and why it was given up), forgotten.
-    pub(super) fn remove(&mut self, key: &str) -> Option<(CallContext, Value, String)> {
+    /// Whether a request given up under `key` may still be answered.
+    pub(super) fn contains(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// The request of `key` (its call, its id as spelled and why it was given up), forgotten.
+    pub(super) fn remove(&mut self, key: &str) -> Option<(Option<CallContext>, Value, String)> {
         let (_, call, request, why) = self.by_key.remove(key)?;
         Some((call, request, why))
     }
