@@ -84,6 +84,20 @@ fn call(id: u32) -> String {
     common::request(id, "create_item", json!({"id": format!("x{id}")}))
 }
 
+/// A session of [`server`] with `rest` answering the other messages, every call allowed.
+fn allowing(
+    dir: &std::path::Path,
+    client: String,
+    rest: impl FnMut(&Value) -> Vec<String> + Send + 'static,
+) -> Journaled {
+    run_journaled(
+        dir,
+        settings(allow_all(None)),
+        client.into_bytes(),
+        server(rest),
+    )
+}
+
 /// The answers the client got for `id`.
 fn answers_for(client: &[String], id: &Value) -> Vec<Value> {
     client
@@ -91,6 +105,14 @@ fn answers_for(client: &[String], id: &Value) -> Vec<Value> {
         .filter_map(|line| mcp_recovery_model::json::from_str(line).ok())
         .filter(|message| message.get("id") == Some(id))
         .collect()
+}
+
+/// The client got one answer for `id`: the refusal of an id still in use.
+fn refused_as_in_use(client: &[String], id: &Value) {
+    let answers = answers_for(client, id);
+    assert_eq!(answers.len(), 1, "{client:?}");
+    let message = answers[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("an id still in use"), "{answers:?}");
 }
 
 fn outcomes(records: &[Map<String, Value>]) -> Vec<&Map<String, Value>> {
@@ -204,17 +226,12 @@ fn a_second_answer_or_a_stray_one_never_reaches_the_client() {
     let client = format!("{HANDSHAKE}{}{}", call(1), call(2));
     let Journaled {
         client, records, ..
-    } = run_journaled(
-        dir.path(),
-        settings(allow_all(None)),
-        client.into_bytes(),
-        server(|message| match message.get("id") {
-            // Answered twice, then an answer to an id no one sent.
-            Some(id) if *id == json!(1) => vec![done(id), done(id), done(&json!(77))],
-            Some(id) => vec![done(id)],
-            None => Vec::new(),
-        }),
-    );
+    } = allowing(dir.path(), client, |message| match message.get("id") {
+        // Answered twice, then an answer to an id no one sent.
+        Some(id) if *id == json!(1) => vec![done(id), done(id), done(&json!(77))],
+        Some(id) => vec![done(id)],
+        None => Vec::new(),
+    });
     assert_eq!(answers_for(&client, &json!(1)).len(), 1, "{client:?}");
     assert_eq!(answers_for(&client, &json!(2)).len(), 1, "{client:?}");
     assert!(answers_for(&client, &json!(77)).is_empty(), "{client:?}");
@@ -256,19 +273,18 @@ fn the_answer_to_a_cancelled_call_is_journaled_as_its_outcome_not_passed_on() {
     let client = format!("{HANDSHAKE}{}{cancel}\n{ping}\n", call(1));
     let Journaled {
         client, records, ..
-    } = run_journaled(
+    } = allowing(
         dir.path(),
-        settings(allow_all(None)),
-        client.into_bytes(),
+        client,
         // The call is answered only once the server hears of its cancellation; the ping after
         // it keeps the session open until that answer is in.
-        server(|message| match message["method"].as_str() {
+        |message| match message["method"].as_str() {
             Some("notifications/cancelled") => vec![done(&message["params"]["requestId"])],
             Some("ping") => {
                 vec![json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}).to_string()]
             }
             _ => Vec::new(),
-        }),
+        },
     );
     assert!(answers_for(&client, &json!(1)).is_empty(), "{client:?}");
     assert_eq!(answers_for(&client, &json!(2)).len(), 1, "{client:?}");
@@ -294,12 +310,11 @@ fn an_id_given_up_unanswered_is_not_reused_until_its_answer_comes() {
     let counted = Arc::clone(&calls);
     let Journaled {
         client, records, ..
-    } = run_journaled(
+    } = allowing(
         dir.path(),
-        settings(allow_all(None)),
-        client.into_bytes(),
+        client,
         // The cancelled call is answered only when the ping comes, after the reuse.
-        server(move |message| match message["method"].as_str() {
+        move |message| match message["method"].as_str() {
             Some("tools/call") => {
                 *counted.lock().unwrap() += 1;
                 Vec::new()
@@ -309,22 +324,14 @@ fn an_id_given_up_unanswered_is_not_reused_until_its_answer_comes() {
                 json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}).to_string(),
             ],
             _ => Vec::new(),
-        }),
+        },
     );
     assert_eq!(
         *calls.lock().unwrap(),
         1,
         "the reused id reached the server"
     );
-    let refused = answers_for(&client, &json!(1.0));
-    assert_eq!(refused.len(), 1, "{client:?}");
-    assert!(
-        refused[0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("an id still in use"),
-        "{refused:?}"
-    );
+    refused_as_in_use(&client, &json!(1.0));
     let intents = records
         .iter()
         .filter(|r| r["kind"] == "call.intent")
@@ -344,28 +351,19 @@ fn the_id_of_any_request_given_up_is_not_taken_by_a_call_until_its_answer_comes(
     let client = format!("{HANDSHAKE}{}\n{cancel}\n{}{}\n", ping(1), call(1), ping(2));
     let Journaled {
         client, records, ..
-    } = run_journaled(
+    } = allowing(
         dir.path(),
-        settings(allow_all(None)),
-        client.into_bytes(),
+        client,
         // The cancelled ping is answered only with the second, after the call reusing its id.
-        server(move |message| match message["id"].as_u64() {
+        move |message| match message["id"].as_u64() {
             Some(2) => vec![
                 json!({"jsonrpc": "2.0", "id": 1, "result": {}}).to_string(),
                 json!({"jsonrpc": "2.0", "id": 2, "result": {}}).to_string(),
             ],
             _ => Vec::new(),
-        }),
+        },
     );
-    let answers = answers_for(&client, &json!(1));
-    assert_eq!(answers.len(), 1, "{client:?}");
-    assert!(
-        answers[0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("an id still in use"),
-        "{answers:?}"
-    );
+    refused_as_in_use(&client, &json!(1));
     assert!(
         records.iter().all(|r| r["kind"] != "call.intent"),
         "{records:?}"
