@@ -112,10 +112,11 @@ impl Proxy {
     }
 
     /// Sends a `charge_payment` call as request `id`, not waiting for its answer (the amount
-    /// written as `12.50`: the call digest covers the arguments as sent).
+    /// written as `1.250E1`: the call digest covers the arguments as sent, and every place that
+    /// shows them keeps that text).
     fn charge(&mut self, id: u64) {
         let line = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"charge_payment","arguments":{{"customerId":"c-1","amount":12.50,"currency":"EUR"}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"charge_payment","arguments":{{"customerId":"c-1","amount":1.250E1,"currency":"EUR"}}}}}}"#
         );
         writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
@@ -247,7 +248,7 @@ fn a_charge_runs_only_after_two_of_three_valid_signed_approvals() {
         "tool: charge_payment",
         "refund_payment",
         "class: compensable",
-        "12.50",
+        "1.250E1",
     ] {
         assert!(shown.contains(part), "{part} in {shown}");
     }
@@ -697,7 +698,8 @@ fn webhook() -> (String, Receiver<Value>) {
         for mut request in hook.incoming_requests() {
             let mut body = String::new();
             request.as_reader().read_to_string(&mut body).unwrap();
-            let _ = sent.send(serde_json::from_str::<Value>(&body).unwrap());
+            // Read as an approver's tool would, every number kept as written.
+            let _ = sent.send(mcp_recovery_model::json::from_str(&body).unwrap());
             let _ = request.respond(tiny_http::Response::empty(204));
         }
     });
@@ -781,7 +783,7 @@ fn a_charge_runs_after_one_cli_and_one_slack_approval() {
         "compensable",
         found["session"].as_str().unwrap(),
         found["expires"].as_str().unwrap(),
-        "\"amount\":12.50",
+        "\"amount\":1.250E1",
     ] {
         assert!(text.contains(part), "{part} in {text}");
     }

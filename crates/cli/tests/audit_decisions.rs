@@ -432,3 +432,45 @@ fn both_verifiers_read_records_nested_as_deep_as_the_reader_accepts_and_no_deepe
         assert!(out.contains("line 1:"), "{out}");
     }
 }
+
+/// A rule of a class alone gates compensations too: a refund journaled with its class and no
+/// approval is reported under `class = "irreversible"`, and not under a rule whose class it
+/// does not have.
+#[test]
+fn a_compensation_is_judged_by_the_class_it_was_journaled_with() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let policy = std::fs::read_to_string(dir.path().join("policy.toml")).unwrap();
+    let refund = |records: &mut Vec<Value>| {
+        records.insert(
+            3,
+            json!({"kind": "compensation.intent", "session": SESSION, "call": 1,
+                "undoes": "charge_payment", "name": "refund_payment",
+                "arguments": {"transactionId": "t-1"}, "attempt": 1, "class": "irreversible"}),
+        );
+    };
+    let mut records = charge(
+        vec![
+            signed(dir.path(), "alice", "approve"),
+            signed(dir.path(), "bob", "approve"),
+        ],
+        arguments(),
+        |_| {},
+    );
+    refund(&mut records);
+    chain(dir.path(), "journal.jsonl", records);
+    for (rule, reported) in [
+        ("class = \"irreversible\"", true),
+        ("match = \"refund_*\"\nclass = \"compensable\"", false),
+    ] {
+        let extra = format!("\n[[approvals]]\n{rule}\nquorum = 1\nof = [\"carol\"]\n");
+        std::fs::write(dir.path().join("policy.toml"), format!("{policy}{extra}")).unwrap();
+        let (status, out) = policy_check(dir.path(), "journal.jsonl");
+        assert_eq!(
+            out.contains("'refund_payment' (session"),
+            reported,
+            "{rule}: {out}"
+        );
+        assert_eq!(status, i32::from(reported), "{rule}: {out}");
+    }
+}

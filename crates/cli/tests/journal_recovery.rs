@@ -335,6 +335,8 @@ fn a_value_the_journal_redacted_is_never_sent_back() {
     assert_eq!(code(&output), 1, "{out}");
     let released = journal_kinds(&journal, "compensation.intent");
     assert_eq!(released[0]["name"], "release_inventory", "{released:?}");
+    // With the class the policy judged it by, which an audit judges it by too.
+    assert!(released[0]["class"].is_string(), "{released:?}");
     assert_eq!(released[0]["redacted"], true, "{released:?}");
     assert_eq!(released[0]["arguments"]["reservationId"], "***");
     let text = std::fs::read_to_string(&journal).unwrap();

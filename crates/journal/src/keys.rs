@@ -72,14 +72,19 @@ pub fn generate(path: &Path) -> Result<PublicKey, KeyError> {
     let secret = SecretKey(SigningKey::from_bytes(&seed));
     let public = secret.public();
     let public_file = public_path(path);
-    if public_file.exists() {
+    // A link counts as there, even one that leads nowhere: writing would follow it.
+    if std::fs::symlink_metadata(&public_file).is_ok() {
         return Err(KeyError::Io {
             path: public_file,
             source: std::io::ErrorKind::AlreadyExists.into(),
         });
     }
     write_new(path, &hex(&seed), true)?;
-    write_new(&public_file, &public.to_hex(), false)?;
+    if let Err(error) = write_new(&public_file, &public.to_hex(), false) {
+        // No secret without its public half: the secret just written is taken back.
+        let _ = std::fs::remove_file(path);
+        return Err(error);
+    }
     Ok(public)
 }
 
@@ -268,6 +273,18 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
             assert!(SecretKey::read(&path).is_err());
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_public_half_in_the_way_leaves_no_secret_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k");
+        // A link to nowhere where the public key would go: refused before anything is written.
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), public_path(&path)).unwrap();
+        assert!(matches!(generate(&path), Err(KeyError::Io { .. })));
+        assert!(std::fs::symlink_metadata(&path).is_err());
+        assert!(std::fs::symlink_metadata(dir.path().join("nowhere")).is_err());
     }
 
     #[test]

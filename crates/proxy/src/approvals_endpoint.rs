@@ -6,6 +6,7 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
+use mcp_recovery_model::json::with;
 use serde_json::{Value, json};
 
 #[cfg(unix)]
@@ -33,7 +34,12 @@ impl Board {
         let path = url.split('?').next().unwrap_or_default();
         let rest = path.strip_prefix("/approvals")?;
         let submitted = match (method, rest.strip_prefix('/')) {
-            ("GET", None | Some("")) => return Some((200, json!({"pending": self.list()}))),
+            // Built with `with`: `json!` would spell the arguments' numbers its own way
+            // (`1E2` as `1e+2`), and `approve` recomputes the call digest from this listing.
+            ("GET", None | Some("")) => {
+                let pending = Value::Array(self.list());
+                return Some((200, with(json!({}), [("pending", pending)])));
+            }
             ("POST", Some("slack")) => self.submit_slack(headers, body),
             ("POST", Some(id)) if !id.is_empty() && !id.contains('/') => {
                 self.submit(id, body, "cli")

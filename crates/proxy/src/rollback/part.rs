@@ -152,7 +152,10 @@ impl Part<'_> {
                 break;
             }
             sent += 1;
-            let base = json!({"name": planned.name, "undoes": call.name, "attempt": attempt});
+            // The class the policy judged it by, so an audit applies the same `[[approvals]]`.
+            let class = classify(compensator).class.as_str();
+            let base = json!({"name": planned.name, "undoes": call.name, "attempt": attempt,
+                "class": class});
             effects.journal(Kind::CompensationIntent, self.record(base.clone(), true))?;
             let reply = effects.call_tool(&planned.name, &planned.arguments, self.timeout);
             let mut outcome = self.record(base, true);
