@@ -49,6 +49,7 @@ mod render;
 mod save;
 mod server_json;
 mod sources;
+mod written;
 
 use std::process::ExitCode;
 

@@ -60,16 +60,13 @@ fn unique(stem: &str, taken: &mut BTreeSet<String>) -> String {
 
 /// Writes `text` to `path` (creating the directory of a multi-server save).
 pub fn save(path: &Path, text: &str) -> Result<(), Failure> {
-    let write = || {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, text)
-    };
-    write().map_err(|source| Failure::WriteFile {
-        path: path.display().to_string(),
-        source,
-    })
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| Failure::WriteFile {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    crate::written::write(path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -271,12 +271,24 @@ fn directories_are_walked_sorted_with_gitignore() {
     assert_eq!(codes(&report), ["R001"]);
 }
 
+/// A walk that finds no document (an empty tree, or every file ignored) is no clean run: a pull
+/// request that hides the lists from the walk must not turn the check green.
 #[test]
-fn empty_directory_is_clean() {
+fn a_directory_with_no_document_is_no_clean_run() {
     let dir = tempfile::tempdir().unwrap();
-    let (status, report) = lint_json(dir.path(), &["."]);
-    assert_eq!(status, 0);
-    assert_eq!(report["summary"]["files"], 0);
+    std::fs::write(dir.path().join("tools.json"), r#"{"tools": []}"#).unwrap();
+    assert_eq!(code(&run_in(dir.path(), &["lint", "."])), 0);
+    std::fs::write(dir.path().join(".ignore"), "*.json\n").unwrap();
+    for args in [
+        &["lint", "."][..],
+        &["lint"],
+        &["lint", "--isolated", "--format", "sarif"],
+    ] {
+        let output = run_in(dir.path(), args);
+        assert_eq!(code(&output), 2, "{args:?}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("nothing to lint"), "{stderr}");
+    }
 }
 
 #[test]

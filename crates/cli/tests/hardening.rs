@@ -591,3 +591,48 @@ fn written_paths_refuse_standard_streams() {
     }
     assert!(!dir.path().join("-").exists());
 }
+
+/// The files a run writes: never linted by a later walk, never read as its own input, replaced
+/// whole (a link in their place is replaced, not followed out of the tree), and written in full
+/// even when the reader of stdout goes away early, with the exit status still saying what was
+/// found.
+#[test]
+fn written_reports_stay_out_of_the_walk_and_never_follow_links() {
+    let dir = with_tools("missing_tool");
+    let dir = dir.path();
+    let lint = |args: &[&str]| code(&run_in(dir, &[&["lint"], args].concat()));
+    assert_eq!(lint(&["--output-file", "json=report.json"]), 1);
+    assert_eq!(lint(&["--output-file", "json=report.json"]), 1);
+    let (_, report) = lint_json(dir, &["--output-file", "json=report.json"]);
+    assert_eq!(report["summary"]["files"], 1, "{report}");
+    assert_eq!(lint(&["--write-baseline", "baseline.json"]), 0);
+    assert_eq!(lint(&["--baseline", "baseline.json"]), 0);
+    // A document the run would write over is refused, and left as it was.
+    let before = std::fs::read(dir.join("tools.json")).unwrap();
+    assert_eq!(lint(&["--output-file", "json=tools.json", "tools.json"]), 2);
+    assert_eq!(std::fs::read(dir.join("tools.json")).unwrap(), before);
+    // A committed link where a report goes: replaced, the file it led to untouched.
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "ORIGINAL").unwrap();
+    symlink(&victim, dir.join("out.sarif")).unwrap();
+    assert_eq!(lint(&["--output-file", "sarif=out.sarif", "tools.json"]), 1);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ORIGINAL");
+    assert!(
+        !std::fs::symlink_metadata(dir.join("out.sarif"))
+            .unwrap()
+            .is_symlink()
+    );
+    // Stdout closed before the first byte: the reports are whole and the findings still count.
+    let mut child = bin_in(dir)
+        .args(["lint", "--output-file", "json=r.json", "tools.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(written["summary"]["files"], 1);
+}

@@ -280,8 +280,8 @@ fn census_of_nothing_is_an_error() {
 }
 
 /// Runs `command` with its stdout closed by the reader before anything is read; asserts it exits
-/// 0 and prints nothing on stderr.
-fn assert_quiet_on_broken_pipe(command: &mut std::process::Command) {
+/// `expected` and says nothing of the closed pipe on stderr.
+fn assert_quiet_on_broken_pipe(command: &mut std::process::Command, expected: i32) {
     use std::io::Read;
     use std::process::Stdio;
     let mut child = command
@@ -299,19 +299,19 @@ fn assert_quiet_on_broken_pipe(command: &mut std::process::Command) {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert_eq!(status.code(), Some(0), "{command:?}: {stderr}");
-    assert_eq!(stderr, "", "{command:?}");
+    assert_eq!(status.code(), Some(expected), "{command:?}: {stderr}");
+    assert!(!stderr.contains("error:"), "{command:?}: {stderr}");
 }
 
 /// A reader that stops early is not an error: `lint … | head -1` exits 0 without a message.
 #[test]
 fn broken_pipe_exits_0_quietly() {
-    assert_quiet_on_broken_pipe(bin().args(["rules"]));
+    assert_quiet_on_broken_pipe(bin().args(["rules"]), 0);
 }
 
-/// Every report format ends quietly with success when its reader goes away, although the run
-/// would fail (`--deny warnings`): the report is larger than a pipe buffer, so the writer is
-/// certainly still writing when the pipe breaks.
+/// Every report format ends quietly when its reader goes away, and the exit status still says
+/// what was found (`--deny warnings` fails the run): the report is larger than a pipe buffer, so
+/// the writer is certainly still writing when the pipe breaks.
 #[test]
 fn broken_pipe_is_quiet_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
@@ -336,6 +336,7 @@ fn broken_pipe_is_quiet_in_every_format() {
             bin()
                 .args(["lint", "--deny", "warnings", "--format", format])
                 .arg(&path),
+            1,
         );
     }
 }

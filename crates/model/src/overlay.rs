@@ -144,16 +144,27 @@ impl Overlay {
     pub fn parse(text: &str, format: OverlayFormat) -> Result<Self, OverlayError> {
         let (document, spans) = match format {
             OverlayFormat::Json => {
-                let value: Value = crate::json::from_str(text).map_err(|e| {
-                    invalid(
+                let (value, repeated) =
+                    crate::json::from_str_noting_repeats(text).map_err(|e| {
+                        invalid(
+                            "",
+                            format!(
+                                "not valid JSON (line {}, column {}): {e}",
+                                e.line(),
+                                e.column()
+                            ),
+                        )
+                    })?;
+                // A reader sees the first of two members of one name, a JSON parser takes the
+                // last: which the overlay means is not known.
+                if repeated {
+                    return Err(invalid(
                         "",
-                        format!(
-                            "not valid JSON (line {}, column {}): {e}",
-                            e.line(),
-                            e.column()
-                        ),
-                    )
-                })?;
+                        "some object writes a member name twice: which of the values is meant is \
+                         not known"
+                            .to_owned(),
+                    ));
+                }
                 (value, None)
             }
             OverlayFormat::Toml => {

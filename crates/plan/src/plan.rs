@@ -301,17 +301,8 @@ impl Plan {
     }
 }
 
-/// Characters from the trace or tool list that must not reach a terminal raw (the workspace's
-/// [`is_unsafe_char`](mcp_recovery_base::text::is_unsafe_char)) become spaces, which keep the
-/// table's columns.
+/// Text from the trace or tool list with every character that must not reach a terminal raw
+/// written as its visible escape (the workspace's one escape), which keeps the table's columns.
 fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if mcp_recovery_base::text::is_unsafe_char(c) {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect()
+    mcp_recovery_base::text::escape_controls(text).into_owned()
 }

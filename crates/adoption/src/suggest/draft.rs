@@ -2,12 +2,14 @@
 //! when one is listed, binds and undoes the call exactly, else given what a tool alone can be
 //! given.
 
+use std::collections::HashMap;
+
 use mcp_recovery_model::{Hint, Tool};
 
 use super::before::before_image;
 use super::bind::{Bound, bind};
 use super::candidate::Candidate;
-use super::lexicon::{relation, words};
+use super::lexicon::{partners, relation, words};
 use super::prior::{Prior, said};
 use super::recorded::{Recorded, confirm, learn, pairings};
 use super::types::{Confidence, Proposal, Skipped, Suggestion, Suggestions};
@@ -29,12 +31,18 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             words: words(&tool.name),
         })
         .collect();
+    let alike = Alike::index(&candidates);
     let mut out = Suggestions::default();
-    for forward in &candidates {
+    for (index, forward) in candidates.iter().enumerate() {
         if forward.read_only() || forward.declared() {
             continue;
         }
         let mut best: Option<Suggestion> = None;
+        // How `best` ranks (its confidence, and whether its name is spelled as the forward
+        // tool's), and a rival of the same rank whose name differs from its compensator's only in
+        // separators: then nothing says which of the two is meant.
+        let mut rank = None;
+        let mut rival: Option<String> = None;
         let mut skipped = Vec::new();
         let said = said(forward);
         let inexact = |compensator: &str, reason: String| Skipped {
@@ -42,8 +50,8 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             compensator: compensator.to_owned(),
             reason,
         };
-        for inverse in &candidates {
-            if std::ptr::eq(forward, inverse) || inverse.tool.hint(Hint::ReadOnly) == Some(true) {
+        for inverse in alike.of(index, forward).map(|i| &candidates[i]) {
+            if inverse.tool.hint(Hint::ReadOnly) == Some(true) {
                 continue;
             }
             let Some(relation) = relation(&forward.words, &inverse.words) else {
@@ -93,8 +101,19 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
                         confidence,
                         reason,
                     };
-                    if best.as_ref().is_none_or(|b| b.confidence < confidence) {
-                        best = Some(suggestion);
+                    let this = (
+                        confidence,
+                        spelled_alike(&forward.tool.name, &inverse.tool.name),
+                    );
+                    if rank.is_none_or(|r| r < this) {
+                        (best, rank, rival) = (Some(suggestion), Some(this), None);
+                    } else if rank == Some(this)
+                        && best
+                            .as_ref()
+                            .and_then(Suggestion::compensator)
+                            .is_some_and(|chosen| words_alike(chosen, &inverse.tool.name))
+                    {
+                        rival = Some(inverse.tool.name.clone());
                     }
                 }
                 Err(reason) => skipped.push(Skipped {
@@ -114,6 +133,16 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             (itself, _) => itself,
         };
         let replaces = said.as_ref().is_some_and(|s| s.prior == Prior::Replaced);
+        if let Some(rival) = rival
+            && let Some(chosen) = best.take()
+        {
+            let compensator = chosen.compensator().unwrap_or_default().to_owned();
+            let reason = format!(
+                "'{compensator}' and '{rival}' both fit, as well as each other: nothing says which undoes it"
+            );
+            skipped.push(inexact(&compensator, reason.clone()));
+            skipped.push(inexact(&rival, reason));
+        }
         let best = best
             .or(itself)
             .or_else(|| before_image(forward, &candidates, replaces))
@@ -125,4 +154,54 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
         }
     }
     out
+}
+
+/// Whether two names put the same separators (`_`, `-`, `.`, …) between their words: of two
+/// inverses that differ only there, the one spelled as the forward tool is meant.
+fn spelled_alike(forward: &str, inverse: &str) -> bool {
+    separators(forward) == separators(inverse)
+}
+
+/// Whether two names differ only in their separators.
+fn words_alike(a: &str, b: &str) -> bool {
+    let words = |name: &str| -> String { name.chars().filter(|c| c.is_alphanumeric()).collect() };
+    words(a) == words(b)
+}
+
+fn separators(name: &str) -> String {
+    name.chars().filter(|c| !c.is_alphanumeric()).collect()
+}
+
+/// The tools whose names differ from a tool's in one word, which stands where a partner of
+/// that word ([`partners`]) could: the only ones [`relation`] can pair with it. Looked up by
+/// name, so that pairing a list of thousands of tools takes time in proportion to it, not to
+/// its square.
+struct Alike<'a> {
+    by_words: HashMap<&'a [String], Vec<usize>>,
+}
+
+impl<'a> Alike<'a> {
+    fn index(candidates: &'a [Candidate<'a>]) -> Self {
+        let mut by_words: HashMap<&[String], Vec<usize>> = HashMap::new();
+        for (index, candidate) in candidates.iter().enumerate() {
+            by_words.entry(&candidate.words).or_default().push(index);
+        }
+        Self { by_words }
+    }
+
+    /// The candidates that may pair with `forward` (the candidate at `index`), in list order.
+    fn of(&self, index: usize, forward: &Candidate<'_>) -> impl Iterator<Item = usize> {
+        let mut found = Vec::new();
+        for (at, word) in forward.words.iter().enumerate() {
+            for partner in partners(word) {
+                let mut words = forward.words.clone();
+                words[at] = partner;
+                found.extend(self.by_words.get(words.as_slice()).into_iter().flatten());
+            }
+        }
+        found.retain(|&other| other != index);
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter()
+    }
 }

@@ -241,6 +241,27 @@ pub(crate) struct Relation {
 }
 
 /// How `forward` and `inverse` names relate, when one undoes the other.
+/// The words that may stand where `word` stands in the name of a tool [`relation`] pairs with
+/// it: its inverses in the lexicon, and the word with `un` added or taken away.
+pub(crate) fn partners(word: &str) -> Vec<String> {
+    let mut found: Vec<String> = PAIRS
+        .iter()
+        .filter_map(|p| {
+            if p.forward == word {
+                Some(p.inverse)
+            } else if p.symmetric && p.inverse == word {
+                Some(p.forward)
+            } else {
+                None
+            }
+        })
+        .map(str::to_owned)
+        .collect();
+    found.push(format!("un{word}"));
+    found.extend(word.strip_prefix("un").map(str::to_owned));
+    found
+}
+
 pub(crate) fn relation(forward: &[String], inverse: &[String]) -> Option<Relation> {
     if forward.len() != inverse.len() {
         return None;

@@ -300,3 +300,33 @@ fn orders_deployments_allocations_and_shares_pair_with_their_inverses() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn of_inverses_that_differ_only_in_separators_the_one_spelled_alike_is_meant() {
+    let id = object(json!({"id": {"type": "string"}}), json!(["id"]));
+    let tool = |name: &str| json!({"name": name, "inputSchema": id, "outputSchema": id});
+    let list = tools(json!([
+        tool("create_user_group"),
+        tool("delete_user-group"),
+        tool("delete_user_group"),
+        tool("create_a.b"),
+        tool("delete_a-b"),
+        tool("delete_a:b")
+    ]));
+    let found = suggest_with(&list, &[]);
+    let by_tool = by_tool(&found);
+    assert_eq!(
+        by_tool["create_user_group"].compensator(),
+        Some("delete_user_group"),
+        "{found:#?}"
+    );
+    // Neither is spelled as the forward tool: nothing says which.
+    assert!(!by_tool.contains_key("create_a.b"), "{found:#?}");
+    assert!(
+        found
+            .skipped
+            .iter()
+            .any(|s| s.tool == "create_a.b" && s.reason.contains("nothing says which")),
+        "{found:#?}"
+    );
+}

@@ -132,10 +132,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if let Some(path) = &args.svg {
-        std::fs::write(path, census.render_svg()).map_err(|source| Failure::WriteFile {
-            path: path.display().to_string(),
-            source,
-        })?;
+        crate::written::write(path, census.render_svg().as_bytes())?;
     }
     for error in &missing {
         crate::errors::report(&Failure::Usage(error.to_string()));

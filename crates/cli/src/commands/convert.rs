@@ -19,10 +19,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode, Failure> {
         convert_document(&document, args.to).map_err(|e| not_a_tools_list(&args.input, &e))?;
     let text = format!("{}\n", pretty(&converted.document, "the document")?);
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|source| Failure::WriteFile {
-            path: path.display().to_string(),
-            source,
-        })?,
+        Some(path) => crate::written::write(path, text.as_bytes())?,
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     let mut stderr = std::io::stderr().lock();

@@ -12,6 +12,8 @@ use mcp_recovery_plan::{REDACTED_MEMBER, load_tools};
 use mcp_recovery_validator::{LintOptions, Linter, Severity};
 use serde_json::Value;
 
+mod toml_text;
+
 use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
 use crate::live;
@@ -116,18 +118,30 @@ pub fn run(args: &SuggestArgs) -> Result<ExitCode, Failure> {
     keep_clean(&mut found, &document, server_name.as_deref())?;
     drop(progress);
 
-    let format = match (args.format, &args.out) {
-        (Some(OverlayFormatArg::Toml), _) => OverlayFormat::Toml,
-        (Some(OverlayFormatArg::Json), _) => OverlayFormat::Json,
-        (None, Some(path)) => OverlayFormat::from_file_name(&path.display().to_string()),
+    let asked = args.format.map(|format| match format {
+        OverlayFormatArg::Toml => OverlayFormat::Toml,
+        OverlayFormatArg::Json => OverlayFormat::Json,
+    });
+    // A file is read back by its name: its content must be what the name says.
+    let named = args
+        .out
+        .as_ref()
+        .map(|path| OverlayFormat::from_file_name(&path.display().to_string()));
+    let format = match (asked, named) {
+        (Some(asked), Some(named)) if asked != named => {
+            return Err(Failure::Usage(format!(
+                "--format {} and --out {}: an overlay file is read as TOML when its name ends \
+                 in .toml and as JSON otherwise",
+                if asked == OverlayFormat::Toml { "toml" } else { "json" },
+                args.out.as_deref().unwrap_or(std::path::Path::new("")).display()
+            )));
+        }
+        (Some(format), _) | (None, Some(format)) => format,
         (None, None) => OverlayFormat::Json,
     };
     let text = render(&found, server_name.as_deref(), format)?;
     match &args.out {
-        Some(path) => std::fs::write(path, &text).map_err(|source| Failure::WriteFile {
-            path: path.display().to_string(),
-            source,
-        })?,
+        Some(path) => crate::written::write(path, text.as_bytes())?,
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     let mut stderr = std::io::stderr().lock();
@@ -206,7 +220,7 @@ fn render(
                 ));
                 text.push_str(&toml::to_string(&entry).map_err(toml_error)?);
             }
-            Ok(text)
+            Ok(toml_text::inert(&text))
         }
     }
 }

@@ -101,13 +101,12 @@ fn write_csv(
         path: escape_controls(&path.display().to_string()).into_owned(),
         source,
     };
-    let file = std::fs::File::create(path).map_err(failure)?;
-    let mut out = std::io::BufWriter::new(file);
+    let mut replacing = crate::written::Replacing::start(path)?;
+    let mut out = std::io::BufWriter::new(replacing.writer());
     let rows = csv::write(sessions, &mut out).map_err(failure)?;
-    out.into_inner()
-        .map_err(|e| failure(e.into_error()))?
-        .sync_all()
-        .map_err(failure)?;
+    out.flush().map_err(failure)?;
+    drop(out);
+    replacing.commit()?;
     writeln!(
         std::io::stdout().lock(),
         "{shown}: {rows} rows written to {}",

@@ -159,3 +159,26 @@ fn other_shapes_report_every_tool_unknown() {
     let applied = overlay.apply(&mut document);
     assert_eq!(applied.issues.len(), 1);
 }
+
+#[test]
+fn a_member_written_twice_is_refused() {
+    let entry = |binding: &str| {
+        format!(
+            r#"{{"annotations": {{"recovery": {{"strategy": "compensation", "compensatingOperation": {{"operationId": "delete_note", "parameters": {{"noteId": "{binding}"}}}}}}}}}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"tools": {{"create_note": {}, "create_note": {}}}}}"#,
+        entry("$response.body#/noteId"),
+        entry("$request.body#/text")
+    );
+    let error = Overlay::parse(&text, OverlayFormat::Json).unwrap_err();
+    assert!(error.message.contains("member name twice"), "{error}");
+    assert!(
+        Overlay::parse(
+            &text.replacen("create_note", "create_other", 1),
+            OverlayFormat::Json
+        )
+        .is_ok()
+    );
+}

@@ -1,7 +1,7 @@
 //! `lint` over files, directories and stdin: read and linted on every core, reported in the
 //! order given.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mcp_recovery_base::ordered::map_in_order;
 use mcp_recovery_validator::{Linter, Report};
@@ -40,7 +40,15 @@ pub fn lint(
     } else {
         args.paths.clone()
     };
-    let inputs = inputs::collect(&paths)?;
+    let inputs = own_files_left_out(args, &paths, inputs::collect(&paths)?)?;
+    if inputs.is_empty() {
+        // A walk that finds nothing (all ignored, hidden or moved) is no clean run.
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Failure::Usage(format!(
+            "nothing to lint: no JSON document found in {}",
+            shown.join(", ")
+        )));
+    }
     if overlay.is_some() && inputs.len() != 1 {
         return Err(Failure::Usage(format!(
             "--overlay applies to one tools/list document, and {} were given",
@@ -77,6 +85,53 @@ pub fn lint(
         reporter.document(&linted.name, linted.kind, Ok(document))
     })?;
     Ok(overlay_findings)
+}
+
+/// `inputs` without the files the run itself reads or writes besides its documents (its reports,
+/// baselines and overlay) where a walk found them; a document named on the command line that the
+/// run would write over is refused.
+fn own_files_left_out(
+    args: &LintArgs,
+    named: &[PathBuf],
+    inputs: Vec<inputs::Input>,
+) -> Result<Vec<inputs::Input>, Failure> {
+    let written: Vec<&Path> = args
+        .output_files
+        .iter()
+        .map(|o| o.path.as_path())
+        .chain(args.write_baseline.as_deref())
+        .collect();
+    let read = args.baseline.iter().chain(&args.overlay).map(PathBuf::as_path);
+    let own: Vec<PathBuf> = written
+        .iter()
+        .copied()
+        .chain(read)
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    if own.is_empty() {
+        return Ok(inputs);
+    }
+    let same = |path: &Path, among: &[PathBuf]| {
+        std::fs::canonicalize(path).is_ok_and(|p| among.contains(&p))
+    };
+    let written: Vec<PathBuf> = written
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    if let Some(path) = named.iter().find(|p| same(p, &written)) {
+        return Err(Failure::Usage(format!(
+            "{} is both a document to lint and a file this run writes (--output-file or \
+             --write-baseline): its report would replace it",
+            path.display()
+        )));
+    }
+    Ok(inputs
+        .into_iter()
+        .filter(|input| match input {
+            inputs::Input::File(path) => named.contains(path) || !same(path, &own),
+            inputs::Input::Stdin => true,
+        })
+        .collect())
 }
 
 /// Reads and lints one input (on a worker thread). One that cannot be read is reported (the

@@ -27,10 +27,7 @@ pub fn conclude(args: &LintArgs, deny_warnings: bool, tally: Tally) -> Result<Ex
     }
     if let Some(path) = &args.write_baseline {
         let text = crate::pretty(&baseline::document(&all_findings), "the baseline")?;
-        std::fs::write(path, format!("{text}\n")).map_err(|source| Failure::WriteFile {
-            path: path.display().to_string(),
-            source,
-        })?;
+        crate::written::write(path, format!("{text}\n").as_bytes())?;
         eprintln!(
             "wrote {} ({} findings)",
             escape_controls(&path.display().to_string()),
