@@ -99,8 +99,19 @@ impl Input {
 pub fn read_json(path: &Path) -> Result<Value, Failure> {
     let input = Input::named(path);
     let bytes = input.read()?;
-    mcp_recovery_model::json::from_slice(&bytes)
-        .map_err(|e| Failure::Usage(format!("{}: not valid JSON: {e}", input.display())))
+    let invalid = |e| Failure::Usage(format!("{}: not valid JSON: {e}", input.display()));
+    let text = std::str::from_utf8(&bytes).map_err(|_| invalid("the text is not UTF-8".into()))?;
+    let (value, repeated) = mcp_recovery_model::json::from_str_noting_repeats(text)
+        .map_err(|e| invalid(e.to_string()))?;
+    if repeated {
+        // A reader sees the first of two members of one name, this parser takes the last.
+        return Err(Failure::Usage(format!(
+            "{}: some object writes a member name twice, so which value is meant is not known \
+             (`mcp-recovery lint` says where: R007)",
+            input.display()
+        )));
+    }
+    Ok(value)
 }
 
 /// The failure for a document that is not a `tools/list` document: the file, the pointer of the

@@ -57,7 +57,9 @@ impl TransportArgs {
                     escape_controls(&upstream.describe())
                 );
             }
-            eprintln!("mcp-recovery proxy: listening on http://{bound}/mcp");
+            // One write, so that a reader of the stream never sees half the address.
+            let line = format!("mcp-recovery proxy: listening on http://{bound}/mcp\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         });
         match outcome {
             Ok(()) => Failure::Usage("the listener stopped".into()),

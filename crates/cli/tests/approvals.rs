@@ -67,15 +67,10 @@ impl Proxy {
                 let _ = sender.send(serde_json::from_str::<Value>(&line).unwrap());
             }
         });
-        let prefix = "mcp-recovery proxy: approvals at ";
-        let mut url = String::new();
-        wait_for("the approvals address", || {
-            let text = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
-            text.lines()
-                .find_map(|l| l.strip_prefix(prefix))
-                .map(|u| url = u.to_owned())
-                .is_some()
-        });
+        let url = announced(
+            &dir.join("proxy.stderr"),
+            "mcp-recovery proxy: approvals at ",
+        );
         let mut proxy = Proxy {
             _child: Running(child),
             stdin,
@@ -171,6 +166,21 @@ fn pending(dir: &Path, url: &str) -> String {
             .is_some()
     });
     id
+}
+
+/// What follows `prefix` on the first whole line of `path` that starts with it, once one is
+/// there: the file may be read while the process is still writing the line.
+fn announced(path: &Path, prefix: &str) -> String {
+    let mut found = String::new();
+    wait_for(prefix, || {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        text.split_inclusive('\n')
+            .filter_map(|l| l.strip_suffix('\n'))
+            .find_map(|l| l.strip_prefix(prefix))
+            .map(|rest| found = rest.to_owned())
+            .is_some()
+    });
+    found
 }
 
 fn listing(url: &str) -> Value {
@@ -674,14 +684,11 @@ fn under_listen_the_approvals_endpoint_shares_its_address() {
         .spawn()
         .unwrap();
     let _running = Running(child);
-    let mut url = String::new();
-    wait_for("the listening address", || {
-        let text = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix("mcp-recovery proxy: listening on "))
-            .map(|u| url = u.replace("/mcp", "/approvals"))
-            .is_some()
-    });
+    let url = announced(
+        &dir.join("proxy.stderr"),
+        "mcp-recovery proxy: listening on ",
+    )
+    .replace("/mcp", "/approvals");
     assert_eq!(listing(&url), json!({"pending": []}));
     let (status, said) = approve(dir, &["--url", &url]);
     assert_eq!((status, said.trim()), (0, "no request is pending"));
@@ -1431,15 +1438,10 @@ fn rollback_taking_decisions(dir: &Path, upstream: &str) -> (Running, String) {
         .stderr(stderr)
         .spawn()
         .unwrap();
-    let prefix = "mcp-recovery rollback: approvals at ";
-    let mut url = String::new();
-    wait_for("the approvals address", || {
-        let text = std::fs::read_to_string(dir.join("rollback.stderr")).unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(prefix))
-            .map(|u| url = u.to_owned())
-            .is_some()
-    });
+    let url = announced(
+        &dir.join("rollback.stderr"),
+        "mcp-recovery rollback: approvals at ",
+    );
     (Running(child), url)
 }
 

@@ -428,3 +428,29 @@ fn audit_keygen_writes_a_pair_once_and_keeps_the_secret_private() {
         secret
     );
 }
+
+/// A document or trace line that writes a member name twice is refused, naming the file (or the
+/// line): a reader sees the first value, a parser takes the last, so which is meant is not known.
+#[test]
+fn members_written_twice_are_refused_wherever_a_command_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = fs::read_to_string(root().join("fixtures/overlays/notes.tools.json")).unwrap();
+    fs::write(
+        dir.path().join("twice.json"),
+        r#"{"tools": [], "tools": []}"#,
+    )
+    .unwrap();
+    fs::write(dir.path().join("tools.json"), &tools).unwrap();
+    let call = r#"{"name": "create_note", "name": "pin_note", "arguments": {}, "result": {"structuredContent": {}}}"#;
+    fs::write(dir.path().join("trace.jsonl"), format!("{call}\n")).unwrap();
+    for args in [
+        &["convert", "twice.json", "--to", "sep3172"][..],
+        &["plan", "--tools", "twice.json", "--trace", "trace.jsonl"],
+        &["plan", "--tools", "tools.json", "--trace", "trace.jsonl"],
+    ] {
+        let output = bin().current_dir(dir.path()).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("member name twice"), "{args:?}: {stderr}");
+    }
+}

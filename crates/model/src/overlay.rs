@@ -168,12 +168,24 @@ impl Overlay {
                 (value, None)
             }
             OverlayFormat::Toml => {
-                let value: Value = toml::from_str(text).map_err(|e| OverlayError {
+                let invalid_toml = |e: toml::de::Error| OverlayError {
                     message: format!("not valid TOML: {}", e.message().trim_end()),
                     pointer: String::new(),
                     span: e.span(),
-                })?;
-                (value, Some(toml_spans(text)))
+                };
+                let spans = toml_spans(text);
+                let typed: toml::Value = toml::from_str(text).map_err(invalid_toml)?;
+                if let Some((pointer, what)) = no_json_value(&typed, "") {
+                    return Err(OverlayError {
+                        message: format!(
+                            "{what} has no JSON value, and an overlay's values are JSON values"
+                        ),
+                        span: nearest_span(&spans, &pointer),
+                        pointer,
+                    });
+                }
+                let value: Value = toml::from_str(text).map_err(invalid_toml)?;
+                (value, Some(spans))
             }
         };
         let mut overlay = Self::from_value(&document, format).map_err(|mut error| {
@@ -465,6 +477,23 @@ fn same_declaration(key: &str, own: &Value, overlay: &Value) -> bool {
 
 /// The place of `pointer` in the text, or of its nearest ancestor that is there (a member that
 /// is missing is reported at the object that lacks it): its key when it has one.
+/// The first TOML value under `value` that JSON cannot hold (a date or time, an infinite float
+/// or `nan`), by its pointer (`at` is `value`'s).
+fn no_json_value(value: &toml::Value, at: &str) -> Option<(String, String)> {
+    match value {
+        toml::Value::Float(f) if !f.is_finite() => Some((at.to_owned(), format!("the float {f}"))),
+        toml::Value::Datetime(d) => Some((at.to_owned(), format!("the date-time {d}"))),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| no_json_value(item, &format!("{at}/{i}"))),
+        toml::Value::Table(table) => table
+            .iter()
+            .find_map(|(k, item)| no_json_value(item, &format!("{at}/{}", escape_token(k)))),
+        _ => None,
+    }
+}
+
 fn nearest_span(spans: &HashMap<String, OverlaySpan>, pointer: &str) -> Option<Range<usize>> {
     let mut at = pointer;
     loop {

@@ -390,11 +390,19 @@ fn parse_lines(text: &str, session: Option<&str>) -> Result<Vec<(Value, TracedCa
             line: index + 1,
             error,
         };
-        let value: Value = mcp_recovery_model::json::from_str(line).map_err(|e| {
-            fail(TraceLineError::InvalidJson {
-                message: e.to_string(),
-            })
-        })?;
+        let (value, repeated) =
+            mcp_recovery_model::json::from_str_noting_repeats(line).map_err(|e| {
+                fail(TraceLineError::InvalidJson {
+                    message: e.to_string(),
+                })
+            })?;
+        if repeated {
+            return Err(fail(TraceLineError::InvalidJson {
+                message: "some object writes a member name twice: which value is meant is not \
+                          known"
+                    .to_owned(),
+            }));
+        }
         match classify(&value, session).map_err(fail)? {
             Line::Call(call) => calls.push((index, Value::Null, call)),
             Line::Intent(key, call) => open.push((key, index, call)),

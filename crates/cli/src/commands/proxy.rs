@@ -145,7 +145,9 @@ pub fn approvals_board(
             let bound = serve_approvals(Arc::clone(board), address).map_err(|why| {
                 Failure::Usage(format!("cannot take approvals on {address}: {why}"))
             })?;
-            eprintln!("mcp-recovery {command}: approvals at http://{bound}/approvals");
+            // One write, so that a reader of the stream never sees half the address.
+            let line = format!("mcp-recovery {command}: approvals at http://{bound}/approvals\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         }
         (Some(_), None)
             if under_listen != Some(true)

@@ -182,3 +182,28 @@ fn a_member_written_twice_is_refused() {
         .is_ok()
     );
 }
+
+#[test]
+fn toml_values_json_cannot_hold_are_refused_where_they_are() {
+    for (value, what) in [
+        ("1979-05-27T07:32:00Z", "date-time"),
+        ("nan", "float"),
+        ("-inf", "float"),
+        ("[1, 07:32:00]", "date-time"),
+    ] {
+        let text = format!(
+            "[tools.create_note.annotations.recovery]\nstrategy = \"compensation\"\n\
+             compensatingOperation = {{operationId = \"delete_note\", parameters = {{extra = {value}}}}}\n"
+        );
+        let error = Overlay::parse(&text, OverlayFormat::Toml).unwrap_err();
+        assert!(error.message.contains(what), "{value}: {error}");
+        assert!(
+            error.pointer.starts_with(
+                "/tools/create_note/annotations/recovery/compensatingOperation/parameters/extra"
+            ),
+            "{value}: {}",
+            error.pointer
+        );
+        assert!(error.span.is_some(), "{value}");
+    }
+}
