@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use mcp_recovery_model::Hint;
 use serde_json::{Map, Value};
 
-use super::candidate::Candidate;
+use super::candidate::{ByWords, Candidate};
 use super::fields::{fits, object_fields, simple, types};
 use super::identity::singular;
 use super::lexicon::{IRREVERSIBLE, READ_VERBS, verb_of, words};
@@ -37,7 +37,7 @@ pub(crate) const CONTENTS: &[&str] = &["content", "contents", "text", "data", "b
 /// back. Exactly one read and one write, or nothing.
 pub(crate) fn before_image(
     forward: &Candidate<'_>,
-    candidates: &[Candidate<'_>],
+    by_words: &ByWords<'_>,
     replaces: bool,
 ) -> Option<Suggestion> {
     let writes_by_verb = forward
@@ -54,21 +54,12 @@ pub(crate) fn before_image(
     } else {
         "the call may replace what is there, which no inverse brings back"
     };
-    let with_verb = |verb: &str| {
-        let mut words = forward.words.clone();
-        words[at] = verb.to_owned();
-        words
-    };
-    let (read_words, write_words) = (with_verb("read"), with_verb("write"));
-    let reads: Vec<&Candidate<'_>> = candidates
-        .iter()
+    let with_verb = |verb: &str| by_words.with_word(forward, at, [verb.to_owned()]);
+    let reads: Vec<&Candidate<'_>> = with_verb("read")
         // A proxy runs only a read its server annotates read-only.
-        .filter(|c| c.words == read_words && c.tool.hint(Hint::ReadOnly) == Some(true))
+        .filter(|c| c.tool.hint(Hint::ReadOnly) == Some(true))
         .collect();
-    let writes: Vec<&Candidate<'_>> = candidates
-        .iter()
-        .filter(|c| c.words == write_words && !c.read_only())
-        .collect();
+    let writes: Vec<&Candidate<'_>> = with_verb("write").filter(|c| !c.read_only()).collect();
     if !reads.is_empty() || !writes.is_empty() {
         let ([read], [write]) = (reads.as_slice(), writes.as_slice()) else {
             return None;
@@ -80,33 +71,32 @@ pub(crate) fn before_image(
     if !EDITS.contains(&forward.words[at].as_str()) {
         return None;
     }
-    let fitting: Vec<Suggestion> = candidates
+    // The read's noun qualifies a required argument naming its place (`file` of `file_path`).
+    let (forward_required, _) = object_fields(Some(&forward.tool.input_schema));
+    let mut nouns: Vec<Vec<String>> = forward_required
         .iter()
-        .filter(|c| c.tool.hint(Hint::ReadOnly) == Some(true))
-        .filter_map(|read| {
-            let verb = read.words.iter().position(|w| w == "read")?;
-            let noun: Vec<String> = read
-                .words
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != verb)
-                .map(|(_, w)| singular(w))
-                .collect();
-            let mut write_words = read.words.clone();
-            write_words[verb] = "write".to_owned();
-            let [write] = candidates
-                .iter()
-                .filter(|c| c.words == write_words && !c.read_only())
-                .collect::<Vec<_>>()[..]
-            else {
-                return None;
-            };
-            let arguments = qualified_place(forward, read, &noun)?;
+        .flat_map(|field| {
+            let given = plain(field);
+            (1..=given.len()).map(move |end| given[..end].to_vec())
+        })
+        .collect();
+    nouns.sort_unstable();
+    nouns.dedup();
+    let fitting: Vec<Suggestion> = nouns
+        .iter()
+        .flat_map(|noun| by_words.read_writes(noun).map(move |pair| (noun, pair)))
+        .filter_map(|(noun, (read, write))| {
+            let arguments = qualified_place(forward, read, noun)?;
             restore(forward, (read, write), arguments, &noun.join("_"), lead)
         })
         .collect();
     let [one] = <[Suggestion; 1]>::try_from(fitting).ok()?;
     Some(one)
+}
+
+/// A parameter's name as words in the singular, to compare names by.
+fn plain(name: &str) -> Vec<String> {
+    words(name).iter().map(|w| singular(w)).collect()
 }
 
 /// The forward arguments giving the read's place, when each parameter of the place is given
@@ -119,7 +109,6 @@ fn qualified_place(
 ) -> Option<BTreeMap<String, String>> {
     let (place, _) = object_fields(Some(&read.tool.input_schema));
     let (forward_required, _) = object_fields(Some(&forward.tool.input_schema));
-    let plain = |name: &str| words(name).iter().map(|w| singular(w)).collect::<Vec<_>>();
     let mut arguments = BTreeMap::new();
     let mut qualified = false;
     for parameter in &place {

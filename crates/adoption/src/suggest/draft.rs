@@ -2,14 +2,12 @@
 //! when one is listed, binds and undoes the call exactly, else given what a tool alone can be
 //! given.
 
-use std::collections::HashMap;
-
 use mcp_recovery_model::{Hint, Tool};
 
 use super::before::before_image;
 use super::bind::{Bound, bind};
-use super::candidate::Candidate;
-use super::lexicon::{partners, relation, words};
+use super::candidate::{ByWords, Candidate};
+use super::lexicon::{relation, words};
 use super::prior::{Prior, said};
 use super::recorded::{Recorded, confirm, learn, pairings};
 use super::types::{Confidence, Proposal, Skipped, Suggestion, Suggestions};
@@ -31,7 +29,7 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             words: words(&tool.name),
         })
         .collect();
-    let alike = Alike::index(&candidates);
+    let by_words = ByWords::index(&candidates);
     let mut out = Suggestions::default();
     for (index, forward) in candidates.iter().enumerate() {
         if forward.read_only() || forward.declared() {
@@ -50,7 +48,7 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
             compensator: compensator.to_owned(),
             reason,
         };
-        for inverse in alike.of(index, forward).map(|i| &candidates[i]) {
+        for inverse in by_words.alike(index, forward) {
             if inverse.tool.hint(Hint::ReadOnly) == Some(true) {
                 continue;
             }
@@ -145,8 +143,8 @@ pub fn suggest_with(tools: &[Tool], calls: &[Recorded]) -> Suggestions {
         }
         let best = best
             .or(itself)
-            .or_else(|| before_image(forward, &candidates, replaces))
-            .or_else(|| irreversible(forward, &candidates));
+            .or_else(|| before_image(forward, &by_words, replaces))
+            .or_else(|| irreversible(forward, &by_words));
         match best {
             // A pair found for the tool makes the skipped candidates for it moot.
             Some(suggestion) => out.suggestions.push(suggestion),
@@ -170,38 +168,4 @@ fn words_alike(a: &str, b: &str) -> bool {
 
 fn separators(name: &str) -> String {
     name.chars().filter(|c| !c.is_alphanumeric()).collect()
-}
-
-/// The tools whose names differ from a tool's in one word, which stands where a partner of
-/// that word ([`partners`]) could: the only ones [`relation`] can pair with it. Looked up by
-/// name, so that pairing a list of thousands of tools takes time in proportion to it, not to
-/// its square.
-struct Alike<'a> {
-    by_words: HashMap<&'a [String], Vec<usize>>,
-}
-
-impl<'a> Alike<'a> {
-    fn index(candidates: &'a [Candidate<'a>]) -> Self {
-        let mut by_words: HashMap<&[String], Vec<usize>> = HashMap::new();
-        for (index, candidate) in candidates.iter().enumerate() {
-            by_words.entry(&candidate.words).or_default().push(index);
-        }
-        Self { by_words }
-    }
-
-    /// The candidates that may pair with `forward` (the candidate at `index`), in list order.
-    fn of(&self, index: usize, forward: &Candidate<'_>) -> impl Iterator<Item = usize> {
-        let mut found = Vec::new();
-        for (at, word) in forward.words.iter().enumerate() {
-            for partner in partners(word) {
-                let mut words = forward.words.clone();
-                words[at] = partner;
-                found.extend(self.by_words.get(words.as_slice()).into_iter().flatten());
-            }
-        }
-        found.retain(|&other| other != index);
-        found.sort_unstable();
-        found.dedup();
-        found.into_iter()
-    }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::candidate::Candidate;
+use super::candidate::{ByWords, Candidate};
 use super::fields::{fits, object_fields, simple};
 use super::identity::{identity, same_identity};
 use super::lexicon::{DESTROYS, IRREVERSIBLE, READ_VERBS, TAKE_BACK, verb_of, words};
@@ -151,10 +151,7 @@ fn undone_by_itself(
 /// `irreversible` for a tool named with a verb whose effect cannot be taken back. The reason
 /// names the listed tools that would read as taking it back (`delete_message` beside
 /// `send_message`) and says why they do not.
-pub(crate) fn irreversible(
-    forward: &Candidate<'_>,
-    candidates: &[Candidate<'_>],
-) -> Option<Suggestion> {
+pub(crate) fn irreversible(forward: &Candidate<'_>, by_words: &ByWords<'_>) -> Option<Suggestion> {
     let (at, verb) = verb_of(&forward.words)?;
     // `post_search` names an HTTP method, not a message.
     let reads = forward
@@ -164,15 +161,12 @@ pub(crate) fn irreversible(
     if !IRREVERSIBLE.contains(&verb) || reads {
         return None;
     }
-    let undoing = format!("un{verb}");
-    let named: Vec<String> = candidates
+    let undoing = TAKE_BACK
         .iter()
-        .filter(|c| {
-            let other = c.words.get(at).map(String::as_str).unwrap_or_default();
-            c.words.len() == forward.words.len()
-                && (TAKE_BACK.contains(&other) || other == undoing)
-                && (0..c.words.len()).all(|i| i == at || c.words[i] == forward.words[i])
-        })
+        .map(|&word| word.to_owned())
+        .chain([format!("un{verb}")]);
+    let named: Vec<String> = by_words
+        .with_word(forward, at, undoing)
         .map(|c| format!("'{}'", c.tool.name))
         .collect();
     let reason = match named.split_last() {

@@ -74,7 +74,8 @@ pub(super) fn is_loopback_host(host: &str) -> bool {
 
 /// Against DNS rebinding, the check every request to a loopback endpoint passes: `Origin`, when
 /// present, must be an `http` or `https` origin of a loopback host or one of `allowed_origins`;
-/// `Host`, when present, must name a loopback host unless `allow_remote`. A refusal is the 403
+/// `Host` must be given once (an HTTP/1.0 request may leave it out) and name a loopback host
+/// unless `allow_remote`. A refusal is the 403
 /// text and what to note.
 pub(crate) fn rebinding_refusal(
     request: &Request,
@@ -87,6 +88,19 @@ pub(crate) fn rebinding_refusal(
         return Some((
             "origin not allowed",
             format!("refused a request from origin {origin}"),
+        ));
+    }
+    let hosts = request
+        .headers()
+        .iter()
+        .filter(|h| h.field.equiv("Host"))
+        .count();
+    // HTTP/1.1 asks for exactly one `Host` (RFC 9112, section 3.2); a request without one
+    // could be meant for any name, so it is not taken as meant for a loopback one.
+    if hosts > 1 || (hosts == 0 && *request.http_version() >= tiny_http::HTTPVersion(1, 1)) {
+        return Some((
+            "host not allowed",
+            format!("refused a request with {hosts} Host headers"),
         ));
     }
     if let Some(host) = header(request, "Host")

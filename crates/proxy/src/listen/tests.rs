@@ -335,3 +335,27 @@ fn loopback_hosts() {
         assert!(!is_loopback_host(host), "{host}");
     }
 }
+
+#[test]
+fn a_request_must_name_its_host_once() {
+    let address = listening(Limits::default());
+    let ask = |head: &str| {
+        let mut stream = connect(address);
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = BufReader::new(stream).read_to_string(&mut answer);
+        answer
+    };
+    for refused in [
+        "GET /nowhere HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nhost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n",
+    ] {
+        let answer = ask(refused);
+        assert!(answer.starts_with("HTTP/1.1 403"), "{refused:?}: {answer}");
+        assert!(answer.contains("host not allowed"), "{answer}");
+    }
+    // HTTP/1.0 has no Host to require.
+    let answer = ask("GET /nowhere HTTP/1.0\r\n\r\n");
+    assert!(answer.contains(" 404 "), "{answer}");
+}
