@@ -440,17 +440,37 @@ fn members_written_twice_are_refused_wherever_a_command_reads_them() {
         r#"{"tools": [], "tools": []}"#,
     )
     .unwrap();
+    fs::write(
+        dir.path().join("deep.json"),
+        "{\"tools\": [{\"name\": \"a\", \"inputSchema\": {\"type\": \"object\"}, \
+         \"x\\u001b[2J\": 1, \"x\\u001b[2J\": 2}]}",
+    )
+    .unwrap();
     fs::write(dir.path().join("tools.json"), &tools).unwrap();
     let call = r#"{"name": "create_note", "name": "pin_note", "arguments": {}, "result": {"structuredContent": {}}}"#;
     fs::write(dir.path().join("trace.jsonl"), format!("{call}\n")).unwrap();
-    for args in [
-        &["convert", "twice.json", "--to", "sep3172"][..],
-        &["plan", "--tools", "twice.json", "--trace", "trace.jsonl"],
-        &["plan", "--tools", "tools.json", "--trace", "trace.jsonl"],
+    for (args, said) in [
+        (
+            &["convert", "twice.json", "--to", "sep3172"][..],
+            "twice.json at /tools: the member `tools` is written more than once",
+        ),
+        (
+            &["plan", "--tools", "twice.json", "--trace", "trace.jsonl"],
+            "twice.json at /tools: the member `tools`",
+        ),
+        (
+            &["suggest", "deep.json"],
+            "deep.json at /tools/0/x\\u{1b}[2J: the member `x\\u{1b}[2J`",
+        ),
+        (
+            &["plan", "--tools", "tools.json", "--trace", "trace.jsonl"],
+            "member name twice",
+        ),
     ] {
         let output = bin().current_dir(dir.path()).args(args).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("member name twice"), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{args:?}: {stderr}");
     }
 }

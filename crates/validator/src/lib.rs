@@ -32,4 +32,4 @@ pub use diagnostic::{Diagnostic, Report, Severity, Span, escape_xml};
 pub use level::{DefaultLevel, Preset, RULES_DOC_URL, RuleInfo};
 pub use linter::{LintOptions, Linter, READ_IN_PARTS_FROM, UnknownRule};
 pub use overlaid::{OverlaidReport, overlay_positions};
-pub use span::{LineIndex, json_place};
+pub use span::{LineIndex, json_place, repeated_member};

@@ -256,6 +256,13 @@ fn key_identity(literal: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// The pointer of the first member whose name its object writes more than once, and the name,
+/// in `source` (valid JSON text): where a reader that refuses such a document says it is.
+pub fn repeated_member(source: &[u8]) -> Option<(String, String)> {
+    let first = duplicate_keys(source).into_iter().next()?;
+    Some((first.pointer, first.key))
+}
+
 /// The member names written more than once in their object, in document order, found in one
 /// pass over `source` (valid JSON text) that builds a pointer only for a duplicate. Malformed
 /// input ends the scan early; it never panics.
