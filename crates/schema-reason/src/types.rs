@@ -78,11 +78,11 @@ impl TypeSet {
         match value {
             Value::Null => Self::NULL,
             Value::Bool(_) => Self::BOOLEAN,
-            Value::Number(n) if n.is_i64() || n.is_u64() => Self::INTEGER,
-            Value::Number(n) => match n.as_f64() {
-                Some(f) if f.fract() == 0.0 => Self::INTEGER,
-                _ => Self(BIT_FRACTION),
-            },
+            // Exactly, from the number's text: `1e400` is an integer, `1e-400` is not.
+            Value::Number(_) if mcp_recovery_model::json_type_name(value) == "integer" => {
+                Self::INTEGER
+            }
+            Value::Number(_) => Self(BIT_FRACTION),
             Value::String(_) => Self::STRING,
             Value::Array(_) => Self::ARRAY,
             Value::Object(_) => Self::OBJECT,

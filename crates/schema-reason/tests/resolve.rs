@@ -68,6 +68,15 @@ fn type_sets() {
     assert!(TypeSet::of_value(&json!(1.5)).intersects(TypeSet::NUMBER));
     assert_eq!(TypeSet::of_value(&json!(2.0)), TypeSet::INTEGER);
     assert_eq!(TypeSet::of_value(&json!(-3)), TypeSet::INTEGER);
+    // Exactly as the text says, beyond what a float holds.
+    let number = |text: &str| mcp_recovery_model::json::from_str(text).unwrap();
+    assert_eq!(TypeSet::of_value(&number("1e400")), TypeSet::INTEGER);
+    assert_eq!(TypeSet::of_value(&number("-25e-1")).to_string(), "number");
+    assert_eq!(TypeSet::of_value(&number("1e-400")).to_string(), "number");
+    assert_eq!(
+        TypeSet::of_value(&number("10000000000000000000000.5")).to_string(),
+        "number"
+    );
     assert_eq!(TypeSet::of_value(&json!(null)), TypeSet::NULL);
     assert_eq!(TypeSet::of_value(&json!({})), TypeSet::OBJECT);
     assert_eq!(TypeSet::from_type_name("float"), None);

@@ -238,6 +238,16 @@ fn compiled<'v>(
         .as_ref()
 }
 
+/// Whether a number anywhere inside `value` is too large for a 64-bit float (`1e400`).
+fn holds_number_beyond_floats(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => !n.as_f64().is_some_and(f64::is_finite),
+        Value::Array(items) => items.iter().any(holds_number_beyond_floats),
+        Value::Object(members) => members.values().any(holds_number_beyond_floats),
+        _ => false,
+    }
+}
+
 impl Constants<'_> {
     fn problem(
         &mut self,
@@ -259,6 +269,11 @@ impl Constants<'_> {
                 "the constant {} is {found}, but it accepts {accepted}{map_note}",
                 show(value)
             ));
+        }
+        // A schema validator compares numbers as floats: one beyond their range is judged by its
+        // type alone.
+        if holds_number_beyond_floats(value) {
+            return None;
         }
         let draft = draft_of(root);
         for schema in subschemas_at(root, parameter)? {
@@ -367,6 +382,26 @@ mod tests {
         assert_eq!(r111(&document(3, "^[0-9]+$", "123")), 0);
         // Look-around needs the backtracking engine: still judged.
         assert_eq!(r111(&document(1, "^(?=x)[a-z]+$", "abc")), 1);
+    }
+
+    /// A number's type is what its text says, also beyond the range of a float.
+    #[test]
+    fn constants_beyond_floats_are_typed_by_their_text() {
+        let document = |value: &str, accepted: &str| {
+            format!(
+                r#"{{"tools": [{{"name": "t", "inputSchema": {{"type": "object"}},
+                  "annotations": {{"recovery": {{"strategy": "compensation",
+                    "compensatingOperation": {{"operationId": "undo", "parameters": {{"n": {value}}}}}}}}}}},
+                  {{"name": "undo", "annotations": {{"idempotentHint": true}},
+                   "inputSchema": {{"type": "object", "properties": {{"n": {{"type": "{accepted}"}}}}}}}}]}}"#
+            )
+        };
+        assert_eq!(r111(document("1e400", "integer").as_bytes()), 0);
+        assert_eq!(r111(document("-2E+400", "integer").as_bytes()), 0);
+        assert_eq!(r111(document("1e400", "number").as_bytes()), 0);
+        assert_eq!(r111(document("1.5e-400", "integer").as_bytes()), 1);
+        assert_eq!(r111(document("[1e400]", "integer").as_bytes()), 1);
+        assert_eq!(r111(document("1e400", "string").as_bytes()), 1);
     }
 
     /// A pattern that backtracks without end is cut off by the per-match limit, and reported as
