@@ -197,9 +197,21 @@ fn signed_problem(
         || statement["request"] != approval.get("approvalRequest").cloned().unwrap_or_default()
     {
         Some("is a statement about another request, call or approver")
+    } else if !expired_after(&statement["expires"], &decision["at"]) {
+        Some("was counted when it had expired (its expires is not after its at)")
     } else {
         None
     }
+}
+
+/// Whether the RFC 3339 time `expires` is after `at`, both read to the second (a fraction
+/// dropped), as the proxy compares them when it counts a decision.
+fn expired_after(expires: &Value, at: &Value) -> bool {
+    let seconds = |time: &Value| {
+        time.as_str()
+            .and_then(mcp_recovery_journal::time::parse_rfc3339)
+    };
+    matches!((seconds(expires), seconds(at)), (Some(expires), Some(at)) if expires > at)
 }
 
 /// Why a `via: "slack"` decision does not count for its approver, `None` when it does: the

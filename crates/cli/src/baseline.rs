@@ -124,6 +124,9 @@ pub struct Baseline {
     /// The files linted so far: their entries can be stale (a run over some files says
     /// nothing about the others).
     linted: HashSet<String>,
+    /// The sources the run named but could not lint (a server that did not start, a file that
+    /// could not be read): nothing is known of their findings, so none of their entries is stale.
+    unknown: HashSet<String>,
     /// What the run covers as a whole (directories walked, `FILE#` of a client config whose
     /// servers all ran): an entry under one of them whose file was not linted is stale too,
     /// since the file is gone (deleted, renamed, no longer a document of the walk).
@@ -224,6 +227,7 @@ impl Baseline {
         Ok(Self {
             entries,
             linted: HashSet::new(),
+            unknown: HashSet::new(),
             scopes: Vec::new(),
         })
     }
@@ -239,6 +243,11 @@ impl Baseline {
     pub fn cover_servers_of(&mut self, file: &str) {
         self.scopes
             .push(Scope::Prefix(format!("{}#", normalize_file(file))));
+    }
+
+    /// Says the run could not lint the source `file`: its entries stay as they are.
+    pub fn not_linted(&mut self, file: &str) {
+        self.unknown.insert(normalize_file(file));
     }
 
     /// Marks the findings of the document `file` that the baseline accepts as suppressed (each
@@ -268,6 +277,7 @@ impl Baseline {
         let mut keys: Vec<Key> = self
             .entries
             .iter()
+            .filter(|(key, _)| !self.unknown.contains(&key.file))
             .filter(|(key, _)| {
                 self.linted.contains(&key.file)
                     || self.scopes.iter().any(|scope| scope.covers(&key.file))
@@ -427,6 +437,20 @@ mod tests {
         let suppressed: Vec<bool> = again.iter().map(|f| f.suppressed).collect();
         assert_eq!(suppressed, [true, true, true, false]);
         assert_eq!(baseline.stale_where(|_| false), Stale(vec![]));
+    }
+
+    #[test]
+    fn entries_of_sources_not_linted_are_never_stale() {
+        let doc = document(&[
+            finding("c.json#down", Some("a"), "R101", "/tools/0"),
+            finding("d/unread.json", Some("a"), "R101", "/tools/0"),
+        ]);
+        let mut baseline = Baseline::from_json(&doc).unwrap();
+        baseline.cover_servers_of("c.json");
+        baseline.cover_dir("d");
+        baseline.not_linted("c.json#down");
+        baseline.not_linted("./d/unread.json");
+        assert_eq!(baseline.stale_where(|_| true), Stale(vec![]));
     }
 
     #[test]

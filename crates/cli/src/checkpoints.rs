@@ -91,9 +91,10 @@ pub fn with_keys(verifier: Verifier, keys: &[PathBuf]) -> Result<Verifier, Failu
     Ok(verifier.with_keys(public_keys(keys)?))
 }
 
-/// `verifier`, also expecting every checkpoint line of every regular file in `dir` (each at
-/// most the input size cap; blank lines skipped). A line that is not a sound checkpoint record
-/// is an error naming its file and line.
+/// `verifier`, also expecting every checkpoint line of every regular file in `dir` (a link to
+/// one included; each at most the input size cap; blank lines skipped). A line that is not a
+/// sound checkpoint record is an error naming its file and line, and so is a `dir` that keeps
+/// no checkpoint.
 pub fn with_kept(mut verifier: Verifier, dir: &Path) -> Result<Verifier, Failure> {
     let shown = |path: &Path| {
         mcp_recovery_base::text::escape_controls(&path.display().to_string()).into_owned()
@@ -103,12 +104,14 @@ pub fn with_kept(mut verifier: Verifier, dir: &Path) -> Result<Verifier, Failure
     };
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| unreadable(dir, e))? {
-        let entry = entry.map_err(|e| unreadable(dir, e))?;
-        if entry.file_type().map_err(|e| unreadable(dir, e))?.is_file() {
-            files.push(entry.path());
+        let path = entry.map_err(|e| unreadable(dir, e))?.path();
+        // A link to a regular file counts as one: where it leads is the file kept.
+        if std::fs::metadata(&path).is_ok_and(|meta| meta.is_file()) {
+            files.push(path);
         }
     }
     files.sort();
+    let mut kept = 0;
     let limit = inputs::policy().max_bytes;
     for file in files {
         let mut text = String::new();
@@ -134,7 +137,14 @@ pub fn with_kept(mut verifier: Verifier, dir: &Path) -> Result<Verifier, Failure
                 ))
             })?;
             verifier = verifier.expecting_checkpoint(seq, hash, shown(&file));
+            kept += 1;
         }
+    }
+    if kept == 0 {
+        return Err(Failure::Usage(format!(
+            "--checkpoints {}: no checkpoint is kept there, so nothing could be caught",
+            shown(dir)
+        )));
     }
     Ok(verifier)
 }

@@ -17,6 +17,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{Header, Options, Target};
 use serde_json::{Map, Value};
 
@@ -101,7 +102,8 @@ impl ClientConfig {
             pointer: pointer.to_owned(),
             message,
         };
-        let value: Value = serde_json::from_str(&strip_jsonc(text)).map_err(|e| {
+        let json = strip_jsonc(text);
+        let value: Value = serde_json::from_str(&json).map_err(|e| {
             error(
                 "",
                 format!(
@@ -111,6 +113,18 @@ impl ClientConfig {
                 ),
             )
         })?;
+        // A reader sees the first of two members of one name, the parser keeps the last: a
+        // server written twice would start a command nobody reviewed.
+        if let Some((pointer, name)) = mcp_recovery_validator::repeated_member(json.as_bytes()) {
+            return Err(error(
+                &pointer,
+                format!(
+                    "the member `{}` is written more than once in its object, so which value is \
+                     meant is not known",
+                    escape_controls(&name)
+                ),
+            ));
+        }
         let Some((servers_pointer, servers)) = servers_member(&value) else {
             return Err(error(
                 "",

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use mcp_recovery_base::text::escape_controls;
 use serde_json::Value;
 
-use crate::errors::{Failure, WalkError};
+use crate::errors::Failure;
 
 pub use mcp_recovery_base::read::{
     ReadError, ReadPolicy, check_links, open_file, read_capped, read_file,
@@ -40,6 +40,9 @@ pub enum Input {
     Stdin,
     /// A file, named as given or as found under a given directory.
     File(PathBuf),
+    /// An entry under a given directory that could not be listed (a subdirectory its reader
+    /// may not open): reading it fails with why, so the rest of the walk is still linted.
+    Unlisted(PathBuf, std::io::ErrorKind, String),
 }
 
 impl Input {
@@ -59,6 +62,7 @@ impl Input {
         let result = match self {
             Self::Stdin => read_capped(std::io::stdin().lock(), policy.max_bytes, 0),
             Self::File(path) => read_file(path, Path::new("."), policy),
+            Self::Unlisted(..) => Err(self.unlisted()),
         };
         result.map_err(|source| self.failure(source))
     }
@@ -73,7 +77,16 @@ impl Input {
                     Box::new(std::io::BufReader::new(file)) as Box<dyn std::io::BufRead>
                 })
                 .map_err(|source| self.failure(source)),
+            Self::Unlisted(..) => Err(self.failure(self.unlisted())),
         }
+    }
+
+    fn unlisted(&self) -> ReadError {
+        let (kind, why) = match self {
+            Self::Unlisted(_, kind, why) => (*kind, why.as_str()),
+            _ => (std::io::ErrorKind::Other, ""),
+        };
+        ReadError::Io(std::io::Error::new(kind, why.to_owned()))
     }
 
     /// The failure of reading this document.
@@ -88,7 +101,7 @@ impl Input {
     pub fn display(&self) -> String {
         match self {
             Self::Stdin => "-".to_owned(),
-            Self::File(path) => {
+            Self::File(path) | Self::Unlisted(path, ..) => {
                 mcp_recovery_base::text::escape_controls(&path.display().to_string()).into_owned()
             }
         }
@@ -140,7 +153,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, Failure> {
                 path: Input::File(path.clone()).display(),
                 source,
             })?;
-            walk(path, &mut inputs)?;
+            walk(path, &mut inputs);
         } else {
             // Named files are linted whatever their extension or ignore status; a missing one
             // fails when read.
@@ -151,15 +164,20 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, Failure> {
 }
 
 /// Adds the documents under `dir`, found by the walk `census DIR` uses too
-/// ([`mcp_recovery_base::walk`]); the first entry that cannot be read fails the run.
-fn walk(dir: &Path, inputs: &mut Vec<Input>) -> Result<(), WalkError> {
+/// ([`mcp_recovery_base::walk`]), then each entry that could not be listed, which fails when
+/// read.
+fn walk(dir: &Path, inputs: &mut Vec<Input>) {
     let walk = mcp_recovery_base::walk::json_documents(dir);
-    if let Some(source) = walk.errors.into_iter().next() {
-        return Err(WalkError {
-            path: dir.display().to_string(),
-            source,
-        });
-    }
     inputs.extend(walk.documents.into_iter().map(Input::File));
-    Ok(())
+    inputs.extend(walk.errors.into_iter().map(|error| {
+        let kind = error
+            .source
+            .io_error()
+            .map_or(std::io::ErrorKind::Other, std::io::Error::kind);
+        let why = match error.source.io_error() {
+            Some(io) => io.to_string(),
+            None => error.source.to_string(),
+        };
+        Input::Unlisted(error.path.unwrap_or_else(|| dir.to_owned()), kind, why)
+    }));
 }

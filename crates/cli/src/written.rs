@@ -66,3 +66,14 @@ fn failure(path: &Path, source: std::io::Error) -> Failure {
         source,
     }
 }
+
+/// Writes a command's report to stdout. A reader that stops early (`census … | head -1`) loses
+/// the rest, and the run goes on: the files it writes are still written and its exit status
+/// still says what became of every source.
+pub fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

@@ -567,21 +567,32 @@ fn suggest_learns_from_journals() {
         "{report}"
     );
     // A journal that is not JSON lines is refused naming the file and the line.
-    fs::write(
-        dir.path().join("bad.jsonl"),
-        "{\"kind\": \"call.outcome\"}\nnot json\n",
-    )
-    .unwrap();
-    let output = run_in(
-        dir.path(),
-        &["suggest", "tools.json", "--journal", "bad.jsonl"],
-    );
-    assert_eq!(code(&output), 2, "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("bad.jsonl: line 1: a call.outcome record without /session"),
-        "{stderr}"
-    );
+    // So is a file whose lines are no journal records, or records written ambiguously.
+    for (lines, said) in [
+        (
+            "{\"kind\": \"call.outcome\", \"hash\": \"0\"}\nnot json\n",
+            "line 1: a call.outcome record without /session",
+        ),
+        ("{\"x\": 1}\n", "line 1: not a journal record"),
+        ("42\n", "line 1: not a journal record"),
+        (
+            "{\"name\": \"reserve_inventory\", \"arguments\": {}, \"result\": null}\n",
+            "line 1: not a journal record",
+        ),
+        (
+            "{\"kind\": \"call.outcome\", \"kind\": \"x\", \"hash\": \"0\"}\n",
+            "line 1: a member name is written twice",
+        ),
+    ] {
+        fs::write(dir.path().join("bad.jsonl"), lines).unwrap();
+        let output = run_in(
+            dir.path(),
+            &["suggest", "tools.json", "--journal", "bad.jsonl"],
+        );
+        assert_eq!(code(&output), 2, "{lines}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&format!("bad.jsonl: {said}")), "{stderr}");
+    }
 }
 
 #[test]

@@ -474,3 +474,56 @@ fn a_compensation_is_judged_by_the_class_it_was_journaled_with() {
         assert_eq!(status, i32::from(reported), "{rule}: {out}");
     }
 }
+
+/// A decision counted once its `expires` had passed is no approval, and one approval never
+/// covers a call journaled again under the same call number: both verifiers report each.
+#[test]
+fn expired_decisions_and_calls_run_twice_under_one_approval_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    let late = |approver: &str, at: &str| {
+        let mut decision = signed(dir, approver, "approve");
+        decision["at"] = json!(at);
+        decision
+    };
+    // Counted at its expiry, and after it; a second before it counts, a fraction not read.
+    for (at, counts) in [
+        ("2026-12-04T21:15:52Z", false),
+        ("2027-01-01T00:00:00.000Z", false),
+        ("2026-12-04T21:15:51.999Z", true),
+        ("not a time", false),
+    ] {
+        let decisions = vec![signed(dir, "alice", "approve"), late("bob", at)];
+        chain(dir, "late.jsonl", charge(decisions, arguments(), |_| {}));
+        let (status, out) = policy_check(dir, "late.jsonl");
+        if counts {
+            assert_eq!(status, 0, "{at}: {out}");
+        } else {
+            assert_eq!(status, 1, "{at}: {out}");
+            assert!(
+                out.contains("the decision of 'bob' was counted when it had expired"),
+                "{at}: {out}"
+            );
+        }
+    }
+    // The approved charge journaled twice under one call number: it ran twice.
+    let approvals = vec![
+        signed(dir, "alice", "approve"),
+        signed(dir, "bob", "approve"),
+    ];
+    chain(
+        dir,
+        "twice.jsonl",
+        charge(approvals, arguments(), |records| {
+            let intent = records[2].clone();
+            records[3] = intent;
+        }),
+    );
+    let (status, out) = policy_check(dir, "twice.jsonl");
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("seq 4 'charge_payment'") && out.contains("decided seq 3 already"),
+        "{out}"
+    );
+}

@@ -18,6 +18,7 @@ use common::{bin_in, code, initialize_params, run_in};
 use mcp_recovery_journal::keys::{self, SecretKey};
 use mcp_recovery_journal::{Holder, Journal, Kind};
 use serde_json::{Map, Value, json};
+use sha2::Digest;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-recovery");
 
@@ -104,6 +105,23 @@ fn rewritten(
     }
     drop(journal);
     std::fs::read(path).unwrap()
+}
+
+/// `rollback --all` of the signed journal with its key and `extra` flags, against a new demo
+/// server.
+fn rollback(s: &Signed, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "rollback",
+        "--all",
+        "--journal",
+        s.journal.to_str().unwrap(),
+        "--journal-key",
+        s.key.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.extend(["--stdio", "--", BIN, "demo-server"]);
+    args.extend(["--call-log", s.log.to_str().unwrap()]);
+    run_in(s.dir.path(), &args)
 }
 
 /// `(exit status, the line named or 0)` of a verifier's output.
@@ -334,6 +352,62 @@ fn signed_journals_agree_with_the_reference_verifier() {
     }
 }
 
+/// Where the kept checkpoints are read from: a link to a kept file is read (a journal cut back
+/// fails against it), a directory that keeps none is refused, and so is a kept checkpoint of a
+/// seq no journal has. Both verifiers agree on each.
+#[cfg(unix)]
+#[test]
+fn kept_checkpoints_are_read_through_links_and_an_empty_keep_is_refused() {
+    let s = signed();
+    let text = std::fs::read(&s.journal).unwrap();
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let cut = s.dir.path().join("cut.jsonl");
+    std::fs::write(&cut, lines[..lines.len() - 2].concat()).unwrap();
+    let linked = s.dir.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(s.kept.join("shipped.jsonl"), linked.join("shipped.jsonl")).unwrap();
+    let empty = s.dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let zero = s.dir.path().join("zero");
+    std::fs::create_dir(&zero).unwrap();
+    let mut record: Value = serde_json::from_slice(lines[1]).unwrap();
+    record["seq"] = json!(0);
+    record.as_object_mut().unwrap().remove("hash");
+    let hash: String = sha2::Sha256::digest(mcp_recovery_journal::canonical(&record))
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    record["hash"] = json!(hash);
+    std::fs::write(zero.join("k.jsonl"), format!("{record}\n")).unwrap();
+    let verifier = common::python_verifier(s.dir.path());
+    let public = keys::public_path(&s.key);
+    for (journal, kept, status) in [
+        (&cut, &linked, 1),
+        (&s.journal, &linked, 0),
+        (&s.journal, &empty, 2),
+        (&s.journal, &zero, 2),
+    ] {
+        let flags = [
+            journal.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+            "--checkpoints",
+            kept.to_str().unwrap(),
+        ];
+        let ours = run_in(s.dir.path(), &[&["audit", "verify"], &flags[..]].concat());
+        let theirs = Command::new("python3")
+            .arg(&verifier)
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(
+            (code(&ours), theirs.status.code()),
+            (status, Some(status)),
+            "{flags:?}: {ours:?} {theirs:?}"
+        );
+    }
+}
+
 /// The forgery of the journal's own threat: two `compensation.outcome` records appended with
 /// recomputed hashes. `rollback --key` refuses the journal, saying where, and sends nothing.
 #[test]
@@ -394,20 +468,7 @@ fn a_failing_checkpoint_command_does_not_stop_the_proxy() {
     ];
     checkout(s.dir.path(), &flags, &s.log);
     let public = keys::public_path(&s.key);
-    let mut args = vec![
-        "rollback",
-        "--all",
-        "--journal",
-        s.journal.to_str().unwrap(),
-        "--journal-key",
-        s.key.to_str().unwrap(),
-        "--key",
-        public.to_str().unwrap(),
-        "--stdio",
-        "--",
-    ];
-    args.extend([BIN, "demo-server", "--call-log", s.log.to_str().unwrap()]);
-    let rolled = run_in(s.dir.path(), &args);
+    let rolled = rollback(&s, &["--key", public.to_str().unwrap()]);
     // A fresh demo server has no reservation to release: the rollback may report attention,
     // never refuse the journal.
     assert_ne!(
@@ -515,24 +576,7 @@ fn a_proxy_with_the_journal_key_refuses_a_journal_it_did_not_sign() {
 fn rollback_with_the_journal_key_verifies_the_journal_with_it() {
     let s = signed();
     let rollback = |extra: &[&str]| {
-        let mut args = vec![
-            "rollback",
-            "--all",
-            "--journal",
-            s.journal.to_str().unwrap(),
-            "--journal-key",
-            s.key.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        args.extend([
-            "--stdio",
-            "--",
-            BIN,
-            "demo-server",
-            "--call-log",
-            s.log.to_str().unwrap(),
-        ]);
-        let output = run_in(s.dir.path(), &args);
+        let output = rollback(&s, extra);
         (
             code(&output),
             String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -581,5 +625,41 @@ fn rollback_with_the_journal_key_verifies_the_journal_with_it() {
         let (status, err) = rollback(extra);
         assert_eq!(status, 2, "{err}");
         assert!(err.contains("unsigned"), "{err}");
+    }
+}
+
+/// `rollback --checkpoint-to` ships the checkpoints of the records it appends, so a journal cut
+/// back to before the rollback fails against the kept copies as one cut back.
+#[test]
+fn rollback_ships_the_checkpoints_of_its_own_records() {
+    let s = signed();
+    let text = std::fs::read(&s.journal).unwrap();
+    let ship = format!("cat >> '{}'", s.kept.join("rollback.jsonl").display());
+    let output = rollback(&s, &["--checkpoint-to", &ship]);
+    // A new server holds none of the checkout's state: both compensations fail, journaled.
+    assert_eq!(code(&output), 1, "{output:?}");
+    let all = records(&std::fs::read(&s.journal).unwrap());
+    let appended: Vec<_> = all[records(&text).len()..]
+        .iter()
+        .filter(|r| r["kind"] == "checkpoint")
+        .collect();
+    assert!(!appended.is_empty());
+    let shipped = records(&std::fs::read(s.kept.join("rollback.jsonl")).unwrap());
+    assert_eq!(shipped.iter().collect::<Vec<_>>(), appended);
+    let cut = s.dir.path().join("cut.jsonl");
+    std::fs::write(&cut, &text).unwrap();
+    let public = keys::public_path(&s.key);
+    for (journal, status) in [(&s.journal, 0), (&cut, 1)] {
+        let output = common::audit_verify_args(
+            s.dir.path(),
+            &[
+                journal.to_str().unwrap(),
+                "--key",
+                public.to_str().unwrap(),
+                "--checkpoints",
+                s.kept.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code(&output), status, "{output:?}");
     }
 }

@@ -864,3 +864,44 @@ fn profile_and_suggest_read_a_configured_server() {
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
 }
+
+/// A client config or a registry entry that writes a member twice is refused, naming where: a
+/// reviewer reads the first value and a parser keeps the last, so the command that would start
+/// is not the one anybody read. Nothing is started.
+#[test]
+fn configs_and_server_json_writing_a_member_twice_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let config = format!(
+        r#"{{"mcpServers": {{"a": {{"command": "true"}}, "a": {{"command": "touch", "args": ["{}"]}}}}}}"#,
+        marker.display()
+    );
+    std::fs::write(dir.path().join("mcp.json"), config).unwrap();
+    std::fs::write(
+        dir.path().join("server.json"),
+        r#"{"name": "x/y", "description": "d", "version": "1", "remotes": [],
+            "remotes": [{"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"}]}"#,
+    )
+    .unwrap();
+    for (args, said) in [
+        (
+            &["lint", "--config", "mcp.json", "--all-servers"][..],
+            "/mcpServers/a",
+        ),
+        (&["census", "--live", "mcp.json"], "/mcpServers/a"),
+        (
+            &["lint", "--server-json", "server.json"],
+            "server.json at /remotes",
+        ),
+    ] {
+        let output = run_in(dir.path(), args);
+        assert_eq!(code(&output), 2, "{args:?}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("written more than once"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!marker.exists(), "a server of the config was started");
+}

@@ -516,7 +516,13 @@ fn census_honours_the_input_cap_with_the_lint_error() {
             "tools.json",
         ],
     );
-    assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+    // Listed, and like every file not read it fails the run, named on stderr.
+    assert_eq!(code(&output), 2, "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("cannot read tools.json"),
+        "{}",
+        text(&output.stderr)
+    );
     let census: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(census["servers"], 0, "{census}");
     let listed = &census["not_tools_lists"][0];

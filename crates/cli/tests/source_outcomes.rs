@@ -458,3 +458,61 @@ fn rollback_refuses_the_server_flags_it_has_no_use_for() {
         assert!(!dir.path().join("out.json").exists());
     }
 }
+
+/// The exit status says what became of every source even when stdout's reader is gone before
+/// the first byte (`census … | head -0`), and a file `census` cannot read fails its run as a
+/// missing one does, named on stderr.
+#[cfg(unix)]
+#[test]
+fn the_exit_status_outlives_a_closed_stdout_and_unread_files_fail_census() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "corpus/a.json", &json!({"tools": []}));
+    write(dir.path(), "entries/good.json", &package_entry("io.x/good"));
+    let missing = json!({"name": "x/missing", "description": "d", "version": "1",
+        "packages": [{"registryType": "npm", "identifier": "@example/demo", "version": "1.0.0",
+            "transport": {"type": "stdio"},
+            "environmentVariables": [{"name": "NEEDED_TOKEN", "isRequired": true}]}]});
+    write(dir.path(), "entries/missing.json", &missing);
+    let fifo = dir.path().join("corpus/pipe.json");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let closed = |args: &[&str]| {
+        let bin = runners(dir.path());
+        let mut child = bin_in(dir.path())
+            .args(args)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env_remove("NEEDED_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    };
+    for args in [
+        &["census", "--server-json", "entries"][..],
+        &["profile", "--server-json", "entries", "--format", "json"],
+        &["census", "corpus/a.json", "corpus/pipe.json"],
+    ] {
+        let output = closed(args);
+        assert_eq!(code(&output), 2, "{args:?}: {}", text(&output.stderr));
+    }
+    let output = run(
+        dir.path(),
+        &["census", "corpus/a.json", "corpus/pipe.json"],
+        &[],
+    );
+    assert_eq!(code(&output), 2);
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("cannot read corpus/pipe.json") && stderr.contains("FIFO"),
+        "{stderr}"
+    );
+    let output = run(dir.path(), &["census", "corpus/a.json"], &[]);
+    assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+}

@@ -259,10 +259,17 @@ impl HttpTransport {
         id: &Value,
         method: &str,
     ) -> Result<Value, ClientError> {
-        let message: Value = mcp_recovery_model::json::from_slice(bytes).map_err(|_| {
-            let quoted = excerpt_bytes(bytes, EXCERPT_CHARS);
-            protocol(method, format!("the response body is not JSON: `{quoted}`"))
-        })?;
+        let message: Value = match crate::jsonrpc::parse(bytes) {
+            Some(Ok(message)) => message,
+            Some(Err(why)) => return Err(protocol(method, format!("the response body: {why}"))),
+            None => {
+                let quoted = excerpt_bytes(bytes, EXCERPT_CHARS);
+                return Err(protocol(
+                    method,
+                    format!("the response body is not JSON: `{quoted}`"),
+                ));
+            }
+        };
         let messages = match message {
             Value::Array(batch) => batch,
             single => vec![single],
@@ -322,10 +329,17 @@ impl HttpTransport {
             if data.trim().is_empty() {
                 continue;
             }
-            let message: Value = mcp_recovery_model::json::from_str(&data).map_err(|_| {
-                let quoted = excerpt(&data, EXCERPT_CHARS);
-                protocol(method, format!("an event's data is not JSON: `{quoted}`"))
-            })?;
+            let message: Value = match crate::jsonrpc::parse(data.as_bytes()) {
+                Some(Ok(message)) => message,
+                Some(Err(why)) => return Err(protocol(method, format!("an event's data: {why}"))),
+                None => {
+                    let quoted = excerpt(&data, EXCERPT_CHARS);
+                    return Err(protocol(
+                        method,
+                        format!("an event's data is not JSON: `{quoted}`"),
+                    ));
+                }
+            };
             match classify(message, id) {
                 Incoming::Answer(answer) => return Ok(answer),
                 Incoming::ServerRequest(reply) => self.send(&reply, method)?,

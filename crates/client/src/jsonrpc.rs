@@ -17,6 +17,21 @@ pub(crate) enum Incoming {
 }
 
 /// Sorts one parsed message relative to the request `id` being waited for.
+/// Why a message the server wrote means nothing for sure: a member name written twice in one
+/// object (a reader takes the first value, this client's parser the last).
+pub(crate) const REPEATED: &str =
+    "some object in it writes a member name twice, so which value is meant is not known";
+
+/// One message as the server wrote it: `None` when it is not JSON, `Some(Err)` when some object
+/// in it writes a member name twice.
+pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Value, &'static str>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    match mcp_recovery_model::json::from_str_noting_repeats(text).ok()? {
+        (value, false) => Some(Ok(value)),
+        (_, true) => Some(Err(REPEATED)),
+    }
+}
+
 pub(crate) fn classify(message: Value, id: &Value) -> Incoming {
     let Value::Object(map) = &message else {
         let kind = if message.is_array() {

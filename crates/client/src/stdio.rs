@@ -252,9 +252,13 @@ impl StdioTransport {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let message: Value = match mcp_recovery_model::json::from_slice(&line) {
-                Ok(message) => message,
-                Err(_) => {
+            let message: Value = match crate::jsonrpc::parse(&line) {
+                Some(Ok(message)) => message,
+                Some(Err(why)) => {
+                    let detail = format!("line {} of stdout: {why}", self.line_number);
+                    return Err(self.protocol(method, detail));
+                }
+                None => {
                     let detail = format!(
                         "line {} of stdout is not JSON: `{}` (a stdio server must write only \
                          JSON-RPC messages to stdout; logs belong on stderr)",

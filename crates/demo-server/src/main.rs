@@ -27,7 +27,7 @@ options:
   --call-log PATH           append each tools/call (name, arguments) to PATH as a JSON line
   --slow TOOL=MS            wait MS milliseconds before answering calls to TOOL (repeatable)
   --hostile MODE            stdio only: misbehave on tools/list (hang, crash, garbage,
-                            endless-pages, repeat-cursor, huge, chatty)
+                            repeated-name, endless-pages, repeat-cursor, huge, chatty)
   -h, --help                show this help";
 
 struct Args {

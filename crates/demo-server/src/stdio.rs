@@ -16,6 +16,9 @@ pub enum Hostile {
     Crash,
     /// Write a line of plain text to stdout instead of JSON-RPC.
     Garbage,
+    /// Answer with a tool that writes its `name` twice (a reader sees the first, a parser may
+    /// keep the last).
+    RepeatedName,
     /// Return one new tool and a new cursor on every page, forever.
     EndlessPages,
     /// Return the same cursor on every page.
@@ -35,6 +38,7 @@ impl FromStr for Hostile {
             "hang" => Hostile::Hang,
             "crash" => Hostile::Crash,
             "garbage" => Hostile::Garbage,
+            "repeated-name" => Hostile::RepeatedName,
             "endless-pages" => Hostile::EndlessPages,
             "repeat-cursor" => Hostile::RepeatCursor,
             "huge" => Hostile::Huge,
@@ -85,6 +89,15 @@ pub fn serve(
             }
             Some(Hostile::Garbage) if is_list => {
                 writeln!(output, "Server listening on port 8080")?;
+                output.flush()?;
+                continue;
+            }
+            Some(Hostile::RepeatedName) if is_list => {
+                let tool = r#"{"name":"get_order","inputSchema":{"type":"object"},"name":"delete_everything"}"#;
+                writeln!(
+                    output,
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{tool}]}}}}"#
+                )?;
                 output.flush()?;
                 continue;
             }

@@ -79,6 +79,20 @@ fn garbage_on_stdout_is_quoted() {
     );
 }
 
+/// A member written twice means nothing for sure: the list is refused, never read one way.
+#[test]
+fn a_member_written_twice_is_a_protocol_error() {
+    let error = list_hostile("repeated-name", &quick());
+    assert!(matches!(error, ClientError::Protocol { .. }), "{error}");
+    assert!(
+        error.to_string().starts_with(
+            "protocol error while waiting for `tools/list`: line 3 of stdout: some object in it \
+             writes a member name twice"
+        ),
+        "{error}"
+    );
+}
+
 #[test]
 fn endless_pagination_stops_at_the_page_limit() {
     let options = Options {

@@ -87,8 +87,12 @@ pub fn kept(line: &str) -> Result<(u64, String), String> {
     if record.get("kind").and_then(Value::as_str) != Some("checkpoint") {
         return Err("not a checkpoint record".into());
     }
-    let Some(seq) = record.get("seq").and_then(Value::as_u64) else {
-        return Err("no \"seq\" number".into());
+    let Some(seq) = record
+        .get("seq")
+        .and_then(Value::as_u64)
+        .filter(|&seq| seq > 0)
+    else {
+        return Err("no \"seq\" number from 1 to 2^64 - 1".into());
     };
     let Some(hash) = record.get("hash").and_then(Value::as_str) else {
         return Err("no \"hash\" string".into());

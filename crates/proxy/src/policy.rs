@@ -328,7 +328,7 @@ impl PolicyFile {
     /// once each, and asks for a quorum of at least one and at most as many as it names. `text`
     /// is the file, for the lines errors give.
     fn check_approvals(&self, text: &str) -> Result<(), String> {
-        let mut names = std::collections::HashSet::new();
+        let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut keys = std::collections::HashMap::new();
         let mut slack_users = std::collections::HashMap::new();
         for (index, approver) in self.approvers.iter().enumerate() {
@@ -336,9 +336,21 @@ impl PolicyFile {
             if approver.name.is_empty() {
                 return Err(format!("approvers[{index}].name is empty"));
             }
-            if !names.insert(approver.name.as_str()) {
-                return Err(format!("approvers[{index}].name: '{shown}' is named twice"));
+            // Names that read alike (`alice`, `Alice`, `аlice` with a Cyrillic а) would let one
+            // approver pass for another wherever a person reads the name.
+            if let Some(&first) = names.get(&crate::names::fold_name(&approver.name)) {
+                let other = &self.approvers[first];
+                return Err(if other.name == approver.name {
+                    format!("approvers[{index}].name: '{shown}' is named twice")
+                } else {
+                    format!(
+                        "approvers[{index}].name: '{shown}' reads like approvers[{first}] ('{}'): \
+                         each approver needs a name nobody could take for another's",
+                        escape_controls(&other.name)
+                    )
+                });
             }
+            names.insert(crate::names::fold_name(&approver.name), index);
             mcp_recovery_journal::keys::PublicKey::from_hex(&approver.key)
                 .map_err(|why| format!("approvers[{index}].key (of '{shown}'): {why}"))?;
             // Named twice, to this approver (at its line) and to an earlier one.
@@ -375,7 +387,7 @@ impl PolicyFile {
             let mut seen = std::collections::HashSet::new();
             for name in &rule.of {
                 let shown = escape_controls(name);
-                if !names.contains(name.as_str()) {
+                if !self.approvers.iter().any(|a| a.name == *name) {
                     return Err(format!(
                         "approvals[{index}].of: '{shown}' is not in [[approvers]]"
                     ));

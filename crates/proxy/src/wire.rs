@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 mod leading;
 
 use crate::ambiguous::fold;
+use crate::names::fold_name;
 
 /// `value`'s members (none when it is not an object): the fields of a journal record built with
 /// `json!` or [`with`].
@@ -143,6 +144,20 @@ pub const REQUEST_METHODS: &[&str] = &[
     "tools/call",
     "tools/list",
 ];
+
+/// The request method that `method` is spelled like without being it (`Tools/call`,
+/// `tools/call `, `tools/call` with a zero-width space or in fullwidth letters): a server that
+/// looks methods up loosely would run it past every gate, so it is never passed on.
+pub fn respelled_method(method: &str) -> Option<&'static str> {
+    if REQUEST_METHODS.contains(&method) {
+        return None;
+    }
+    let folded = fold_name(method.trim());
+    REQUEST_METHODS
+        .iter()
+        .find(|known| fold_name(known) == folded)
+        .copied()
+}
 
 /// The one protocol revision whose transports carry JSON-RPC batches (2025-03-26; they were
 /// removed from MCP after it).

@@ -492,3 +492,134 @@ fn a_tool_only_an_overlay_declares_counts_as_unlisted() {
     assert_eq!(refusal["rule"], "unlisted-tools", "{refusal:?}");
     assert_eq!(refusal["decision"], "deny");
 }
+
+/// A method spelled like a request method without being it (case, spaces, invisible or
+/// fullwidth characters) would reach a server that looks methods up loosely past every gate:
+/// refused as a request, dropped as a notification, never forwarded.
+#[test]
+fn request_methods_respelled_are_never_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = INITIALIZE.to_owned();
+    let respelled = [
+        "Tools/call",
+        "TOOLS/CALL",
+        "tools/call ",
+        " tools/call",
+        "tools/call\\u200b",
+        "\\uff54ools/call",
+        "tools/\\u0441all",
+    ];
+    for (index, method) in respelled.iter().enumerate() {
+        client.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{index},\"method\":\"{method}\",\"params\":{{\"name\":\"purge_everything\"}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{{\"name\":\"purge_everything\"}}}}\n"
+        ));
+    }
+    let run = run_session(
+        dir.path(),
+        deny_purge(),
+        server("2025-11-25", false),
+        &client,
+    );
+    let forwarded: Vec<&String> = run
+        .received
+        .iter()
+        .filter(|line| line.contains("purge_everything"))
+        .collect();
+    assert!(forwarded.is_empty(), "{forwarded:?}");
+    assert!(run.kinds("call.intent").is_empty());
+    // Each request answered with its own id, the notifications not at all.
+    assert_eq!(run.client.len(), 1 + respelled.len(), "{:?}", run.client);
+    for (index, line) in run.client.iter().skip(1).enumerate() {
+        let answer = parse(line);
+        assert_eq!(answer["id"], index, "{line}");
+        assert_eq!(answer["error"]["code"], -32600, "{line}");
+        assert!(line.contains("spelled like 'tools/call'"), "{line}");
+    }
+}
+
+/// What the server sends that is neither a request, a notification nor an answer the proxy can
+/// match never reaches the client: an array outside 2025-03-26, an answer with a member that
+/// folds to `method`. The call stays unanswered (and is given up in time), never answered with
+/// nothing journaled. In a 2025-03-26 session a batch of answers is taken element by element.
+#[test]
+fn server_messages_the_proxy_cannot_match_never_reach_the_client() {
+    let answering = |revision: &'static str, shape: &'static str| {
+        let mut inner = server(revision, false);
+        move |line: &str| {
+            let answers = inner(line);
+            if !line.contains("\"tools/call\"") {
+                return answers;
+            }
+            answers
+                .into_iter()
+                .map(|answer| match shape {
+                    "batch" => format!("[{answer}]"),
+                    _ => answer.replacen("{\"jsonrpc\"", "{\"Method\":\"x\",\"jsonrpc\"", 1),
+                })
+                .collect()
+        }
+    };
+    let call = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"get_state\"}}\n";
+    let mut policy = Policy::default();
+    policy.file.call_timeout_secs = Some(1);
+    for shape in ["batch", "method"] {
+        let dir = tempfile::tempdir().unwrap();
+        let client = INITIALIZE.replace("2025-03-26", "2025-11-25") + call;
+        let run = run_session(
+            dir.path(),
+            policy.clone(),
+            answering("2025-11-25", shape),
+            &client,
+        );
+        let answers = run.answers_to("7");
+        assert_eq!(answers.len(), 1, "{shape}: {:?}", run.client);
+        assert!(!answers[0].contains("\"done\""), "{shape}: {}", answers[0]);
+        let outcomes = run.kinds("call.outcome");
+        assert_eq!(outcomes.len(), 1, "{shape}");
+        assert!(
+            outcomes[0]["result"].is_null(),
+            "{shape}: {:?}",
+            outcomes[0]
+        );
+        assert_eq!(outcomes[0]["reason"], "timed out", "{shape}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_session(
+        dir.path(),
+        policy,
+        answering("2025-03-26", "batch"),
+        &format!("{INITIALIZE}{call}"),
+    );
+    let answers = run.answers_to("7");
+    assert_eq!(answers.len(), 1, "{:?}", run.client);
+    assert!(answers[0].contains("\"done\""), "{}", answers[0]);
+    let outcomes = run.kinds("call.outcome");
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(outcomes[0]["result"]["content"][0]["text"], "done");
+}
+
+/// A line too long to read is answered with the id it leads with, so the client's request
+/// ends; nothing of it is forwarded.
+#[test]
+fn a_request_too_long_to_read_is_answered_with_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = INITIALIZE.to_owned();
+    client.push_str(
+        "{\"jsonrpc\":\"2.0\",\"id\":\"long\",\"method\":\"tools/call\",\"params\":{\"name\":\"get_state\",\"arguments\":{\"x\":\"",
+    );
+    client.push_str(&"a".repeat(65 << 20));
+    client.push_str("\"}}}\n");
+    let run = run_session(
+        dir.path(),
+        Policy::default(),
+        server("2025-11-25", false),
+        &client,
+    );
+    assert!(run.calls_received().is_empty());
+    let answers = run.answers_to("\"long\"");
+    assert_eq!(answers.len(), 1, "{:?}", run.client);
+    let answer = parse(answers[0]);
+    assert_eq!(answer["error"]["code"], -32600);
+    assert!(answers[0].contains("64 MiB"), "{}", answers[0]);
+}

@@ -24,7 +24,8 @@ pub struct DemoServerArgs {
     /// Wait MS milliseconds before answering calls to TOOL (`TOOL=MS`, repeatable).
     #[arg(long, value_name = "TOOL=MS", value_parser = parse_slow)]
     pub slow: Vec<(String, u64)>,
-    /// Misbehave on tools/list (hang, crash, garbage, endless-pages, repeat-cursor, huge, chatty).
+    /// Misbehave on tools/list (hang, crash, garbage, repeated-name, endless-pages, repeat-cursor,
+    /// huge, chatty).
     #[arg(long, value_name = "MODE", value_parser = str::parse::<mcp_recovery_demo_server::stdio::Hostile>)]
     pub hostile: Option<mcp_recovery_demo_server::stdio::Hostile>,
     /// List the tools without recovery metadata (no `annotations.recovery`, no `_meta`), as a

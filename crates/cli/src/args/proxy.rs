@@ -231,6 +231,10 @@ pub struct RollbackArgs {
     /// is refused, and nothing is appended.
     #[arg(long, value_name = "FILE")]
     pub journal_key: Option<PathBuf>,
+    /// Hand each checkpoint of the rollback's own records to this shell command, as `proxy
+    /// --checkpoint-to` does, so that they cannot be cut back unnoticed either.
+    #[arg(long, value_name = "CMD", requires = "journal_key")]
+    pub checkpoint_to: Option<String>,
     /// Before acting, check every checkpoint's signature with this public key (repeatable: any
     /// of them), and that every record is covered by one; a journal that fails is refused.
     #[arg(long = "key", value_name = "PUB")]

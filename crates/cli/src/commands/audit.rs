@@ -115,7 +115,7 @@ fn verifier(
     };
     let verifier = match input {
         Input::File(path) => verifier.with_side_files(path),
-        Input::Stdin => verifier,
+        Input::Stdin | Input::Unlisted(..) => verifier,
     };
     let verifier = crate::checkpoints::with_keys(verifier, keys)?;
     match checkpoints {

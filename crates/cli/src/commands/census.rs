@@ -1,6 +1,5 @@
 //! `mcp-recovery census`: what a corpus of servers declares.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use mcp_recovery_base::text::escape_controls;
@@ -26,8 +25,6 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     // Every source gets a report: each live server, or each file.
     let mut sources: Option<Vec<SourceReport>> = None;
     let live = args.live.is_some() || args.server_json.is_some();
-    // Paths given that do not exist: listed as not read, and the run exits 2.
-    let mut missing = Vec::new();
     let servers = match (&args.live, &args.server_json) {
         (Some(config), _) => Some(crate::live::configured_sources(
             config,
@@ -85,8 +82,7 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
         None => {
             let shown = progress::wanted(args.quiet);
             let mut progress = None;
-            let (files, not_found) = collect_files_listing_missing(&args.paths);
-            missing = not_found;
+            let (files, _) = collect_files_listing_missing(&args.paths);
             let census = census_files_observed(&files, &options, |done, total| {
                 progress
                     .get_or_insert_with(|| Progress::counter(shown, total, "files"))
@@ -130,19 +126,23 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
             format!("{}\n", pretty(&value, "the census")?)
         }
     };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    crate::written::print(&text)?;
     if let Some(path) = &args.svg {
         crate::written::write(path, census.render_svg().as_bytes())?;
     }
-    for error in &missing {
-        crate::errors::report(&Failure::Usage(error.to_string()));
-    }
-    if !missing.is_empty() {
-        return Ok(ExitCode::from(2));
-    }
     if !live {
-        // Over files, one that cannot be read is part of the corpus, counted and listed.
-        return Ok(ExitCode::SUCCESS);
+        // Over files, one that cannot be read (or a path given that does not exist) is part of
+        // the corpus, counted and listed; the run names it and exits 2.
+        let unread: Vec<&SourceReport> = reports.iter().filter(|r| r.status.failed()).collect();
+        for report in &unread {
+            // The reason names the file.
+            eprintln!("error: {}", report.reason());
+        }
+        return Ok(if unread.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        });
     }
     let unfetched = reports.iter().filter(|r| r.status.failed()).count();
     if unfetched > 0 {

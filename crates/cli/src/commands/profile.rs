@@ -155,7 +155,7 @@ fn run_servers(
         });
         profiles.push((name, profile_tools(tools)));
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     match args.format {
         ProfileFormat::Json => {
             let mut records = Vec::new();
@@ -169,24 +169,24 @@ fn run_servers(
             }
             let sources: Vec<_> = sources.iter().map(SourceReport::to_json).collect();
             let document = serde_json::json!({ "profiles": records, "sources": sources });
-            writeln!(out, "{}", pretty(&document, "the profiles")?)?;
+            out = format!("{}\n", pretty(&document, "the profiles")?);
         }
         ProfileFormat::Human => {
             for (i, (name, profile)) in profiles.iter().enumerate() {
                 let gap = if i > 0 { "\n" } else { "" };
-                write!(out, "{gap}{name}:\n{}", render(profile))?;
+                out.push_str(&format!("{gap}{name}:\n{}", render(profile)));
             }
             for source in sources.iter().filter(|s| s.status != Status::Linted) {
-                writeln!(
-                    out,
-                    "\nnot profiled: {} ({}): {}",
+                out.push_str(&format!(
+                    "\nnot profiled: {} ({}): {}\n",
                     source.name,
                     source.status.as_str(),
                     source.reason()
-                )?;
+                ));
             }
         }
     }
+    crate::written::print(&out)?;
     let failed = sources.iter().any(|s| s.status.failed());
     Ok(if failed || profiles.is_empty() {
         ExitCode::from(2)

@@ -44,7 +44,7 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
             true,
             &args.lock.holder("rollback"),
             args.journal_key.as_deref(),
-            None,
+            args.checkpoint_to.as_deref(),
         )?)
     };
     let input = Input::named(&args.journal);

@@ -235,12 +235,29 @@ fn recorded_calls(path: &std::path::Path) -> Result<Vec<Recorded>, Failure> {
         if line.is_empty() {
             continue;
         }
-        let record: Value = mcp_recovery_model::json::from_slice(line).map_err(|e| {
-            Failure::Usage(format!(
-                "{shown}: line {}: not a journal record: {e}",
-                at + 1
-            ))
-        })?;
+        let refused = |why: String| Failure::Usage(format!("{shown}: line {}: {why}", at + 1));
+        let text = std::str::from_utf8(line)
+            .map_err(|_| refused("not a journal record: not UTF-8 text".to_owned()))?;
+        let (record, repeated) = mcp_recovery_model::json::from_str_noting_repeats(text)
+            .map_err(|e| refused(format!("not a journal record: {e}")))?;
+        if repeated {
+            return Err(refused(
+                "a member name is written twice in one object, so which value is meant is not \
+                 known"
+                    .to_owned(),
+            ));
+        }
+        // Every record of a journal has its kind and hash; a line without them is no record.
+        if !["kind", "hash"]
+            .iter()
+            .all(|member| record.get(member).is_some_and(Value::is_string))
+        {
+            return Err(refused(
+                "not a journal record: a record of the proxy's journal has a string `kind` and \
+                 `hash`"
+                    .to_owned(),
+            ));
+        }
         if record.get("kind").and_then(Value::as_str) != Some("call.outcome") {
             continue;
         }

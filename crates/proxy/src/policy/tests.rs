@@ -168,6 +168,39 @@ fn approvers_sharing_a_key_or_a_slack_user_are_refused() {
     );
 }
 
+/// Names that read alike would let one approver pass for another wherever a person reads one.
+#[test]
+fn approvers_named_alike_are_refused() {
+    for alike in [
+        "Alice",
+        "ALICE",
+        "a\u{200b}lice",
+        "\u{430}lice",
+        "alice\u{202e}",
+        "ａlice",
+    ] {
+        let text = approvers("", KEYS, USERS).replacen(
+            "name = \"bob\"",
+            &format!("name = \"{alike}\""),
+            1,
+        );
+        let text = text.replace("\"bob\", \"carol\"]", &format!("\"{alike}\", \"carol\"]"));
+        let error = PolicyFile::parse(&text).unwrap_err();
+        assert!(
+            error.starts_with("approvers[1].name: '")
+                && error.contains("reads like approvers[0] ('alice')"),
+            "{alike:?}: {error}"
+        );
+        assert!(!error.contains(['\u{200b}', '\u{202e}']), "{error}");
+    }
+    let twice = approvers("", KEYS, USERS).replacen("name = \"bob\"", "name = \"alice\"", 1);
+    let error = PolicyFile::parse(&twice).unwrap_err();
+    assert!(
+        error.starts_with("approvers[1].name: 'alice' is named twice"),
+        "{error}"
+    );
+}
+
 /// A weak key (a point of small order, in any encoding and with either sign bit) is refused:
 /// no one holds its secret, and some verifiers take forged signatures for it.
 #[test]

@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::ambiguous::{Finding, findings};
 use crate::note::note;
 use crate::wire::{
-    BATCH_REVISION, REQUEST_METHODS, Shape, error_response, id_value_key, inexact_id, method, shape,
+    BATCH_REVISION, REQUEST_METHODS, Shape, error_response, id_value_key, inexact_id, method,
+    respelled_method, shape,
 };
 
 use super::state::{Batch, OWN_ID_PREFIX, Session};
@@ -170,6 +171,13 @@ impl<W: Write> Session<W> {
         };
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         let method = method(&message).unwrap_or_default().to_owned();
+        if let Some(known) = respelled_method(&method) {
+            let why = format!("the method '{method}' is spelled like '{known}' but is not it");
+            note(&format!("client: a request was refused: {why}"));
+            let answer = format!("invalid request: {why}; it was not forwarded");
+            self.reply(&error_response(&id, -32600, &answer));
+            return Ok(());
+        }
         if let Some(why) = id_refusal(&id) {
             note(&format!(
                 "client: a {method} whose id {id} cannot be passed on was refused: {why}"
@@ -241,7 +249,7 @@ impl<W: Write> Session<W> {
         text: &str,
     ) -> Result<(), JournalError> {
         let method = method(message).unwrap_or_default();
-        if REQUEST_METHODS.contains(&method) {
+        if REQUEST_METHODS.contains(&method) || respelled_method(method).is_some() {
             note(&format!(
                 "client: a {method} without an id was dropped: a request method sent as a notification is never forwarded"
             ));

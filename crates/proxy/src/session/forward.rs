@@ -137,8 +137,9 @@ impl<W: Write> Session<W> {
                 }
                 // Everything else from the client waits until this answer is in, its bytes held
                 // (so the client's reader stops reading once they reach the budget).
-                client
-                @ (Input::FromClient(..) | Input::ClientGarbage(_) | Input::ClientClosed) => {
+                client @ (Input::FromClient(..)
+                | Input::ClientGarbage(..)
+                | Input::ClientClosed) => {
                     self.deferred.push_back(client);
                     Ok(())
                 }

@@ -14,8 +14,9 @@ pub(crate) type Held = Option<Credit>;
 pub(crate) enum Input {
     /// A message (or a batch) from the client, with its exact text.
     FromClient(Value, String, Held),
-    /// A line from the client that is not JSON (why).
-    ClientGarbage(String),
+    /// A line from the client that is not JSON or is too long (why, and the id it leads with,
+    /// when it is too long but that can be read).
+    ClientGarbage(String, Option<Value>),
     /// The client closed its side.
     ClientClosed,
     /// A message from the server, with its exact text.
@@ -35,8 +36,8 @@ impl Input {
     pub(crate) fn from_client(line: Line, held: Held) -> Input {
         match line {
             Line::Message(message, text) => Input::FromClient(message, text, held),
-            Line::Garbage(reason) => Input::ClientGarbage(reason),
-            Line::Oversized(_) => Input::ClientGarbage(oversized()),
+            Line::Garbage(reason) => Input::ClientGarbage(reason, None),
+            Line::Oversized(id) => Input::ClientGarbage(oversized(), id),
             Line::Closed(_) => Input::ClientClosed,
         }
     }
@@ -84,7 +85,7 @@ mod tests {
         ));
         assert!(matches!(
             Input::from(Event::Client(Line::Garbage("bad".into()))),
-            Input::ClientGarbage(why) if why == "bad"
+            Input::ClientGarbage(why, None) if why == "bad"
         ));
         assert!(matches!(
             Input::from(Event::Client(Line::Closed(Some("eof".into())))),
@@ -121,7 +122,7 @@ mod tests {
         ));
         assert!(matches!(
             Input::from(Event::Client(Line::Oversized(Some(json!(1))))),
-            Input::ClientGarbage(why) if why.contains("64 MiB")
+            Input::ClientGarbage(why, Some(id)) if why.contains("64 MiB") && id == json!(1)
         ));
     }
 }

@@ -74,9 +74,20 @@ impl<W: Write> Session<W> {
         match input {
             // The input's bytes are held until it is handled.
             Input::FromClient(message, text, _held) => return self.on_client(message, &text),
-            Input::ClientGarbage(reason) => {
+            Input::ClientGarbage(reason, id) => {
                 note(&format!("client: {reason}"));
-                self.send_client_value(&error_response(&Value::Null, -32700, "parse error"));
+                // A line too long to read still ends its request, unless its id is one another
+                // request holds (that one's answer is still to come).
+                let free = |key: &String| {
+                    !self.pending.contains_key(key)
+                        && !self.waiting.contains(key)
+                        && !self.unsettled.contains(key)
+                };
+                let answer = match id.filter(|id| id_value_key(id).is_some_and(|key| free(&key))) {
+                    Some(id) => error_response(&id, -32600, &format!("invalid request: {reason}")),
+                    None => error_response(&Value::Null, -32700, "parse error"),
+                };
+                self.send_client_value(&answer);
             }
             Input::ClientClosed => self.client_closed = true,
             Input::FromUpstream(message, text, _held) => return self.on_server(message, text),

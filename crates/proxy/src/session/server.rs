@@ -1,5 +1,6 @@
 //! Messages from the server: answers matched to the request they answer (the session's own
-//! or the client's), everything else passed to the client.
+//! or the client's), its requests and notifications passed to the client, anything else
+//! dropped.
 
 use std::io::Write;
 
@@ -9,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::note::note;
 use crate::rollback::Reply;
-use crate::wire::{id_key, is_response, method};
+use crate::wire::{BATCH_REVISION, Shape, id_key, is_response, method, shape};
 
 use super::rollback::tell;
 use super::state::{CallContext, OWN_ID_PREFIX, Running, Session};
@@ -73,10 +74,32 @@ impl<W: Write> Session<W> {
             self.answer(pending.batch, text);
             return Ok(());
         }
-        if method(&message) == Some("notifications/tools/list_changed") {
-            self.tools = None;
+        let shape = shape(&message);
+        match message {
+            // A batch of the one revision that has them: each element as if it came alone.
+            Value::Array(items) if self.revision.as_deref() == Some(BATCH_REVISION) => {
+                for item in items {
+                    let text = item.to_string();
+                    self.on_server(item, text)?;
+                }
+            }
+            message if matches!(shape, Shape::Request(_) | Shape::Notification) => {
+                if method(&message) == Some("notifications/tools/list_changed") {
+                    self.tools = None;
+                }
+                self.send_client(&text);
+            }
+            // Neither a request, a notification nor an answer the proxy can match: passed on,
+            // it could answer one of the client's requests with nothing journaled.
+            message => {
+                let why = match shape {
+                    _ if message.is_array() => "a batch, in a session of another revision",
+                    Shape::Invalid(why) => why,
+                    _ => "an answer holding a member whose name only folds to `method`",
+                };
+                note(&format!("server: a message was dropped: {why}"));
+            }
         }
-        self.send_client(&text);
         Ok(())
     }
 

@@ -47,8 +47,11 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String
             .get("kind")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        // A compensation sent again (a further attempt) is the same call.
-        let call = json!([session, kind, record.get("call"), record.get("part"), name]).to_string();
+        // A compensation sent again (a further attempt) is the same call; a call.intent is
+        // always another call, even one journaled again under the same call number.
+        let again = (kind == "call.intent").then(|| record.get("seq"));
+        let call = json!([session, kind, record.get("call"), record.get("part"), name, again])
+            .to_string();
         match decided.get(id) {
             Some((first, at)) if *first != call => problems.push(format!(
                 "{shown}: its approval request {} decided seq {at} already; an approval \

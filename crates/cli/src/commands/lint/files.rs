@@ -129,7 +129,7 @@ fn own_files_left_out(
         .into_iter()
         .filter(|input| match input {
             inputs::Input::File(path) => named.contains(path) || !same(path, &own),
-            inputs::Input::Stdin => true,
+            inputs::Input::Stdin | inputs::Input::Unlisted(..) => true,
         })
         .collect())
 }
@@ -143,7 +143,7 @@ fn lint_one(
 ) -> Result<Linted, Failure> {
     let kind = match input {
         inputs::Input::Stdin => Kind::Stdin,
-        inputs::Input::File(_) => Kind::File,
+        inputs::Input::File(_) | inputs::Input::Unlisted(..) => Kind::File,
     };
     let source = match input.read() {
         Ok(source) => source,

@@ -122,6 +122,9 @@ impl Reporter {
             Ok(document) => document,
             Err(report) => {
                 self.unlinted.count(&report);
+                if let Some(baseline) = &mut self.baseline {
+                    baseline.not_linted(name);
+                }
                 return self
                     .sinks
                     .iter_mut()
