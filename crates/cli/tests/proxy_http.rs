@@ -1132,8 +1132,8 @@ fn the_clients_order_reaches_the_http_server() {
 
 /// Batches exist only in MCP 2025-03-26: a batch under another revision's
 /// `MCP-Protocol-Version` is refused with 400 and -32600 before any of it reaches the server;
-/// one under 2025-03-26, or without the header (2025-03-26 by the transport's rule), is
-/// answered.
+/// one under 2025-03-26 is answered. Without the header a POST is of the revision its session
+/// settled: answered in a 2025-03-26 session, refused in a 2025-11-25 one.
 #[test]
 fn batches_are_decided_by_the_protocol_revision() {
     let (dir, log, _journal, _server, upstream) = behind_demo();
@@ -1152,11 +1152,20 @@ fn batches_are_decided_by_the_protocol_revision() {
         assert_eq!(refused.messages[0]["error"]["code"], -32600, "{version}");
     }
     assert!(calls_named(&log, "get_state").is_empty());
-    for headers in [
-        vec![("MCP-Protocol-Version".into(), "2025-03-26".into())],
-        vec![],
-    ] {
-        client.headers = headers;
+    client.headers = Vec::new();
+    let refused = client.post(&batch);
+    assert_eq!(refused.status, 400, "{:?}", refused.messages);
+    assert_eq!(refused.messages[0]["error"]["code"], -32600);
+    assert!(calls_named(&log, "get_state").is_empty());
+    let mut old = Client::new(&url);
+    let mut params = initialize_params();
+    params["protocolVersion"] = json!("2025-03-26");
+    assert_eq!(
+        old.request("initialize", params)["result"]["protocolVersion"],
+        "2025-03-26"
+    );
+    client.headers = vec![("MCP-Protocol-Version".into(), "2025-03-26".into())];
+    for client in [&mut client, &mut old] {
         let answered = client.post(&batch);
         assert_eq!(answered.status, 200, "{:?}", answered.messages);
         let ids: Vec<&Value> = answered.messages.iter().map(|m| &m["id"]).collect();

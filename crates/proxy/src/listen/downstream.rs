@@ -28,6 +28,9 @@ pub(super) struct Downstream {
     pub(super) routes: Mutex<Routes>,
     pub(super) last_used: Mutex<Instant>,
     pub(super) ended: AtomicBool,
+    /// The protocol revision the server's answer to `initialize` settled, once it passed: a
+    /// POST without `MCP-Protocol-Version` is of it.
+    pub(super) revision: Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -200,6 +203,12 @@ impl Write for Writer {
 impl Writer {
     pub(super) fn send(&self, text: String) {
         let message: Value = mcp_recovery_model::json::from_str(&text).unwrap_or(Value::Null);
+        if let Some(Value::String(revision)) = message.pointer("/result/protocolVersion")
+            && message.pointer("/result/capabilities").is_some()
+        {
+            // The first: a later result shaped alike settles nothing.
+            lock(&self.downstream.revision).get_or_insert_with(|| revision.clone());
+        }
         let mut routes = lock(&self.downstream.routes);
         let key = is_response(&message).then(|| id_key(&message)).flatten();
         if let Some(key) = &key {

@@ -83,6 +83,7 @@ impl Hub {
             routes: Mutex::new(Routes::default()),
             last_used: Mutex::new(Instant::now()),
             ended: AtomicBool::new(false),
+            revision: Mutex::new(None),
         });
         let mut settings = self.settings.clone();
         settings.session = journal_id.clone();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
 
+use mcp_recovery_base::text::escape_controls;
 use serde_json::Value;
 use tiny_http::{Request, Response, StatusCode};
 
@@ -16,7 +17,7 @@ use crate::slack::SlackHeaders;
 use crate::wire::{Line, id_key, is_request, method};
 
 use super::body::{messages, read_body};
-use super::config::{ENDPOINT, SESSIONLESS, STREAM_BUFFER};
+use super::config::{BATCH_REVISION, ENDPOINT, SESSIONLESS, STREAM_BUFFER};
 use super::http::{add, answer, header, json_response, lock, plain, rebinding_refusal, rpc_error};
 use super::registry::Hub;
 use super::stream::{Stream, event_stream};
@@ -101,6 +102,24 @@ impl Hub {
                 Err(response) => return answer(request, response),
             },
         };
+        // Without the header, a POST is of the revision the session settled (the transport's
+        // 2025-03-26 only when none is known): a batch in a session of another is refused.
+        let batch = body.trim_ascii_start().starts_with(b"[");
+        if let Some(revision) = lock(&downstream.revision).clone()
+            && batch
+            && revision != BATCH_REVISION
+            && header(&request, "MCP-Protocol-Version").is_none()
+        {
+            let revision = escape_controls(&revision);
+            note(&format!(
+                "refused a batch in a session of protocol {revision}: batches exist only in {BATCH_REVISION}"
+            ));
+            let why = format!(
+                "a JSON-RPC batch is not allowed: this session speaks {revision}, a revision \
+                 without batches (only {BATCH_REVISION} has them)"
+            );
+            return answer(request, rpc_error(400, -32600, &why));
+        }
         let ids: Vec<String> = messages
             .iter()
             .filter(|m| is_request(m))
