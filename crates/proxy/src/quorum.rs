@@ -169,6 +169,9 @@ impl Board {
             Ok(digest) => digest,
             Err(why) => return self.ended(None, rule, String::new(), false, why),
         };
+        // The wait ends when the approvers are told it does, however long telling them takes.
+        let now = Instant::now();
+        let deadline = now.checked_add(timeout).unwrap_or(now);
         let expires = rfc3339(unix_now().saturating_add(timeout.as_secs()));
         let shown = members(with(
             json!({"request": id, "tool": pending.tool, "class": pending.class,
@@ -191,8 +194,6 @@ impl Board {
             },
         );
         offered(&shown);
-        let now = Instant::now();
-        let deadline = now.checked_add(timeout).unwrap_or(now);
         if let Some(fetch) = fetch {
             let (board, fetch, id) = (Arc::clone(self), fetch.clone(), id.clone());
             std::thread::spawn(move || board.poll(&fetch, &id, deadline));
