@@ -474,3 +474,27 @@ fn members_written_twice_are_refused_wherever_a_command_reads_them() {
         assert!(!stderr.contains('\u{1b}'), "{args:?}: {stderr}");
     }
 }
+
+/// A trace that is not UTF-8 is refused naming the line where it stops being text.
+#[test]
+fn a_trace_that_is_not_text_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = fs::read_to_string(root().join("fixtures/overlays/notes.tools.json")).unwrap();
+    fs::write(dir.path().join("tools.json"), &tools).unwrap();
+    fs::write(
+        dir.path().join("trace.jsonl"),
+        b"{\"name\": \"create_note\", \"arguments\": {}}\n{\"name\": \"x\xff\"}\n",
+    )
+    .unwrap();
+    let output = bin()
+        .current_dir(dir.path())
+        .args(["plan", "--tools", "tools.json", "--trace", "trace.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("trace.jsonl: line 2: not UTF-8 text"),
+        "{stderr}"
+    );
+}

@@ -46,8 +46,14 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
     }
     drop(stderr);
     let trace_bytes = Input::named(&args.trace).read()?;
-    let trace_text = String::from_utf8(trace_bytes)
-        .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", args.trace.display())))?;
+    let trace_text = String::from_utf8(trace_bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+        Failure::Usage(format!(
+            "{}: line {line}: not UTF-8 text",
+            Input::named(&args.trace).display()
+        ))
+    })?;
     // A journal keeps big results beside it; the plan binds from them.
     let trace_text = if args.trace.as_os_str() == "-" {
         trace_text
