@@ -1715,3 +1715,96 @@ fn a_session_that_cannot_pass_its_messages_on_answers_busy() {
         "{statuses:?}"
     );
 }
+
+/// A server that answers with the credentials it was sent (a 401 quoting the `Authorization`
+/// header): the error the client gets, like the proxy's stderr, says `***` in their place.
+#[test]
+fn an_answer_quoting_the_credentials_reaches_the_client_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, _seen) = scripted(|seen, stream| {
+        let sent = seen
+            .headers
+            .get("authorization")
+            .cloned()
+            .unwrap_or_default();
+        http(
+            stream,
+            "401 Unauthorized",
+            "text/plain",
+            &format!("invalid credentials: {sent}"),
+        )
+    });
+    let (_proxy, url, stderr) = listen(
+        dir.path(),
+        &[
+            "--url",
+            &upstream,
+            "--header",
+            "Authorization: Bearer s3cret-credential-7",
+        ],
+    );
+    let mut client = Client::new(&url);
+    let answer = client.request("initialize", initialize_params());
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("invalid credentials: ") && message.contains("***"),
+        "{answer}"
+    );
+    assert!(!answer.to_string().contains("s3cret"), "{answer}");
+    drop(_proxy);
+    let said: Vec<String> = stderr.try_iter().collect();
+    assert!(!said.concat().contains("s3cret"), "{said:?}");
+}
+
+/// A GET stream belongs to a session: without an `Mcp-Session-Id` (clients that share the
+/// session-less upstream) it is refused 405, resumed or not, so nobody reads another's
+/// messages; and a session's GET stream that is open is not opened again by resuming it (409),
+/// so one client cannot hold every connection the proxy serves.
+#[test]
+fn get_streams_need_a_session_and_a_session_has_one() {
+    let (dir, _log, _journal, _server, upstream) = behind_demo();
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let get = |session: Option<&str>, last: Option<&str>| {
+        let mut request = client.agent.get(&url).header("Accept", "text/event-stream");
+        if let Some(session) = session {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        if let Some(last) = last {
+            request = request.header("Last-Event-ID", last);
+        }
+        request.call().unwrap().status().as_u16()
+    };
+    assert_eq!(get(None, None), 405);
+    assert_eq!(get(None, Some("1-0")), 405);
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap();
+    let mut listening = TcpStream::connect(address).unwrap();
+    listening
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {}\r\n\r\n",
+        client.session.as_deref().unwrap()
+    );
+    listening.write_all(request.as_bytes()).unwrap();
+    let mut seen = String::new();
+    let id = loop {
+        let mut buffer = [0u8; 256];
+        let n = listening.read(&mut buffer).expect("the priming event");
+        assert!(n > 0, "{seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        if let Some(line) = seen.lines().find(|l| l.starts_with("id: ")) {
+            break line["id: ".len()..].trim().to_owned();
+        }
+    };
+    let session = client.session.clone();
+    for _ in 0..3 {
+        assert_eq!(get(session.as_deref(), Some(&id)), 409, "{id}");
+    }
+    drop(listening);
+}

@@ -84,11 +84,12 @@ pub(crate) fn acquire(journal: &Path, holder: &Holder) -> Result<(File, File), J
         path: path.display().to_string(),
         source,
     };
-    let deadline = Instant::now() + holder.wait;
+    // A wait past what a clock can count is a wait without end.
+    let deadline = Instant::now().checked_add(holder.wait);
     let mut holder_file = loop {
         match take(&file, &path) {
             Ok(Some(holder_file)) => break holder_file,
-            Ok(None) if Instant::now() < deadline => {
+            Ok(None) if deadline.is_none_or(|deadline| Instant::now() < deadline) => {
                 std::thread::sleep(Duration::from_millis(50));
             }
             Ok(None) => {

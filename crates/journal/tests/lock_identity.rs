@@ -144,9 +144,10 @@ fn a_waiting_writer_gets_the_journal_through_a_symlink() {
         std::thread::sleep(Duration::from_millis(300));
         drop(first);
     });
+    // A wait longer than a clock can count (`--wait-lock 18446744073709551615`) waits.
     let waiting = Holder {
         command: "second".into(),
-        wait: Duration::from_secs(20),
+        wait: Duration::from_secs(u64::MAX),
     };
     let link = dir.path().join("file-link.jsonl");
     let start = std::time::Instant::now();

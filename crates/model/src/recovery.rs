@@ -214,7 +214,7 @@ impl Count {
 
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let number = serde_json::Number::deserialize(deserializer)?;
+        let number = deserializer.deserialize_any(AsWritten)?;
         let text = number.to_string();
         if !crate::json_type::number_is_integer(&text) {
             return Err(serde::de::Error::custom(format!(
@@ -227,6 +227,55 @@ impl<'de> Deserialize<'de> for Count {
             )));
         }
         Ok(Self(number))
+    }
+}
+
+/// A JSON number with its text as written: `serde_json::Number`'s own reading parses the text
+/// again and may respell it (`5e3` as `5e+3`).
+struct AsWritten;
+
+/// The member serde_json wraps a number's text in when it keeps the text.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+impl<'de> serde::de::Visitor<'de> for AsWritten {
+    type Value = serde_json::Number;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON number")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, n: u128) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_string_unchecked(n.to_string()))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, n: i128) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_string_unchecked(n.to_string()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Self::Value, E> {
+        serde_json::Number::from_f64(n).ok_or_else(|| E::custom("a number that is not finite"))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        match map.next_key::<String>()? {
+            Some(key) if key == NUMBER_TOKEN => {
+                let text: String = map.next_value()?;
+                // Checked as the parser would, kept as written.
+                text.parse::<serde_json::Number>()
+                    .map_err(A::Error::custom)?;
+                Ok(serde_json::Number::from_string_unchecked(text))
+            }
+            _ => Err(A::Error::custom("expected a number, found an object")),
+        }
     }
 }
 
@@ -319,10 +368,10 @@ pub struct Compensation {
     pub tool: String,
     /// Each parameter's binding, in declaration order; a malformed binding is kept as its error.
     pub bindings: Vec<ParameterBinding>,
-    /// Time limit in milliseconds (compensate carrier only).
-    pub timeout_ms: Option<u64>,
-    /// Retry budget (compensate carrier only).
-    pub max_retries: Option<u64>,
+    /// Time limit in milliseconds (compensate carrier only), as written.
+    pub timeout_ms: Option<Count>,
+    /// Retry budget (compensate carrier only), as written.
+    pub max_retries: Option<Count>,
 }
 
 /// One parameter of a compensating call.
@@ -376,8 +425,8 @@ impl Compensate {
             compensation: self.compensation.as_ref().map(|c| Compensation {
                 tool: c.tool_name.clone(),
                 bindings: parse_bindings(&c.parameter_mapping, Binding::parse_compensate),
-                timeout_ms: c.timeout_ms.as_ref().map(Count::saturating_u64),
-                max_retries: c.max_retries.as_ref().map(Count::saturating_u64),
+                timeout_ms: c.timeout_ms.clone(),
+                max_retries: c.max_retries.clone(),
             }),
             side_effect_scope: self.side_effect_scope.clone().unwrap_or_default(),
         }

@@ -435,20 +435,32 @@ impl Tool {
     /// A SEP-3172 declaration with an unknown strategy is left out: orchestrators ignore it.
     ///
     /// A SEP-3172 declaration an overlay supplied (the tool's `_meta` says so under
-    /// [`OVERLAY_META_KEY`]) is read with the overlay's bindings.
+    /// [`OVERLAY_META_KEY`]) is read with the overlay's bindings. When the two carriers agree,
+    /// the first carries the compensate carrier's `timeoutMs` and `maxRetries` too, which
+    /// SEP-3172 has no place for: the declaration means both.
     pub fn declared_recovery(&self) -> Vec<DeclaredRecovery> {
         let from_overlay = self.overlay_recovery();
-        self.sep_recovery()
-            .and_then(|r| {
-                if from_overlay {
-                    r.normalize_overlay()
-                } else {
-                    r.normalize()
+        let sep = self.sep_recovery().and_then(|r| {
+            if from_overlay {
+                r.normalize_overlay()
+            } else {
+                r.normalize()
+            }
+        });
+        let compensate = self.compensate().map(Compensate::normalize);
+        match (sep, compensate) {
+            (Some(mut sep), Some(compensate)) => {
+                if sep.agrees_with(&compensate)
+                    && let (Some(call), Some(limits)) =
+                        (sep.compensation.as_mut(), compensate.compensation.as_ref())
+                {
+                    call.timeout_ms.clone_from(&limits.timeout_ms);
+                    call.max_retries.clone_from(&limits.max_retries);
                 }
-            })
-            .into_iter()
-            .chain(self.compensate().map(Compensate::normalize))
-            .collect()
+                vec![sep, compensate]
+            }
+            (sep, compensate) => sep.into_iter().chain(compensate).collect(),
+        }
     }
 
     /// A hint's value, `None` when omitted.

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use mcp_recovery_model::Count;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -79,16 +80,18 @@ pub struct PlannedCall {
     pub name: String,
     /// Its arguments, resolved and validated against the tool's `inputSchema`.
     pub arguments: Map<String, Value>,
-    /// The declared time limit of the call in milliseconds (`timeoutMs`, compensate carrier).
+    /// The declared time limit of the call in milliseconds (`timeoutMs`, compensate carrier),
+    /// as written.
     #[serde(default, rename = "timeoutMs", skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// The declared number of retries after a failed attempt (`maxRetries`, compensate carrier).
+    pub timeout_ms: Option<Count>,
+    /// The declared number of retries after a failed attempt (`maxRetries`, compensate
+    /// carrier), as written.
     #[serde(
         default,
         rename = "maxRetries",
         skip_serializing_if = "Option::is_none"
     )]
-    pub max_retries: Option<u64>,
+    pub max_retries: Option<Count>,
 }
 
 impl PlannedCall {
@@ -106,9 +109,13 @@ impl PlannedCall {
     pub fn summary(&self) -> String {
         let mut text = format!("{} {}", self.name, Value::Object(self.arguments.clone()));
         let limits: Vec<String> = [
-            self.timeout_ms.map(|ms| format!("timeout {ms} ms")),
-            self.max_retries
-                .map(|n| format!("{n} {}", if n == 1 { "retry" } else { "retries" })),
+            self.timeout_ms
+                .as_ref()
+                .map(|ms| format!("timeout {} ms", ms.number())),
+            self.max_retries.as_ref().map(|n| {
+                let one = n.saturating_u64() == 1;
+                format!("{} {}", n.number(), if one { "retry" } else { "retries" })
+            }),
         ]
         .into_iter()
         .flatten()

@@ -425,8 +425,8 @@ impl<'t> Planner<'t> {
             call: Some(PlannedCall {
                 name: target.to_owned(),
                 arguments,
-                timeout_ms: compensation.timeout_ms,
-                max_retries: compensation.max_retries,
+                timeout_ms: compensation.timeout_ms.clone(),
+                max_retries: compensation.max_retries.clone(),
             }),
             then: Vec::new(),
             check: None,

@@ -89,7 +89,7 @@ struct State {
 enum Outcome {
     /// Every message was delivered (and the request, if any, answered).
     Done,
-    /// The exchange failed: why (already redacted).
+    /// The exchange failed: why (redacted where it is told).
     Failed(String),
 }
 
@@ -294,6 +294,8 @@ impl Shared {
                 }
             }
             Outcome::Failed(reason) => {
+                // What the server sent back may quote a header or variable given as a secret.
+                let reason = self.secrets.redact(&reason);
                 self.note(&format!("{method}: {reason}"));
                 if let Some(id) = request_id {
                     let text =

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use mcp_recovery_base::text::{escape_controls, excerpt};
 use mcp_recovery_journal::{JournalError, Kind};
-use mcp_recovery_model::Tool;
 use mcp_recovery_model::json::with;
+use mcp_recovery_model::{Count, Tool};
 use mcp_recovery_plan::{PlannedCall, Planner, Status, TracedCall};
 use serde_json::{Map, Value, json};
 
@@ -257,9 +257,13 @@ pub fn rollback(
                     .unwrap_or_default(),
                 timeout: declared
                     .as_ref()
-                    .and_then(|c| c.timeout_ms)
-                    .map_or(default_timeout, Duration::from_millis),
-                max_retries: declared.as_ref().and_then(|c| c.max_retries),
+                    .and_then(|c| c.timeout_ms.as_ref())
+                    .map_or(default_timeout, |ms| {
+                        Duration::from_millis(ms.saturating_u64())
+                    }),
+                max_retries: (declared.as_ref())
+                    .and_then(|c| c.max_retries.as_ref())
+                    .map(Count::saturating_u64),
             };
             match part.run(effects, tools, policy, &mut report.attention)? {
                 PartEnd::Done { now } => sent_now |= now,

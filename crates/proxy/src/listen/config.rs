@@ -71,6 +71,9 @@ pub(super) const PRIMING_REVISION: &str = "2025-11-25";
 
 /// Messages waiting for a stream before the oldest are dropped.
 pub(super) const BACKLOG: usize = 1024;
+/// Bytes of the messages waiting for a stream before the oldest are dropped (one message
+/// larger than this is kept alone).
+pub(super) const BACKLOG_BYTES: usize = 16 * 1024 * 1024;
 /// Messages queued for one stream before the session's writes to it are dropped.
 pub(super) const STREAM_BUFFER: usize = 256;
 /// How often an open stream sends a comment, so a client that went away is noticed.

@@ -14,7 +14,7 @@ use crate::event::{Budget, Event};
 use crate::note::note;
 use crate::wire::{Line, id_key, is_response};
 
-use super::config::{BACKLOG, RESUMABLE_BYTES, RESUMABLE_EVENTS};
+use super::config::{BACKLOG, BACKLOG_BYTES, RESUMABLE_BYTES, RESUMABLE_EVENTS};
 use super::http::{Body, lock, rpc_error};
 
 /// One session's client side: where its messages go in and its answers come out.
@@ -89,8 +89,12 @@ impl Routes {
                 Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => text = back,
             }
         }
-        if self.backlog.len() >= BACKLOG {
-            self.backlog.pop_front();
+        // Bounded in messages and in bytes (a message may be 64 MiB): the oldest go first.
+        let mut held: usize = self.backlog.iter().map(String::len).sum();
+        while !self.backlog.is_empty()
+            && (self.backlog.len() >= BACKLOG || held + text.len() > BACKLOG_BYTES)
+        {
+            held -= self.backlog.pop_front().map_or(0, |old| old.len());
             note("a server message with no open stream to take it was dropped");
         }
         self.backlog.push_back(text);

@@ -17,7 +17,7 @@ use crate::slack::SlackHeaders;
 use crate::wire::{Line, id_key, is_request, method};
 
 use super::body::{messages, read_body};
-use super::config::{BATCH_REVISION, ENDPOINT, SESSIONLESS, STREAM_BUFFER};
+use super::config::{BATCH_REVISION, ENDPOINT, STREAM_BUFFER};
 use super::http::{add, answer, header, json_response, lock, plain, rebinding_refusal, rpc_error};
 use super::registry::Hub;
 use super::stream::{Stream, event_stream};
@@ -188,17 +188,25 @@ impl Hub {
     }
 
     pub(super) fn get(self: &Arc<Hub>, request: Request, session: Option<String>) {
-        let id = session.unwrap_or_else(|| SESSIONLESS.to_owned());
+        // Clients without a session share one upstream session: a stream of it, or one resumed,
+        // would carry the others' requests and answers to whoever asked.
+        let Some(id) = session else {
+            return answer(
+                request,
+                add(
+                    plain(405, "a GET stream needs an Mcp-Session-Id"),
+                    "Allow",
+                    "POST, DELETE",
+                ),
+            );
+        };
         let Some(downstream) = self.find(&id) else {
             return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
         };
         if let Some(last) = header(&request, "Last-Event-ID") {
             return match Stream::resume(&downstream, &last, self.patience()) {
-                Some(body) => event_stream(request, body, None, false),
-                None => answer(
-                    request,
-                    plain(404, "no stream of this session has that Last-Event-ID"),
-                ),
+                Ok(body) => event_stream(request, body, None, false),
+                Err((status, why)) => answer(request, plain(status, why)),
             };
         }
         let (sender, receiver) = sync_channel(STREAM_BUFFER);

@@ -139,18 +139,25 @@ impl Stream {
     /// A stream continuing the one whose event `last` (`STREAM-EVENT`, as this proxy numbers
     /// them) the client saw last: the events after it again, then what the stream still owes
     /// (the answers to its requests, or for a GET stream everything until the session ends).
-    /// `None` when no such stream is known.
+    /// Refused (the status and why) when no such stream is known, or when it is the session's
+    /// GET stream and that is open: a session has one.
     pub(super) fn resume(
         downstream: &Arc<Downstream>,
         last: &str,
         patience: Duration,
-    ) -> Option<Stream> {
-        let (stream, event) = last.trim().split_once('-')?;
-        let (stream, event): (u64, u64) = (stream.parse().ok()?, event.parse().ok()?);
+    ) -> Result<Stream, (u16, &'static str)> {
+        const UNKNOWN: (u16, &str) = (404, "no stream of this session has that Last-Event-ID");
+        let (stream, event) = last.trim().split_once('-').ok_or(UNKNOWN)?;
+        let (Ok(stream), Ok(event)) = (stream.parse::<u64>(), event.parse::<u64>()) else {
+            return Err(UNKNOWN);
+        };
         let (sender, receiver) = sync_channel(STREAM_BUFFER);
         let mut routes = lock(&downstream.routes);
         if stream == 0 || stream > routes.next_stream || event > routes.last_event {
-            return None;
+            return Err(UNKNOWN);
+        }
+        if stream == routes.get_stream && routes.get_open {
+            return Err((409, "this session's GET stream is already open"));
         }
         let replay: VecDeque<String> = routes
             .sent
@@ -159,7 +166,7 @@ impl Stream {
             .map(|sent| sent.text.clone())
             .collect();
         let listening = stream == routes.get_stream;
-        let standalone = listening && !routes.get_open;
+        let standalone = listening;
         if standalone {
             routes.get_open = true;
         }
@@ -180,7 +187,7 @@ impl Stream {
             routes.waiting.insert(key.clone(), (number, sender.clone()));
         }
         drop(routes);
-        Some(Stream {
+        Ok(Stream {
             downstream: Arc::clone(downstream),
             receiver,
             number: Some(number),

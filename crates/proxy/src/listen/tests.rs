@@ -359,3 +359,21 @@ fn a_request_must_name_its_host_once() {
     let answer = ask("GET /nowhere HTTP/1.0\r\n\r\n");
     assert!(answer.contains(" 404 "), "{answer}");
 }
+
+/// Server messages no stream takes wait in a backlog bounded in bytes as well as in messages.
+#[test]
+fn the_backlog_is_bounded_in_bytes() {
+    let mut routes = super::downstream::Routes::default();
+    let big = "x".repeat(6 << 20);
+    for _ in 0..10 {
+        routes.route(big.clone());
+    }
+    let held: usize = routes.backlog.iter().map(String::len).sum();
+    assert!(held <= super::config::BACKLOG_BYTES, "{held}");
+    assert_eq!(routes.backlog.len(), 2);
+    // One message larger than the bound is kept alone.
+    routes.route("y".repeat(20 << 20));
+    assert_eq!(routes.backlog.len(), 1);
+    routes.route("z".into());
+    assert_eq!(routes.backlog.len(), 1);
+}

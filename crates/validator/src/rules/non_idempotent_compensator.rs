@@ -48,7 +48,13 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         let retried = sites[i..]
             .iter()
             .filter(|other| same(other))
-            .any(|other| other.compensation.max_retries.is_some_and(|n| n > 0));
+            .any(|other| {
+                other
+                    .compensation
+                    .max_retries
+                    .as_ref()
+                    .is_some_and(|n| n.saturating_u64() > 0)
+            });
         out.push(not_idempotent(site, retried));
     }
 }

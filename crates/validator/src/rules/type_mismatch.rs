@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use crate::codes::{Rule, declare_rule};
 use crate::finding::{Finding, Focus, excerpt, show};
-use mcp_recovery_schema_reason::{Knowledge, Resolution, TypeSet, resolve, resolve_as, subschemas_at};
+use mcp_recovery_schema_reason::{
+    Knowledge, Resolution, TypeSet, object_shape, resolve, resolve_as, subschemas_at,
+};
 use crate::context::{Context, Site};
 
 declare_rule! {
@@ -56,6 +58,7 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         let Some(compensator_schema) = site.compensator_input_schema() else {
             continue;
         };
+        let shape = object_shape(compensator_schema, compensator_schema);
         for binding in &site.compensation.bindings {
             let Ok(parsed) = &binding.binding else {
                 continue;
@@ -63,6 +66,13 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             let parameter = JsonPointer::from_tokens([binding.parameter.as_str()]);
             let accepts = resolve(compensator_schema, &parameter);
             if accepts.exists == Knowledge::No {
+                // A parameter the compensator does not declare is R110's; one it declares with
+                // a schema no value satisfies (`false`, types that do not meet) takes nothing.
+                if shape.declares(&binding.parameter) != Knowledge::No {
+                    let what = "its schema in the inputSchema accepts no value, so no binding \
+                                can satisfy it";
+                    out.push(mismatch(&site, binding, what, Focus::Value));
+                }
                 continue;
             }
             match parsed {

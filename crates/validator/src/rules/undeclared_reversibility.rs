@@ -27,9 +27,9 @@ declare_rule! {
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for tool in &ctx.tools {
         let Some(typed) = &tool.typed else { continue };
+        // A SEP-3172 declaration of an unknown strategy counts as absent (spec section 7).
         if typed.hint(Hint::ReadOnly) != Some(true)
-            && typed.sep_recovery().is_none()
-            && typed.compensate().is_none()
+            && tool.declared.is_empty()
             && typed.before_image().is_none()
         {
             out.push(undeclared(tool, &typed.name));
