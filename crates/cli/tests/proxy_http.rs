@@ -1808,3 +1808,37 @@ fn get_streams_need_a_session_and_a_session_has_one() {
     }
     drop(listening);
 }
+
+/// A server that forgets the session (404, a JSON-RPC error that answers nothing) gives the
+/// client an error saying so.
+#[test]
+fn a_session_the_server_forgot_is_said_to_be_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, _seen) = scripted(|seen, stream| {
+        if seen.body["method"] == "initialize" {
+            let answer = scripted_answer(&seen.body).unwrap().to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n\
+                 Content-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            return stream.write_all(head.as_bytes()).is_ok()
+                && stream.write_all(answer.as_bytes()).is_ok();
+        }
+        if seen.body.get("id").is_none() {
+            return accepted(stream);
+        }
+        let gone =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
+        http(stream, "404 Not Found", "application/json", gone)
+    });
+    let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let answer = client.request("ping", json!({}));
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("HTTP status 404: the server no longer knows this session"),
+        "{answer}"
+    );
+}

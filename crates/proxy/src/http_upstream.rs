@@ -332,6 +332,7 @@ impl Shared {
         method: &str,
     ) -> Outcome {
         let status = response.status().as_u16();
+        let sent_session = self.lock().session_id.is_some();
         if let Some(session) = mcp_recovery_client::header_value(&response, "mcp-session-id") {
             self.lock().session_id = Some(session);
         }
@@ -365,9 +366,14 @@ impl Shared {
             },
         };
         match outcome {
-            Outcome::Done if !answered => {
+            Outcome::Done if !answered && (200..300).contains(&status) => {
                 Outcome::Failed("the response carries no answer to the request".into())
             }
+            // A 404 to a request of a session is the transport's word that the session is over.
+            Outcome::Done if !answered && status == 404 && sent_session => {
+                Outcome::Failed("HTTP status 404: the server no longer knows this session".into())
+            }
+            Outcome::Done if !answered => Outcome::Failed(format!("HTTP status {status}")),
             outcome => outcome,
         }
     }
