@@ -76,6 +76,9 @@ pub(super) const BACKLOG: usize = 1024;
 pub(super) const BACKLOG_BYTES: usize = 16 * 1024 * 1024;
 /// Messages queued for one stream before the session's writes to it are dropped.
 pub(super) const STREAM_BUFFER: usize = 256;
+/// Bytes queued for one stream before it takes no more (one message larger than this is taken
+/// alone).
+pub(super) const STREAM_BYTES: usize = 16 * 1024 * 1024;
 /// How often an open stream sends a comment, so a client that went away is noticed.
 pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Longest a stream's head waits for its first event, so that both leave in one write.

@@ -16,6 +16,7 @@ use crate::wire::{Line, id_key, is_response};
 
 use super::config::{BACKLOG, BACKLOG_BYTES, RESUMABLE_BYTES, RESUMABLE_EVENTS};
 use super::http::{Body, lock, rpc_error};
+use super::queue::Outlet;
 
 /// One session's client side: where its messages go in and its answers come out.
 pub(super) struct Downstream {
@@ -36,9 +37,9 @@ pub(super) struct Downstream {
 #[derive(Default)]
 pub(super) struct Routes {
     /// Request id → the stream of the POST that carried it (its number, 0 for a JSON answer).
-    pub(super) waiting: HashMap<String, (u64, SyncSender<String>)>,
+    pub(super) waiting: HashMap<String, (u64, Outlet)>,
     /// Open streams for everything else, the newest POST first, then GET.
-    pub(super) streams: Vec<(u64, SyncSender<String>)>,
+    pub(super) streams: Vec<(u64, Outlet)>,
     pub(super) backlog: VecDeque<String>,
     pub(super) next_stream: u64,
     pub(super) get_open: bool,
@@ -63,7 +64,7 @@ pub(super) struct Sent {
 
 impl Routes {
     /// Registers a stream for messages that answer no request; hands it the backlog.
-    pub(super) fn add_stream(&mut self, sender: SyncSender<String>, front: bool) -> u64 {
+    pub(super) fn add_stream(&mut self, sender: Outlet, front: bool) -> u64 {
         self.next_stream += 1;
         let number = self.next_stream;
         while let Some(text) = self.backlog.pop_front() {
@@ -106,7 +107,7 @@ impl Downstream {
     pub(super) fn expect(
         &self,
         ids: &[String],
-        sender: &SyncSender<String>,
+        sender: &Outlet,
         stream: bool,
     ) -> Result<Option<u64>, Body> {
         let mut routes = lock(&self.routes);
@@ -222,7 +223,7 @@ impl Writer {
             }
         }
         if let Some((_, sender)) = key.and_then(|key| routes.waiting.remove(&key)) {
-            match sender.try_send(text) {
+            match sender.try_send_answer(text) {
                 Ok(()) => return,
                 Err(TrySendError::Full(text) | TrySendError::Disconnected(text)) => {
                     note(

@@ -21,6 +21,7 @@ mod config;
 mod connections;
 mod downstream;
 mod http;
+mod queue;
 mod registry;
 mod routing;
 mod stream;

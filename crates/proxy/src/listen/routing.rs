@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
 
 use mcp_recovery_base::text::escape_controls;
@@ -17,8 +16,9 @@ use crate::slack::SlackHeaders;
 use crate::wire::{Line, id_key, is_request, method};
 
 use super::body::{messages, read_body};
-use super::config::{BATCH_REVISION, ENDPOINT, STREAM_BUFFER};
+use super::config::{BATCH_REVISION, ENDPOINT};
 use super::http::{add, answer, header, json_response, lock, plain, rebinding_refusal, rpc_error};
+use super::queue::queue;
 use super::registry::Hub;
 use super::stream::{Stream, event_stream};
 
@@ -128,7 +128,7 @@ impl Hub {
         let accept = header(&request, "Accept").map(|accept| accept.to_ascii_lowercase());
         let accepts = |kind: &str| accept.as_ref().is_some_and(|accept| accept.contains(kind));
         let wants_stream = accepts("text/event-stream");
-        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let (sender, receiver) = queue();
         let stream = if ids.is_empty() {
             None
         } else {
@@ -209,7 +209,7 @@ impl Hub {
                 Err((status, why)) => answer(request, plain(status, why)),
             };
         }
-        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let (sender, receiver) = queue();
         let number = {
             let mut routes = lock(&downstream.routes);
             if routes.get_open {

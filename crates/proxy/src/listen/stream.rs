@@ -4,7 +4,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -12,11 +12,10 @@ use tiny_http::Request;
 
 use crate::wire::{id_key, is_response};
 
-use super::config::{
-    HEAD_HOLD, KEEP_ALIVE, PARKED_STREAMS, PRIMING_REVISION, RETRY_MS, STREAM_BUFFER,
-};
+use super::config::{HEAD_HOLD, KEEP_ALIVE, PARKED_STREAMS, PRIMING_REVISION, RETRY_MS};
 use super::downstream::Downstream;
 use super::http::{header, lock};
+use super::queue::{Inlet, queue};
 
 /// Answers `request` with `body` as a `text/event-stream`, each event sent (and flushed) as it
 /// is written: the HTTP server's own writer would hold events back until 8 KiB had gathered,
@@ -119,7 +118,7 @@ pub(super) fn event_stream(request: Request, mut body: Stream, session: Option<&
 /// A response body that streams a session's messages as server-sent events.
 pub(super) struct Stream {
     pub(super) downstream: Arc<Downstream>,
-    pub(super) receiver: Receiver<String>,
+    pub(super) receiver: Inlet,
     /// The stream's number among the session's streams (`None`: it takes only answers).
     pub(super) number: Option<u64>,
     /// The requests still unanswered (`None`: a GET stream, open until the session ends).
@@ -151,7 +150,7 @@ impl Stream {
         let (Ok(stream), Ok(event)) = (stream.parse::<u64>(), event.parse::<u64>()) else {
             return Err(UNKNOWN);
         };
-        let (sender, receiver) = sync_channel(STREAM_BUFFER);
+        let (sender, receiver) = queue();
         let mut routes = lock(&downstream.routes);
         if stream == 0 || stream > routes.next_stream || event > routes.last_event {
             return Err(UNKNOWN);

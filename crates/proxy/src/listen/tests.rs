@@ -377,3 +377,23 @@ fn the_backlog_is_bounded_in_bytes() {
     routes.route("z".into());
     assert_eq!(routes.backlog.len(), 1);
 }
+
+/// A stream's queue takes messages up to its bound in bytes (a first larger one alone), and
+/// room again as the stream sends them.
+#[test]
+fn a_streams_queue_is_bounded_in_bytes() {
+    let (outlet, inlet) = super::queue::queue();
+    let big = "x".repeat(10 << 20);
+    outlet.try_send(big.clone()).unwrap();
+    assert!(outlet.try_send(big.clone()).is_err());
+    outlet.try_send("small".into()).unwrap();
+    assert_eq!(inlet.try_recv().unwrap().len(), big.len());
+    outlet.try_send(big.clone()).unwrap();
+    assert_eq!(inlet.try_recv().unwrap(), "small");
+    // Alone, a message over the bound is taken.
+    assert_eq!(inlet.try_recv().unwrap().len(), big.len());
+    outlet.try_send("y".repeat(40 << 20)).unwrap();
+    assert!(outlet.try_send("z".into()).is_err());
+    // The answer to one of its requests is taken whatever the bytes queued.
+    outlet.try_send_answer(big).unwrap();
+}
