@@ -110,7 +110,7 @@ pub fn check(records: &[Map<String, Value>], policy: &PolicyFile) -> (Vec<String
             problems.push(format!(
                 "{shown} ran with no approval record; it needs {} of {}",
                 rule.quorum,
-                rule.of.join(", ")
+                escape_controls(&rule.of.join(", "))
             ));
             continue;
         };

@@ -67,6 +67,19 @@ pub struct ClientConfig {
     workspace: PathBuf,
 }
 
+/// The text of a client config or of a file it names (`envFile`): a regular file (a FIFO or a
+/// device is refused before it is opened; a link is followed, as configs often are links) of at
+/// most the default input cap, in UTF-8.
+pub fn read_config_text(path: &Path) -> Result<String, mcp_recovery_base::read::ReadError> {
+    let policy = mcp_recovery_base::read::ReadPolicy {
+        follow_links: true,
+        ..mcp_recovery_base::read::ReadPolicy::default()
+    };
+    let bytes = mcp_recovery_base::read::read_file(path, Path::new("."), policy)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text").into())
+}
+
 /// Whether `text` is an MCP client config: a JSON(C) object with `mcpServers` or `servers` (or
 /// VS Code settings with `mcp.servers`) holding an object.
 pub fn looks_like_client_config(text: &str) -> bool {
@@ -304,7 +317,7 @@ impl Resolver<'_> {
                 return Err(self.error("/envFile", "`envFile` must be a string"));
             };
             let path = self.path("/envFile", file)?;
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = read_config_text(&path).map_err(|e| {
                 self.error("/envFile", format!("cannot read {}: {e}", path.display()))
             })?;
             env.extend(parse_env_file(&text));

@@ -390,9 +390,9 @@ fn entries(
         .iter()
         .map(|spec| parse_pair(spec, "--input", "ID=VALUE"))
         .collect::<Result<_, _>>()?;
-    let text = std::fs::read_to_string(file).map_err(|source| Failure::Read {
+    let text = crate::client_config::read_config_text(file).map_err(|source| Failure::Read {
         path: file.display().to_string(),
-        source: source.into(),
+        source,
     })?;
     let config = ClientConfig::parse(file, &text, inputs).map_err(Failure::ClientConfig)?;
     let wanted: Vec<String> = if names.is_empty() {

@@ -1130,6 +1130,31 @@ fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
             decision["signature"].as_str().unwrap()
         ));
     }
+    // What the request carries reaches the terminal inert, and the decision still reads the same.
+    let hostile = "2030-01-01T00:00:00.000Z\u{202e}\u{9b}2J\u{1b}[0m";
+    let mut odd = request.clone();
+    odd["expires"] = json!(hostile);
+    std::fs::write(dir.join("odd.json"), odd.to_string()).unwrap();
+    let args = [
+        "--pending",
+        "odd.json",
+        "--key",
+        "alice",
+        "--as",
+        "alice",
+        "r-1",
+        "--deny",
+    ];
+    let (status, out) = approve(dir, &args);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        !out.trim_end()
+            .chars()
+            .any(mcp_recovery_base::text::is_unsafe_char),
+        "{out:?}"
+    );
+    let decision: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(decision["statement"]["expires"], hostile);
     let (status, _) = approve(
         dir,
         &[

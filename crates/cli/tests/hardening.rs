@@ -171,6 +171,37 @@ fn fifos_devices_and_oversized_inputs_are_refused() {
         );
     }
 
+    // Configs and policies too: a FIFO or a device never blocks nor fills the memory.
+    std::fs::write(
+        dir.path().join("zero.json"),
+        r#"{"servers": {"s": {"type": "stdio", "command": "true", "envFile": "/dev/zero"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("j.jsonl"), "").unwrap();
+    for (command, said) in [
+        (
+            &["lint", "--config", "tools.json", "--server", "s"][..],
+            "FIFO",
+        ),
+        (
+            &["lint", "--config", "zero.json", "--all-servers"],
+            "device",
+        ),
+        (&["proxy", "--policy", "tools.json", "--", "true"], "FIFO"),
+        (
+            &["audit", "verify", "j.jsonl", "--policy", "tools.json"],
+            "FIFO",
+        ),
+    ] {
+        let output = run_in(dir.path(), command);
+        assert_eq!(code(&output), 2, "{command:?}");
+        assert!(
+            text(&output.stderr).contains(&format!("it is not a regular file but a {said}")),
+            "{command:?}: {}",
+            text(&output.stderr)
+        );
+    }
+
     let big = dir.path().join("big.json");
     std::fs::write(&big, format!("[{}]", "1,".repeat(1500) + "1")).unwrap();
     let output = run_in(dir.path(), &["lint", "--max-file-size", "1K", "big.json"]);

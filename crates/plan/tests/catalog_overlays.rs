@@ -196,10 +196,10 @@ fn a_checkout_is_undone_by_the_branch_the_status_named() {
     );
 }
 
-/// `git diff --cached --unified=0` as git prints it: a change, a new binary file, a staged
-/// deletion, a rename, names with spaces (a tab ends their `---` and `+++` lines), a name git
-/// quotes, names that end in ` differ`, and a file whose text has lines that read as a file's header (`-- a/README.md`,
-/// `++ b/README.md` and `++ b/other.txt`, each written with git's `-` or `+` in front).
+/// `git diff --cached --unified=0` as git prints it: a change, a new binary file, names with
+/// spaces (a tab ends their `---` and `+++` lines), names that end in ` differ`, and a file
+/// whose text has lines that read as a file's header (`-- a/README.md`, `++ b/README.md` and
+/// `++ b/other.txt`, each written with git's `-` or `+` in front).
 const STAGED: &str = "Staged changes:
 diff --git a/a.txt b/a.txt
 index 7898192..4f8ac6b 100644
@@ -212,16 +212,6 @@ diff --git a/bin2.dat b/bin2.dat
 new file mode 100644
 index 0000000..1d3c2d4
 Binary files /dev/null and b/bin2.dat differ
-diff --git a/gone.txt b/gone.txt
-deleted file mode 100644
---- a/gone.txt
-+++ /dev/null
-@@ -1 +0,0 @@
--z
-diff --git a/plan b dir/x y.txt b/moved.txt
-similarity index 100%
-rename from plan b dir/x y.txt
-rename to moved.txt
 diff --git a/new file.txt b/new file.txt
 new file mode 100644
 index 0000000..ea1a3b3
@@ -255,10 +245,22 @@ index 1269488..a8b2a1b 100644
 +++ b/README.md
 @@ -5,0 +6 @@
 +++ b/other.txt
-diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"
---- \"a/caf\\303\\251.txt\"
-+++ \"b/caf\\303\\251.txt\"
 ";
+
+/// What `git_add` cannot stage again, or a diff not in git's default form, each added to
+/// [`STAGED`]: a staged deletion (text and binary), a rename (its old name), a name git quotes,
+/// the headers of `diff.noprefix` and `diff.mnemonicPrefix`, colour (`color.ui=always`) and the
+/// output of a `diff.external` tool.
+const UNREADABLE: [&str; 8] = [
+    "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n",
+    "diff --git a/old.bin b/old.bin\ndeleted file mode 100644\nindex 1b2c3d4..0000000\nBinary files a/old.bin and /dev/null differ\n",
+    "diff --git a/plan b dir/x y.txt b/moved.txt\nsimilarity index 100%\nrename from plan b dir/x y.txt\nrename to moved.txt\n",
+    "diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"\n--- \"a/caf\\303\\251.txt\"\n+++ \"b/caf\\303\\251.txt\"\n",
+    "diff --git c.txt c.txt\nindex 1..2 100644\n--- c.txt\n+++ c.txt\n@@ -1 +1 @@\n-c\n+d\n",
+    "diff --git i/c.txt w/c.txt\nindex 1..2 100644\n--- i/c.txt\n+++ w/c.txt\n",
+    "\u{1b}[1mdiff --git a/c.txt b/c.txt\u{1b}[m\n\u{1b}[1mindex 1..2 100644\u{1b}[m\n\u{1b}[1m--- a/c.txt\u{1b}[m\n\u{1b}[1m+++ b/c.txt\u{1b}[m\n",
+    "c.txt --- Text\n1 c                 1 d\n",
+];
 
 #[test]
 fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
@@ -277,8 +279,7 @@ fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
             "before": {"name": "git_diff_staged", "arguments": {"repo_path": "/r", "context_lines": 0},
                        "result": text(staged)}})
     };
-    // Each path as it is now; a deletion and a name git quotes are not staged again. Lines
-    // that end in CRLF name the same paths.
+    // Each path as it is now. Lines that end in CRLF name the same paths.
     for staged in [STAGED.to_owned(), STAGED.replace('\n', "\r\n")] {
         let restaged = plan("mcp-git", tools.clone(), &[add(&staged)]);
         let calls = calls_of(&restaged);
@@ -288,10 +289,21 @@ fn staging_is_undone_by_a_reset_and_a_restage_of_what_was_staged_before() {
                 ("git_reset", json!({"repo_path": "/r"})),
                 (
                     "git_add",
-                    json!({"repo_path": "/r", "files": ["a.txt", "bin2.dat", "moved.txt",
-                        "new file.txt", "plan b", "x differ", "pic differ", "notes.txt"]})
+                    json!({"repo_path": "/r", "files": ["a.txt", "bin2.dat", "new file.txt",
+                        "plan b", "x differ", "pic differ", "notes.txt"]})
                 ),
             ]
+        );
+    }
+    // What cannot be staged again, or read whole, leaves the undo unavailable: nothing is reset.
+    for unreadable in UNREADABLE {
+        let staged = format!("{STAGED}{unreadable}");
+        let refused = plan("mcp-git", tools.clone(), &[add(&staged)]);
+        assert_eq!(refused.calls().count(), 0, "{unreadable:?}: {refused:#?}");
+        assert_eq!(
+            refused.steps[0].status,
+            Status::Unavailable,
+            "{unreadable:?}"
         );
     }
     // Nothing staged before: the reset alone (the server refuses an empty list to stage).

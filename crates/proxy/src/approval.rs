@@ -93,16 +93,12 @@ fn ask_terminal(impact: &Value, timeout: Duration) -> Verdict {
     {
         return refuse("terminal", "the terminal cannot be written");
     }
-    let Ok(reader) = tty.try_clone() else {
-        return refuse("terminal", "the terminal cannot be read");
-    };
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(reader).read_line(&mut line);
-        let _ = sender.send(line);
-    });
-    match receiver.recv_timeout(timeout) {
+    let lines = terminal_lines()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A line typed before this question was shown answers nothing.
+    while lines.try_recv().is_ok() {}
+    match lines.recv_timeout(timeout) {
         Ok(answer) => {
             let answer = answer.trim().to_ascii_lowercase();
             if answer == "y" || answer == "yes" {
@@ -115,7 +111,10 @@ fn ask_terminal(impact: &Value, timeout: Duration) -> Verdict {
                 refuse("terminal", "refused on the terminal")
             }
         }
-        Err(_) => {
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            refuse("terminal", "the terminal cannot be read")
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             let _ = tty.write_all(b"\n(no answer in time: refused)\n");
             refuse(
                 "terminal",
@@ -123,6 +122,30 @@ fn ask_terminal(impact: &Value, timeout: Duration) -> Verdict {
             )
         }
     }
+}
+
+/// The lines typed on the controlling terminal, read by one thread for the whole process: a
+/// question that timed out leaves no reader behind to take the answer to the next one.
+fn terminal_lines() -> &'static std::sync::Mutex<mpsc::Receiver<String>> {
+    static LINES: std::sync::OnceLock<std::sync::Mutex<mpsc::Receiver<String>>> =
+        std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        let (sender, receiver) = mpsc::channel();
+        if let Ok(tty) = std::fs::File::open("/dev/tty") {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(tty);
+                loop {
+                    let mut line = String::new();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if sender.send(line).is_err() => return,
+                        Ok(_) => {}
+                    }
+                }
+            });
+        }
+        std::sync::Mutex::new(receiver)
+    })
 }
 
 fn ask_command(command: &str, impact: &Value, timeout: Duration) -> Verdict {
@@ -142,12 +165,15 @@ fn ask_command(command: &str, impact: &Value, timeout: Duration) -> Verdict {
         Ok(child) => child,
         Err(e) => return refuse("command", format!("the approver could not start: {e}")),
     };
+    // The wait starts now, whatever the approver reads: its input is written by a thread of its
+    // own, and one that does not read it still decides by its exit status.
+    let deadline = Instant::now().checked_add(timeout);
     if let Some(mut stdin) = child.stdin.take() {
         let text = format!("{impact}\n");
-        // An approver that does not read its input still decides by its exit status.
-        let _ = stdin.write_all(text.as_bytes());
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        });
     }
-    let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => {
@@ -160,7 +186,7 @@ fn ask_command(command: &str, impact: &Value, timeout: Duration) -> Verdict {
             Ok(Some(status)) => {
                 return refuse("command", format!("the approver refused ({status})"));
             }
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if deadline.is_some_and(|deadline| Instant::now() >= deadline) => {
                 let _ = child.kill();
                 let _ = child.wait();
                 return refuse(
@@ -189,6 +215,17 @@ mod tests {
         let verdict = no.ask(&impact, Duration::from_secs(10));
         assert!(!verdict.approved);
         assert!(verdict.reason.contains("refused"), "{}", verdict.reason);
+        // An approver that reads nothing of a large impact still times out, and its late
+        // exit 0 approves nothing.
+        let large = json!({"tool": "charge_payment", "arguments": {"note": "x".repeat(1 << 20)}});
+        let deaf = Approver::Command("sleep 2".into());
+        let verdict = deaf.ask(&large, Duration::from_millis(200));
+        assert!(!verdict.approved, "{}", verdict.reason);
+        assert!(
+            verdict.reason.contains("did not decide"),
+            "{}",
+            verdict.reason
+        );
         let slow = Approver::Command("sleep 5".into());
         let verdict = slow.ask(&impact, Duration::from_millis(200));
         assert!(!verdict.approved);

@@ -9,8 +9,9 @@ use crate::args::values::written_path;
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Give up on the demo server after this many seconds per request.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    /// Give up on the demo server after this many seconds per request (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 }
 

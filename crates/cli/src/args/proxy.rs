@@ -278,7 +278,8 @@ pub struct ApproveArgs {
     /// Deny the request.
     #[arg(long)]
     pub deny: bool,
-    /// Give up on the proxy after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    /// Give up on the proxy after this many seconds (1 to 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 }

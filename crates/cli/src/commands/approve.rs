@@ -105,7 +105,7 @@ pub fn run(args: &ApproveArgs) -> Result<ExitCode, Failure> {
     let body = json!({"statement": statement, "key": secret.public().id(),
         "signature": signature});
     let Some(base) = base.filter(|_| !args.print) else {
-        println!("{body}");
+        println!("{}", mcp_recovery_base::text::json_inert(&body.to_string()));
         return Ok(ExitCode::SUCCESS);
     };
     let url = format!("{base}/{request}");

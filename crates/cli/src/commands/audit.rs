@@ -49,16 +49,16 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(1));
     }
     if let Some(file) = &args.policy {
-        let Input::File(path) = &input else {
+        let Input::File(_) = &input else {
             return Err(Failure::Usage(
                 "--policy needs the journal as a file, not stdin".into(),
             ));
         };
         let policy = mcp_recovery_proxy::PolicyFile::read(file)
             .map_err(|e| Failure::Usage(e.to_string()))?;
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = String::from_utf8(input.read()?).map_err(|_| {
             Failure::Usage(format!(
-                "cannot read {}: {e}",
+                "cannot read {}: not UTF-8 text",
                 mcp_recovery_base::text::escape_controls(&shown)
             ))
         })?;

@@ -382,7 +382,8 @@ fn dry_run(out: &mut impl Write, tools: &ToolList, session: &Recorded) -> Result
         };
         writeln!(
             out,
-            "  call {id}: {} {} {}{done}: {}",
+            "  call {}: {} {} {}{done}: {}",
+            escape_controls(&id.to_string()),
             escape_controls(&step.tool),
             step.status,
             escape_controls(&step.calls_summary()),

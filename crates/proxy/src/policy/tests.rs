@@ -171,14 +171,7 @@ fn approvers_sharing_a_key_or_a_slack_user_are_refused() {
 /// Names that read alike would let one approver pass for another wherever a person reads one.
 #[test]
 fn approvers_named_alike_are_refused() {
-    for alike in [
-        "Alice",
-        "ALICE",
-        "a\u{200b}lice",
-        "\u{430}lice",
-        "alice\u{202e}",
-        "ａlice",
-    ] {
+    for alike in ["Alice", "ALICE", "\u{430}lice", "ａlice"] {
         let text = approvers("", KEYS, USERS).replacen(
             "name = \"bob\"",
             &format!("name = \"{alike}\""),
@@ -191,7 +184,29 @@ fn approvers_named_alike_are_refused() {
                 && error.contains("reads like approvers[0] ('alice')"),
             "{alike:?}: {error}"
         );
-        assert!(!error.contains(['\u{200b}', '\u{202e}']), "{error}");
+    }
+    // Characters that act unseen are refused outright, and not repeated raw.
+    for hidden in [
+        "a\u{200b}lice",
+        "alice\u{202e}",
+        "al\\u001b]0;x\\u0007ice",
+        "bob\u{9b}2J",
+    ] {
+        let text = approvers("", KEYS, USERS).replacen(
+            "name = \"bob\"",
+            &format!("name = \"{hidden}\""),
+            1,
+        );
+        let text = text.replace("\"bob\", \"carol\"]", &format!("\"{hidden}\", \"carol\"]"));
+        let error = PolicyFile::parse(&text).unwrap_err();
+        assert!(
+            error.starts_with("approvers[1].name '") && error.contains("holds a control"),
+            "{hidden:?}: {error}"
+        );
+        assert!(
+            !error.chars().any(mcp_recovery_base::text::is_unsafe_char),
+            "{error}"
+        );
     }
     let twice = approvers("", KEYS, USERS).replacen("name = \"bob\"", "name = \"alice\"", 1);
     let error = PolicyFile::parse(&twice).unwrap_err();
