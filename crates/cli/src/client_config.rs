@@ -17,7 +17,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{Header, Options, Target};
 use serde_json::{Map, Value};
 
@@ -128,15 +127,8 @@ impl ClientConfig {
         })?;
         // A reader sees the first of two members of one name, the parser keeps the last: a
         // server written twice would start a command nobody reviewed.
-        if let Some((pointer, name)) = mcp_recovery_validator::repeated_member(json.as_bytes()) {
-            return Err(error(
-                &pointer,
-                format!(
-                    "the member `{}` is written more than once in its object, so which value is \
-                     meant is not known",
-                    escape_controls(&name)
-                ),
-            ));
+        if let Some((pointer, why)) = mcp_recovery_validator::repeated_member(json.as_bytes()) {
+            return Err(error(&pointer, why));
         }
         let Some((servers_pointer, servers)) = servers_member(&value) else {
             return Err(error(

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use mcp_recovery_base::text::escape_controls;
 use serde_json::Value;
 
 use crate::errors::Failure;
@@ -119,13 +118,10 @@ pub fn read_json(path: &Path) -> Result<Value, Failure> {
         .map_err(|e| invalid(e.to_string()))?;
     if repeated {
         // A reader sees the first of two members of one name, this parser takes the last.
-        let (pointer, name) = mcp_recovery_validator::repeated_member(&bytes).unwrap_or_default();
+        let (pointer, why) = mcp_recovery_validator::repeated_member(&bytes).unwrap_or_default();
         return Err(Failure::Usage(format!(
-            "{} at {}: the member `{}` is written more than once in its object, so which value \
-             is meant is not known (R007)",
-            input.display(),
-            escape_controls(&pointer),
-            escape_controls(&name)
+            "{} at {pointer}: {why} (R007)",
+            input.display()
         )));
     }
     Ok(value)

@@ -84,13 +84,8 @@ fn read(file: &Path, shown: &str) -> Result<Value, String> {
     let bytes = input.read().map_err(|failure| failure.to_string())?;
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("{shown}: not JSON: {e}"))?;
-    if let Some((pointer, name)) = mcp_recovery_validator::repeated_member(&bytes) {
-        return Err(format!(
-            "{shown} at {}: the member `{}` is written more than once in its object, so which \
-             value is meant is not known",
-            escape_controls(&pointer),
-            escape_controls(&name)
-        ));
+    if let Some((pointer, why)) = mcp_recovery_validator::repeated_member(&bytes) {
+        return Err(format!("{shown} at {pointer}: {why}"));
     }
     let entry = match value.get("server") {
         Some(server) if value.get("name").is_none() => server.clone(),

@@ -1097,8 +1097,9 @@ fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
         json!({"pending": [request]}).to_string(),
     )
     .unwrap();
-    for file in ["one.json", "listing.json"] {
-        let (status, out) = approve(
+    // Alice's deny of `request` as the pending request in `file` shows it.
+    let deny = |file: &str, request: &str| {
+        approve(
             dir,
             &[
                 "--pending",
@@ -1107,10 +1108,13 @@ fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
                 "alice",
                 "--as",
                 "alice",
-                "r-1",
+                request,
                 "--deny",
             ],
-        );
+        )
+    };
+    for file in ["one.json", "listing.json"] {
+        let (status, out) = deny(file, "r-1");
         assert_eq!(status, 0, "{out}");
         let decision: Value = serde_json::from_str(out.trim()).unwrap();
         let statement = &decision["statement"];
@@ -1135,17 +1139,7 @@ fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
     let mut odd = request.clone();
     odd["expires"] = json!(hostile);
     std::fs::write(dir.join("odd.json"), odd.to_string()).unwrap();
-    let args = [
-        "--pending",
-        "odd.json",
-        "--key",
-        "alice",
-        "--as",
-        "alice",
-        "r-1",
-        "--deny",
-    ];
-    let (status, out) = approve(dir, &args);
+    let (status, out) = deny("odd.json", "r-1");
     assert_eq!(status, 0, "{out}");
     assert!(
         !out.trim_end()
@@ -1155,19 +1149,7 @@ fn approve_reads_a_pending_request_from_a_file_and_prints_the_decision() {
     );
     let decision: Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(decision["statement"]["expires"], hostile);
-    let (status, _) = approve(
-        dir,
-        &[
-            "--pending",
-            "one.json",
-            "--key",
-            "alice",
-            "--as",
-            "alice",
-            "r-2",
-            "--deny",
-        ],
-    );
+    let (status, _) = deny("one.json", "r-2");
     assert_eq!(status, 2, "another request id is not pending there");
     std::fs::write(dir.join("bad.json"), "[1").unwrap();
     let output = run_in(

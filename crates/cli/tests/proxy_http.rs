@@ -484,7 +484,7 @@ fn limits_on_bodies_and_sessions() {
     let mut first = Client::new(&url);
     first.initialize();
     // A GET stream only listens: its session, with no request pending, is idle.
-    let mut listening = BufReader::new(open_get(&url, &first));
+    let mut listening = open_get(&url, &first);
     let mut second = Client::new(&url);
     second.initialize();
     // At the cap, a new client is served: the least recently used idle session is closed,
@@ -574,9 +574,9 @@ fn stderr_line(stderr: &Receiver<String>, needle: &str) -> String {
     }
 }
 
-/// Opens `client`'s GET stream on the proxy and checks its head arrives at once; the open
-/// connection.
-fn open_get(url: &str, client: &Client) -> TcpStream {
+/// Opens `client`'s GET stream on the proxy (with the client's extra headers) and checks its
+/// head arrives at once; the open connection, read past the head.
+fn open_get(url: &str, client: &Client) -> BufReader<TcpStream> {
     let address = url
         .strip_prefix("http://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
@@ -585,13 +585,16 @@ fn open_get(url: &str, client: &Client) -> TcpStream {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
+    let extra: String = (client.headers.iter())
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let request = format!(
-        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n{extra}\
          Mcp-Session-Id: {}\r\n\r\n",
         client.session.as_deref().unwrap()
     );
     stream.write_all(request.as_bytes()).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut reader = BufReader::new(stream);
     let mut head = String::new();
     loop {
         let mut line = String::new();
@@ -611,7 +614,7 @@ fn open_get(url: &str, client: &Client) -> TcpStream {
             .contains("content-type: text/event-stream"),
         "{head}"
     );
-    stream
+    reader
 }
 
 /// `proxy FLAGS…` with the client on its stdio (`PROXY_TEST_KEY` set in its environment).
@@ -976,6 +979,16 @@ fn scripted_answer(body: &Value) -> Option<Value> {
     Some(json!({"jsonrpc": "2.0", "id": body["id"], "result": result}))
 }
 
+/// A JSON answer naming the session `s-1`.
+fn in_session(stream: &mut TcpStream, answer: &str) -> bool {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n\
+         Content-Length: {}\r\n\r\n",
+        answer.len()
+    );
+    stream.write_all(head.as_bytes()).is_ok() && stream.write_all(answer.as_bytes()).is_ok()
+}
+
 fn accepted(stream: &mut TcpStream) -> bool {
     stream
         .write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
@@ -1220,13 +1233,7 @@ fn resuming_server(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
         }
         if let Some(answer) = scripted_answer(&seen.body) {
             let answer = answer.to_string();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n\
-                 Content-Length: {}\r\n\r\n",
-                answer.len()
-            );
-            return stream.write_all(head.as_bytes()).is_ok()
-                && stream.write_all(answer.as_bytes()).is_ok();
+            return in_session(stream, &answer);
         }
         if seen.body["method"] != "tools/call" {
             return accepted(stream);
@@ -1766,6 +1773,8 @@ fn get_streams_need_a_session_and_a_session_has_one() {
     let (_proxy, url, _stderr) = listen(dir.path(), &["--url", &upstream]);
     let mut client = Client::new(&url);
     client.initialize();
+    // A 2025-11-25 client's GET stream begins with a priming event: its id names the stream.
+    client.headers = vec![("MCP-Protocol-Version".into(), "2025-11-25".into())];
     let get = |session: Option<&str>, last: Option<&str>| {
         let mut request = client.agent.get(&url).header("Accept", "text/event-stream");
         if let Some(session) = session {
@@ -1778,20 +1787,7 @@ fn get_streams_need_a_session_and_a_session_has_one() {
     };
     assert_eq!(get(None, None), 405);
     assert_eq!(get(None, Some("1-0")), 405);
-    let address = url
-        .strip_prefix("http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap();
-    let mut listening = TcpStream::connect(address).unwrap();
-    listening
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let request = format!(
-        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
-         MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {}\r\n\r\n",
-        client.session.as_deref().unwrap()
-    );
-    listening.write_all(request.as_bytes()).unwrap();
+    let mut listening = open_get(&url, &client);
     let mut seen = String::new();
     let id = loop {
         let mut buffer = [0u8; 256];
@@ -1817,13 +1813,7 @@ fn a_session_the_server_forgot_is_said_to_be_over() {
     let (upstream, _seen) = scripted(|seen, stream| {
         if seen.body["method"] == "initialize" {
             let answer = scripted_answer(&seen.body).unwrap().to_string();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n\
-                 Content-Length: {}\r\n\r\n",
-                answer.len()
-            );
-            return stream.write_all(head.as_bytes()).is_ok()
-                && stream.write_all(answer.as_bytes()).is_ok();
+            return in_session(stream, &answer);
         }
         if seen.body.get("id").is_none() {
             return accepted(stream);

@@ -256,11 +256,16 @@ fn key_identity(literal: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// The pointer of the first member whose name its object writes more than once, and the name,
-/// in `source` (valid JSON text): where a reader that refuses such a document says it is.
+/// The first member whose name its object writes more than once in `source` (valid JSON text),
+/// for a reader that refuses such a document: its pointer and why, both inert.
 pub fn repeated_member(source: &[u8]) -> Option<(String, String)> {
+    use mcp_recovery_base::text::escape_controls;
     let first = duplicate_keys(source).into_iter().next()?;
-    Some((first.pointer, first.key))
+    let name = escape_controls(&first.key);
+    let why = format!(
+        "the member `{name}` is written more than once in its object, so which value is meant is not known"
+    );
+    Some((escape_controls(&first.pointer).into_owned(), why))
 }
 
 /// The member names written more than once in their object, in document order, found in one

@@ -57,7 +57,7 @@ pub struct Listener {
 /// The one protocol revision with JSON-RPC batches. A POST without `MCP-Protocol-Version` is
 /// taken to be of it when its session settled no other, as the transport specifies for a
 /// request without the header.
-pub(super) const BATCH_REVISION: &str = "2025-03-26";
+pub(super) use crate::wire::BATCH_REVISION;
 
 /// Events kept for clients resuming a stream with `Last-Event-ID`, and their most bytes.
 pub(super) const RESUMABLE_EVENTS: usize = 1024;

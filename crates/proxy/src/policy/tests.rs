@@ -171,14 +171,14 @@ fn approvers_sharing_a_key_or_a_slack_user_are_refused() {
 /// Names that read alike would let one approver pass for another wherever a person reads one.
 #[test]
 fn approvers_named_alike_are_refused() {
+    // The policy's second approver, and its place in the rule, named `name` (TOML text).
+    let bob_named = |name: &str| {
+        approvers("", KEYS, USERS)
+            .replacen("name = \"bob\"", &format!("name = \"{name}\""), 1)
+            .replace("\"bob\", \"carol\"]", &format!("\"{name}\", \"carol\"]"))
+    };
     for alike in ["Alice", "ALICE", "\u{430}lice", "ａlice"] {
-        let text = approvers("", KEYS, USERS).replacen(
-            "name = \"bob\"",
-            &format!("name = \"{alike}\""),
-            1,
-        );
-        let text = text.replace("\"bob\", \"carol\"]", &format!("\"{alike}\", \"carol\"]"));
-        let error = PolicyFile::parse(&text).unwrap_err();
+        let error = PolicyFile::parse(&bob_named(alike)).unwrap_err();
         assert!(
             error.starts_with("approvers[1].name: '")
                 && error.contains("reads like approvers[0] ('alice')"),
@@ -192,13 +192,7 @@ fn approvers_named_alike_are_refused() {
         "al\\u001b]0;x\\u0007ice",
         "bob\u{9b}2J",
     ] {
-        let text = approvers("", KEYS, USERS).replacen(
-            "name = \"bob\"",
-            &format!("name = \"{hidden}\""),
-            1,
-        );
-        let text = text.replace("\"bob\", \"carol\"]", &format!("\"{hidden}\", \"carol\"]"));
-        let error = PolicyFile::parse(&text).unwrap_err();
+        let error = PolicyFile::parse(&bob_named(hidden)).unwrap_err();
         assert!(
             error.starts_with("approvers[1].name '") && error.contains("holds a control"),
             "{hidden:?}: {error}"
@@ -208,8 +202,7 @@ fn approvers_named_alike_are_refused() {
             "{error}"
         );
     }
-    let twice = approvers("", KEYS, USERS).replacen("name = \"bob\"", "name = \"alice\"", 1);
-    let error = PolicyFile::parse(&twice).unwrap_err();
+    let error = PolicyFile::parse(&bob_named("alice")).unwrap_err();
     assert!(
         error.starts_with("approvers[1].name: 'alice' is named twice"),
         "{error}"
