@@ -17,11 +17,11 @@ use mcp_recovery_census::collect_files;
 use mcp_recovery_validator::{LintOptions, Linter};
 use serde_json::{Value, json};
 
-use crate::corpus::{CorpusConfig, generate};
+use crate::corpus::{CorpusConfig, SHAPES, generate, large_file_text};
 use crate::live::build_binary_with;
 use crate::targets::Targets;
 
-const USAGE: &str = "usage: cargo xtask bench [corpus|small|large] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
+const USAGE: &str = "usage: cargo xtask bench [corpus|shapes|small|large] [--corpus DIR] [--runs N] | cargo xtask bench proxy|plan";
 
 /// The musts of the bench: a figure above its limit fails `cargo xtask bench`.
 const LINT_LIMIT: f64 = 1.0;
@@ -206,7 +206,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
         return plan_figures(root);
     }
     let (only, args) = match args {
-        [only @ ("corpus" | "small" | "large"), rest @ ..] => (Some(*only), rest),
+        [only @ ("corpus" | "shapes" | "small" | "large"), rest @ ..] => (Some(*only), rest),
         _ => (None, args),
     };
     let mut corpus = root.join("target/bench-corpus");
@@ -229,6 +229,10 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut targets = Targets::default();
 
+    if only == Some("shapes") {
+        shape_figures(root, &exe, &floor, &cli, runs, &mut targets)?;
+        return targets.report();
+    }
     if only == Some("large") {
         large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
         return targets.report();
@@ -244,6 +248,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<(), String> {
     if only == Some("corpus") {
         return targets.report();
     }
+    shape_figures(root, &exe, &floor, &cli, runs, &mut targets)?;
     large_files(root, &exe, &floor, &cli, runs.min(3), &mut targets)?;
     minified_findings()?;
     plan_figures(root)?;
@@ -334,6 +339,57 @@ fn corpus_figures(
     small_file_figures(exe, floor, cli, &file, targets)
 }
 
+/// `lint` and `census` against the floor on a corpus of each shape (`corpus::SHAPES`): the
+/// targets hold on every shape, not only on the default corpus's mix.
+fn shape_figures(
+    root: &Path,
+    exe: &Path,
+    floor: &Path,
+    cli: &Path,
+    runs: usize,
+    targets: &mut Targets,
+) -> Result<(), String> {
+    let wall = |s: &Sample| s.wall;
+    println!(
+        "\n| shape ({runs} rounds) | files | MB | tools | floor s | lint × floor | census × floor | lint CPU × floor |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for (i, shape) in SHAPES.iter().enumerate() {
+        let dir = root.join(format!("target/bench-shapes/{i}"));
+        shape.write(&dir)?;
+        let files = collect_files(std::slice::from_ref(&dir)).map_err(|e| e.to_string())?;
+        let (bytes, tools, _) = survey(&files);
+        let modes = [
+            Mode::new("floor", floor, &[], &dir),
+            Mode::new("lint", cli, &["lint", "--isolated"], &dir),
+            Mode::new("census", cli, &["census"], &dir),
+        ];
+        let samples = rounds(exe, &modes, runs)?;
+        let (lint, census) = (
+            ratio(&samples[1], &samples[0], wall),
+            ratio(&samples[2], &samples[0], wall),
+        );
+        println!(
+            "| {} | {} | {:.1} | {tools} | {:.3} | {lint:.2} | {census:.2} | {:.2} |",
+            shape.name,
+            files.len(),
+            bytes as f64 / 1e6,
+            median_of(&samples[0], wall),
+            ratio(&samples[1], &samples[0], |s| s.cpu),
+        );
+        targets.check(
+            format!("`lint`, {}, wall × floor", shape.name),
+            lint,
+            LINT_LIMIT,
+        );
+        targets.check(
+            format!("`census`, {}, wall × floor", shape.name),
+            census,
+            CENSUS_LIMIT,
+        );
+    }
+    Ok(())
+}
+
 /// A 20-tool server linted by a fresh process, what a pre-commit hook pays, against the floor's
 /// process on the same file (`cargo xtask bench small` alone).
 fn small_file_figures(
@@ -371,44 +427,6 @@ fn small_file_figures(
         SMALL_FILE_LIMIT,
     );
     Ok(())
-}
-
-/// The two shapes of one large file: many minimal tools, and fewer tools each with a
-/// description, an input schema and all four hints. Same bytes on every run.
-fn large_file_text(rich: bool) -> String {
-    let mut text = String::from("{\"tools\":[");
-    let count = if rich { 120_000 } else { 300_000 };
-    for i in 0..count {
-        if i > 0 {
-            text.push(',');
-        }
-        if rich {
-            let read_only = i % 3 == 0;
-            text.push_str(&format!(
-                concat!(
-                    r#"{{"name":"tool_{i:06}","title":"Tool {i}","#,
-                    r#""description":"Looks up record {i} in the widget store and returns its current state, "#,
-                    r#"owner and kind.","#,
-                    r#""inputSchema":{{"type":"object","properties":{{"#,
-                    r#""id":{{"type":"string","description":"The record's identifier."}},"#,
-                    r#""limit":{{"type":"integer","minimum":1,"maximum":{max}}},"#,
-                    r#""verbose":{{"type":"boolean","default":false}}}},"required":["id"]}},"#,
-                    r#""annotations":{{"readOnlyHint":{read_only},"destructiveHint":false,"#,
-                    r#""idempotentHint":true,"openWorldHint":{open}}}}}"#
-                ),
-                i = i,
-                max = 100 + i % 900,
-                read_only = read_only,
-                open = i % 2 == 0,
-            ));
-        } else {
-            text.push_str(&format!(
-                r#"{{"name":"tool_{i:06}","inputSchema":{{"type":"object"}}}}"#
-            ));
-        }
-    }
-    text.push_str("]}");
-    text
 }
 
 /// Peak resident memory (and time) of `lint` and `census` of one large file, of each shape, as a

@@ -28,6 +28,9 @@ struct State<R> {
     stop: bool,
     /// Set when a worker panicked, so the caller stops waiting for its result.
     panicked: bool,
+    /// Threads waiting for a change: a change is announced only when one waits, since an
+    /// announcement costs a system call and small inputs change the state thousands of times.
+    sleepers: usize,
 }
 
 struct Shared<R> {
@@ -40,14 +43,29 @@ impl<R> Shared<R> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn wait<'a>(&self, guard: MutexGuard<'a, State<R>>) -> MutexGuard<'a, State<R>> {
-        self.changed
+    /// Waits for a change of the state.
+    fn sleep<'a>(&self, mut guard: MutexGuard<'a, State<R>>) -> MutexGuard<'a, State<R>> {
+        guard.sleepers += 1;
+        let mut guard = self
+            .changed
             .wait(guard)
-            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner);
+        guard.sleepers -= 1;
+        guard
+    }
+
+    /// Releases the state, announcing the change to the threads waiting for one.
+    fn release(&self, guard: MutexGuard<'_, State<R>>) {
+        let wake = guard.sleepers > 0;
+        drop(guard);
+        if wake {
+            self.changed.notify_all();
+        }
     }
 }
 
-/// Tells the caller when a worker unwinds, so that it never waits for a result that will not come.
+/// Tells the other threads when one unwinds, so that none waits for a result or a change that
+/// will not come.
 struct PanicGuard<'a, R>(&'a Shared<R>);
 
 impl<R> Drop for PanicGuard<'_, R> {
@@ -66,7 +84,8 @@ impl<R> Drop for PanicGuard<'_, R> {
 /// first error of `emit` stops the workers and is returned; a panic in `work` is resumed on the
 /// calling thread.
 ///
-/// With one thread (or one item) everything runs on the calling thread.
+/// With one thread (or one item) everything runs on the calling thread; with more, the calling
+/// thread is one of the workers.
 pub fn map_in_order<T, R, E>(
     items: &[T],
     threads: usize,
@@ -95,60 +114,79 @@ where
             waiting: 0,
             stop: false,
             panicked: false,
+            sleepers: 0,
         }),
         changed: Condvar::new(),
     };
+    // The next input to start, when the run goes on and the window allows one.
+    let claim = |state: &mut State<R>| {
+        let open = !state.stop && state.next < items.len() && may_start(state);
+        open.then(|| {
+            state.next += 1;
+            state.next - 1
+        })
+    };
+    let finish = |index: usize, result: R| {
+        let weight = weight(&result);
+        let mut state = shared.lock();
+        state.waiting += weight;
+        state.done.insert(index, (result, weight));
+        shared.release(state);
+    };
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        // The calling thread is one of the workers.
+        for _ in 1..threads {
             scope.spawn(|| {
                 let _guard = PanicGuard(&shared);
                 loop {
-                    let index = {
-                        let mut state = shared.lock();
-                        while !state.stop && state.next < items.len() && !may_start(&state) {
-                            state = shared.wait(state);
-                        }
-                        if state.stop || state.next >= items.len() {
-                            break;
-                        }
-                        state.next += 1;
-                        state.next - 1
-                    };
-                    let result = work(&items[index]);
-                    let weight = weight(&result);
                     let mut state = shared.lock();
-                    state.waiting += weight;
-                    state.done.insert(index, (result, weight));
+                    let index = loop {
+                        if state.stop || state.next >= items.len() {
+                            break None;
+                        }
+                        if let Some(index) = claim(&mut state) {
+                            break Some(index);
+                        }
+                        state = shared.sleep(state);
+                    };
                     drop(state);
-                    shared.changed.notify_all();
+                    let Some(index) = index else { break };
+                    finish(index, work(&items[index]));
                 }
             });
         }
+        // The calling thread hands the results on in order and, while the one it needs is not
+        // in, starts the next input itself rather than wait.
+        let _guard = PanicGuard(&shared);
         let mut outcome = Ok(());
         for index in 0..items.len() {
-            let result = {
+            let result = loop {
                 let mut state = shared.lock();
-                loop {
-                    if let Some((result, weight)) = state.done.remove(&index) {
-                        state.emitted = index + 1;
-                        state.waiting -= weight;
-                        break Some(result);
-                    }
-                    if state.panicked {
-                        break None;
-                    }
-                    state = shared.wait(state);
+                if let Some((result, weight)) = state.done.remove(&index) {
+                    state.emitted = index + 1;
+                    state.waiting -= weight;
+                    shared.release(state);
+                    break Some(result);
+                }
+                if state.panicked {
+                    break None;
+                }
+                if let Some(started) = claim(&mut state) {
+                    drop(state);
+                    finish(started, work(&items[started]));
+                } else {
+                    drop(shared.sleep(state));
                 }
             };
-            shared.changed.notify_all();
             let Some(result) = result else { break };
             if let Err(error) = emit(result) {
                 outcome = Err(error);
                 break;
             }
         }
-        shared.lock().stop = true;
-        shared.changed.notify_all();
+        let mut state = shared.lock();
+        state.stop = true;
+        shared.release(state);
         outcome
     })
 }

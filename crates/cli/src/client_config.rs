@@ -11,7 +11,9 @@
 //! `${workspaceFolder}`, `${workspaceFolderBasename}`, `${userHome}`, `${pathSeparator}` and
 //! `${/}`. Comments and trailing commas (JSONC, as VS Code allows) are accepted.
 //!
-//! Every mistake names the file, the server and the JSON pointer of the value.
+//! Every mistake names the file, the server and the JSON pointer of the value. An HTTP entry
+//! whose URL or headers expand `${env:…}` is refused unless its host is allowed
+//! (`--allow-host`): a config from someone else must not send our variables where it likes.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -19,6 +21,8 @@ use std::path::{Path, PathBuf};
 
 use mcp_recovery_client::{Header, Options, Target};
 use serde_json::{Map, Value};
+
+use crate::allowed_hosts::{self, AllowedHosts};
 
 /// Why an entry of a client config (`"type": "sse"`) or a server.json remote (`"type": "sse"`)
 /// is skipped: the same words from either.
@@ -63,6 +67,8 @@ pub struct ClientConfig {
     servers_pointer: String,
     entries: Vec<(String, Value)>,
     inputs: BTreeMap<String, String>,
+    /// The hosts an HTTP entry may send values of the environment to (`--allow-host`).
+    allowed: AllowedHosts,
     workspace: PathBuf,
 }
 
@@ -144,8 +150,14 @@ impl ClientConfig {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             inputs,
+            allowed: AllowedHosts::default(),
             workspace: workspace_folder(file),
         })
+    }
+
+    /// The config, its HTTP entries allowed to send values of the environment to `allowed`.
+    pub fn allowing(self, allowed: AllowedHosts) -> ClientConfig {
+        ClientConfig { allowed, ..self }
     }
 
     /// The names of every server, in file order.
@@ -191,6 +203,7 @@ impl ClientConfig {
             server: name,
             base: format!("{}/{}", self.servers_pointer, escape_pointer(name)),
             substituted: RefCell::new(Vec::new()),
+            from_env: RefCell::new(Vec::new()),
         }
         .resolve(entry)
     }
@@ -203,6 +216,8 @@ struct Resolver<'a> {
     base: String,
     /// The values `${env:…}` and `${input:…}` expanded to so far.
     substituted: RefCell<Vec<String>>,
+    /// Where each `${env:NAME}` was expanded so far, and its NAME.
+    from_env: RefCell<Vec<(String, String)>>,
 }
 
 impl Resolver<'_> {
@@ -299,6 +314,14 @@ impl Resolver<'_> {
                 Header::new(&name, &value).map_err(|e| self.error(&pointer, e.to_string()))?;
             headers.push(header);
         }
+        // A value of our environment leaves this machine only for a host the user allowed.
+        if let Some((pointer, var)) = self.from_env.borrow().first()
+            && !self.config.allowed.allows(&url)
+        {
+            let what = format!("`${{env:{var}}}`");
+            let why = allowed_hosts::refusal(&what, &url, &self.substituted.borrow());
+            return Err(self.error(pointer, why));
+        }
         Ok(Target::Http { url, headers })
     }
 
@@ -386,6 +409,8 @@ impl Resolver<'_> {
     fn placeholder(&self, pointer: &str, name: &str) -> Result<String, ConfigFileError> {
         let workspace = &self.config.workspace;
         let secret = if let Some(var) = name.strip_prefix("env:") {
+            let at = (pointer.to_owned(), var.to_owned());
+            self.from_env.borrow_mut().push(at);
             Some(std::env::var(var).map_err(|_| {
                 self.error(
                     pointer,

@@ -11,6 +11,7 @@ use mcp_recovery_client::{ClientError, Connection, Header, Options, Target};
 use serde_json::Value;
 
 use crate::Failure;
+use crate::allowed_hosts::AllowedHosts;
 use crate::args::server::ServerArgs;
 use crate::client_config::{self, ClientConfig, ConfigFileError, SSE_NOT_SUPPORTED};
 use crate::sources::{Kind, SourceReport, Status};
@@ -238,7 +239,8 @@ pub fn servers(args: &ServerArgs, config: Option<&Path>) -> Result<Option<Vec<Se
         return Ok(Server::from_args(args)?.map(|server| vec![server]));
     }
     let file = client_config_of(config)?;
-    configured(file, &args.inputs, &args.servers, &options(args)?).map(Some)
+    let allowed = AllowedHosts::new(&args.allow_hosts);
+    configured(file, &args.inputs, &allowed, &args.servers, &options(args)?).map(Some)
 }
 
 /// The one server a command that reads one tools/list (`profile`, `suggest`) is given: that of
@@ -283,7 +285,8 @@ pub fn server_sources(
     }
     let file = client_config_of(config)?;
     let base = options(args)?;
-    configured_sources(file, &args.inputs, &args.servers, &base).map(Some)
+    let allowed = AllowedHosts::new(&args.allow_hosts);
+    configured_sources(file, &args.inputs, &allowed, &args.servers, &base).map(Some)
 }
 
 /// The client config `--server`/`--all-servers` need.
@@ -306,15 +309,17 @@ enum Entry {
 }
 
 /// The servers of the client config `file`: those named, or all enabled ones when `names` is
-/// empty. An entry that cannot be used fails the whole run.
+/// empty. An entry that cannot be used fails the whole run. `allowed`: the hosts an HTTP
+/// entry may send values of the environment to.
 pub fn configured(
     file: &Path,
     inputs: &[String],
+    allowed: &AllowedHosts,
     names: &[String],
     base: &Options,
 ) -> Result<Vec<Server>, Failure> {
     let mut servers = Vec::new();
-    for entry in entries(file, inputs, names, base)? {
+    for entry in entries(file, inputs, allowed, names, base)? {
         match entry {
             Entry::Run(server) => servers.push(server),
             Entry::Skipped(_) => {}
@@ -334,12 +339,13 @@ pub fn configured(
 pub fn configured_sources(
     file: &Path,
     inputs: &[String],
+    allowed: &AllowedHosts,
     names: &[String],
     base: &Options,
 ) -> Result<Servers, Failure> {
     let mut servers = Vec::new();
     let mut reports = Vec::new();
-    for entry in entries(file, inputs, names, base)? {
+    for entry in entries(file, inputs, allowed, names, base)? {
         match entry {
             Entry::Run(server) => servers.push(server),
             Entry::Skipped(report) => reports.push(report),
@@ -383,6 +389,7 @@ fn entry_name(file: &Path, name: &str) -> String {
 fn entries(
     file: &Path,
     inputs: &[String],
+    allowed: &AllowedHosts,
     names: &[String],
     base: &Options,
 ) -> Result<Vec<Entry>, Failure> {
@@ -394,7 +401,9 @@ fn entries(
         path: file.display().to_string(),
         source,
     })?;
-    let config = ClientConfig::parse(file, &text, inputs).map_err(Failure::ClientConfig)?;
+    let config = ClientConfig::parse(file, &text, inputs)
+        .map_err(Failure::ClientConfig)?
+        .allowing(allowed.clone());
     let wanted: Vec<String> = if names.is_empty() {
         config.names().into_iter().map(str::to_owned).collect()
     } else {
@@ -483,23 +492,7 @@ pub fn tell(report: &SourceReport) {
 pub fn default_name(target: &Target) -> String {
     match target {
         Target::Stdio { program, .. } => format!("stdio:{program}"),
-        Target::Http { url, .. } => url_name(url),
-    }
-}
-
-pub(crate) fn url_name(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let end = rest.find(['?', '#']).unwrap_or(rest.len());
-    let rest = &rest[..end];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    if scheme.is_empty() {
-        format!("{host}{path}")
-    } else {
-        format!("{scheme}://{host}{path}")
+        Target::Http { url, .. } => mcp_recovery_client::shown_url(url),
     }
 }
 
@@ -514,23 +507,10 @@ mod tests {
             args: vec!["--access-token=SECRET123".into(), "TOKEN=x".into()],
         };
         assert_eq!(default_name(&stdio), "stdio:server");
-        for (url, name) in [
-            (
-                "https://u:pw@h.example:8443/mcp?key=SECRET#frag",
-                "https://h.example:8443/mcp",
-            ),
-            (
-                "http://h.example/mcp/?token=SECRET",
-                "http://h.example/mcp/",
-            ),
-            ("http://tok@h.example", "http://h.example"),
-            ("https://h.example/p@q", "https://h.example/p@q"),
-        ] {
-            let target = Target::Http {
-                url: url.into(),
-                headers: Vec::new(),
-            };
-            assert_eq!(default_name(&target), name, "{url}");
-        }
+        let http = Target::Http {
+            url: "https://u:pw@h.example:8443/mcp?key=SECRET#frag".into(),
+            headers: Vec::new(),
+        };
+        assert_eq!(default_name(&http), "https://h.example:8443/mcp");
     }
 }

@@ -29,6 +29,7 @@
 //! Exit status: 0 clean, 1 findings at the failing level, 2 the tool could not run (with a
 //! one-line reason on stderr).
 
+mod allowed_hosts;
 mod args;
 mod audit_quorum;
 mod baseline;
@@ -40,15 +41,18 @@ mod config;
 mod errors;
 mod export;
 mod inputs;
+mod interrupts;
 mod live;
 mod overlay;
 mod overrides;
 mod progress;
 mod proxy_http;
+mod read_back;
 mod render;
 mod save;
 mod server_json;
 mod sources;
+mod torn;
 mod written;
 
 use std::process::ExitCode;

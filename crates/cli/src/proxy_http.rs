@@ -54,7 +54,7 @@ impl TransportArgs {
                 eprintln!(
                     "mcp-recovery proxy: WARNING: listening on {bound}, which is not loopback: \
                      anyone who can reach it can call the tools of {}",
-                    escape_controls(&upstream.describe())
+                    escape_controls(&settings.upstream)
                 );
             }
             // One write, so that a reader of the stream never sees half the address.

@@ -10,31 +10,19 @@
 //! `variables`), the environment of `mcp-recovery` under the same name (for a header or an
 //! argument, the name [`env_name`] derives: `MCP_HEADER_X_API_KEY` for `X-Api-Key`), then
 //! `default`. Every value taken from the environment or marked `isSecret` is a secret: never
-//! printed.
+//! printed. A remote that takes a value from the environment is run only when its host is
+//! allowed (`--allow-host`): the file chooses the names, and must not choose where our values go.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{Header, Options, Target};
 use serde_json::Value;
 
 use crate::Failure;
+use crate::allowed_hosts;
 use crate::live::Server;
 use crate::sources::{Kind, SourceReport, Status};
-
-/// How long `docker version` may take to say whether a daemon answers.
-const DOCKER_PROBE: Duration = Duration::from_secs(10);
-
-/// Where this run finds variables: the environment, and whether Docker can run containers.
-pub struct Host<'a> {
-    /// A variable of the environment.
-    pub env: &'a dyn Fn(&str) -> Option<String>,
-    /// Whether a Docker daemon answers (asked once, when an OCI package needs it).
-    pub docker: &'a dyn Fn() -> bool,
-    /// Whether a program (`npx`, `uvx`) is found on the PATH.
-    pub installed: &'a dyn Fn(&str) -> bool,
-}
 
 /// The entries of `path` (a `server.json`, or a directory of them), as servers to fetch, and
 /// a report for each entry that is not run (skipped, or a required value is missing) or file
@@ -197,10 +185,12 @@ fn array<'v>(item: &'v Value, key: &str, pointer: &str) -> Result<&'v [Value], N
     }
 }
 
-/// Values resolved so far for one entry: what is secret, for the options.
+/// Values resolved so far for one entry: what is secret, for the options, and what came from
+/// the environment (where, and what).
 #[derive(Default)]
 struct Resolved {
     secrets: Vec<String>,
+    from_env: Vec<(String, String)>,
 }
 
 impl Resolved {
@@ -224,6 +214,9 @@ impl Resolved {
             (None, Some(name)) => (host.env)(name),
             _ => None,
         };
+        if from_env.is_some() {
+            self.from_env.push((pointer.to_owned(), what.to_owned()));
+        }
         let secret = flag("isSecret") || from_env.is_some();
         let default = input
             .get("default")
@@ -524,6 +517,13 @@ fn remote(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotRu
             headers.push(Header::new(name, &value).map_err(|e| malformed(&at, &e.to_string()))?);
         }
     }
+    // A value of our environment leaves this machine only for a host the user allowed.
+    if let Some((at, what)) = resolved.from_env.first()
+        && !host.allowed.allows(&url)
+    {
+        let why = allowed_hosts::refusal(&format!("the {what}"), &url, &resolved.secrets);
+        return Err((Status::FailedToStart, format!("{at}: {why}")));
+    }
     Ok(Planned {
         target: Target::Http { url, headers },
         env: Vec::new(),
@@ -531,63 +531,9 @@ fn remote(item: &Value, pointer: &str, host: &Host<'_>) -> Result<Planned, NotRu
     })
 }
 
-/// Whether a Docker daemon answers `docker version` within a few seconds.
-pub fn docker_answers() -> bool {
-    let child = std::process::Command::new("docker")
-        .args(["version", "--format", "{{.Server.Version}}"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else {
-        return false;
-    };
-    let deadline = Instant::now() + DOCKER_PROBE;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return status.success(),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return false;
-            }
-        }
-    }
-}
+mod host;
 
-/// Whether `program` is an executable file in a directory of the PATH.
-pub fn on_path(program: &str) -> bool {
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(program)).is_ok_and(|meta| meta.is_file() && executable(&meta))
-    })
-}
-
-#[cfg(unix)]
-fn executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn executable(_meta: &std::fs::Metadata) -> bool {
-    true
-}
-
-/// The host of a real run: the process environment, the PATH, and Docker asked at most once.
-pub fn with_real_host<R>(f: impl FnOnce(&Host<'_>) -> R) -> R {
-    let docker = std::cell::OnceCell::new();
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let docker_fn = || *docker.get_or_init(docker_answers);
-    f(&Host {
-        env: &env,
-        docker: &docker_fn,
-        installed: &on_path,
-    })
-}
+pub use host::{Host, with_real_host};
 
 #[cfg(test)]
 mod tests;

@@ -529,6 +529,12 @@ fn any_valid_deny_wins_and_silence_is_a_deny() {
             .unwrap()
             .contains("0 of the 2")
     );
+    // Of a refused call only its arguments' digest and size are kept, and the auditor reads it.
+    for approval in &approvals {
+        assert_eq!(approval["arguments"], json!(null));
+        assert_eq!(approval["outOfLine"]["arguments"]["kept"], false);
+    }
+    assert_eq!(audit_with_policy(dir, None), (0, String::new()));
 }
 
 #[test]
@@ -974,11 +980,11 @@ fn slack_needs_its_signing_secret_named_and_set() {
     }
 }
 
-/// Decisions published per request id.
-type Published = Arc<Mutex<HashMap<String, Vec<Value>>>>;
+/// Decisions published per request id, and how many times they were served.
+type Published = Arc<Mutex<HashMap<String, (Vec<Value>, usize)>>>;
 
 /// The decisions URL stand-in: serves, at `/decisions/{request}`, the decisions `published`
-/// holds for that request (404 while it holds none); its URL template.
+/// holds for that request (404 while it holds none), counting each time; its URL template.
 fn decisions_store() -> (String, Published) {
     let store = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let url = format!(
@@ -990,7 +996,14 @@ fn decisions_store() -> (String, Published) {
     std::thread::spawn(move || {
         for request in store.incoming_requests() {
             let id = request.url().trim_start_matches("/decisions/").to_owned();
-            let found = shared.lock().unwrap().get(&id).cloned();
+            let found = shared
+                .lock()
+                .unwrap()
+                .get_mut(&id)
+                .map(|(decisions, served)| {
+                    *served += 1;
+                    decisions.clone()
+                });
             let response = match found {
                 Some(decisions) => {
                     tiny_http::Response::from_string(Value::from(decisions).to_string())
@@ -1042,11 +1055,27 @@ fn decisions_fetched_from_the_policys_url_count_once_and_only_when_valid() {
     changed["call"] = json!(format!("sha256:{}", "0".repeat(64)));
     let changed = signed(dir, "carol", &changed);
     let publish = |decisions: Vec<Value>| {
-        published.lock().unwrap().insert(request.clone(), decisions);
+        published
+            .lock()
+            .unwrap()
+            .insert(request.clone(), (decisions, 0));
     };
     publish(vec![forged, expired, changed, alice.clone(), alice.clone()]);
-    // Fetched again and again, alice counts once, and none of the others count at all.
-    std::thread::sleep(Duration::from_millis(3500));
+    let refusals = [
+        "the key is not the one the policy gives 'bob'",
+        "the decision has expired",
+        "the call digest is not the pending call's",
+    ];
+    // Fetched twice (each refusal said on stderr by then), alice counts once, and none of the
+    // others count at all.
+    let stderr = dir.join("proxy.stderr");
+    wait_for("the decisions fetched twice and refused", || {
+        let said = std::fs::read_to_string(&stderr).unwrap_or_default();
+        published.lock().unwrap()[&request].1 >= 2
+            && refusals
+                .iter()
+                .all(|why| said.contains(&format!("{why}\n")))
+    });
     let log = dir.join("calls.jsonl");
     assert_eq!(calls_at_server(&log, "charge_payment"), 0);
     publish(vec![alice, sign("bob")]);
@@ -1066,12 +1095,8 @@ fn decisions_fetched_from_the_policys_url_count_once_and_only_when_valid() {
             (&json!("bob"), &json!("url"))
         ]
     );
-    let stderr = std::fs::read_to_string(dir.join("proxy.stderr")).unwrap();
-    for why in [
-        "the key is not the one the policy gives 'bob'",
-        "the decision has expired",
-        "the call digest is not the pending call's",
-    ] {
+    let stderr = std::fs::read_to_string(stderr).unwrap();
+    for why in refusals {
         assert_eq!(
             stderr.matches(why).count(),
             1,

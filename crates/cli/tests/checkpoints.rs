@@ -663,3 +663,76 @@ fn rollback_ships_the_checkpoints_of_its_own_records() {
         assert_eq!(code(&output), status, "{output:?}");
     }
 }
+
+/// A crash inside the last write of a signed journal cuts the checkpoint written with its
+/// record: `audit verify --key` (and the spec's verifier) names the incomplete line and the
+/// unsigned record before it; `proxy --journal-key` and `rollback --journal-key` set both
+/// aside, say so, and go on, leaving a journal the key signed all of.
+#[test]
+fn a_checkpoint_a_crash_cut_is_set_aside_with_its_record() {
+    let s = signed();
+    let text = std::fs::read(&s.journal).unwrap();
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let n = lines.len();
+    let kept: usize = lines[..n - 2].iter().map(|l| l.len()).sum();
+    let record = lines[n - 2].len();
+    let public = keys::public_path(&s.key);
+    let journal = s.journal.to_str().unwrap();
+    let verify = || {
+        let output =
+            common::audit_verify_args(s.dir.path(), &[journal, "--key", public.to_str().unwrap()]);
+        (
+            code(&output),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let proxy = || {
+        let args = ["proxy", "--journal", journal, "--journal-key"];
+        let server = ["--", BIN, "demo-server"];
+        run_in(
+            s.dir.path(),
+            &[&args[..], &[s.key.to_str().unwrap()], &server].concat(),
+        )
+    };
+    let aside = |cut: &[u8]| {
+        let digest: String = sha2::Sha256::digest(&cut[kept..])
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        PathBuf::from(format!("{journal}.torn-{}", &digest[..16]))
+    };
+    // Cut in the middle of the checkpoint, and right after its first bytes.
+    for (half, writer) in [(lines[n - 1].len() / 2, "proxy"), (5, "rollback")] {
+        let cut = text[..kept + record + half].to_vec();
+        std::fs::write(&s.journal, &cut).unwrap();
+        let (status, out) = verify();
+        assert_eq!(status, 1, "{out}");
+        assert!(
+            out.contains(&format!("{} records, chain intact", n - 2))
+                && out.contains(&format!("line {n}: the last line is incomplete"))
+                && out.contains(&format!("record seq {} on the line before", n - 1)),
+            "{out}"
+        );
+        let output = if writer == "proxy" {
+            proxy()
+        } else {
+            let dry = rollback(&s, &["--dry-run"]);
+            let err = String::from_utf8_lossy(&dry.stderr);
+            assert_eq!(code(&dry), 0, "{err}");
+            assert!(err.contains("it is left out"), "{err}");
+            rollback(&s, &[])
+        };
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(!err.contains("refusing"), "{err}");
+        assert!(
+            err.contains(&format!("record seq {} on the line before", n - 1))
+                && err.contains(&format!("both were moved to {}", aside(&cut).display())),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(aside(&cut)).unwrap(), &cut[kept..]);
+        let now = std::fs::read(&s.journal).unwrap();
+        assert_eq!(&now[..kept], &cut[..kept]);
+        assert!(now.len() > kept, "the writer appended its records");
+        assert_eq!(verify().0, 0);
+    }
+}

@@ -206,6 +206,55 @@ fn sarif_fingerprints_and_automation_details() {
     assert_eq!(lint_stdout("sarif"), lint_stdout("sarif"));
 }
 
+/// SARIF lists every source in `run.artifacts` as an analysis target, as the JSON report's
+/// `sources` does: one linted clean, one with a finding, one that could not be read; each
+/// result and notification points at its artifact by index.
+#[test]
+fn sarif_lists_every_source_as_an_analysis_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |fixture: &str, name: &str| {
+        std::fs::copy(root().join(fixture), dir.path().join(name)).unwrap();
+    };
+    copy("fixtures/valid/both-carriers-agree.json", "clean.json");
+    copy(
+        "fixtures/invalid/R101/typo-in-operation-id.json",
+        "finding.json",
+    );
+    let files = ["clean.json", "finding.json", "missing.json"];
+    let output = run_in(
+        dir.path(),
+        &[&["lint", "--format", "sarif"][..], &files].concat(),
+    );
+    assert_eq!(code(&output), 2);
+    let log: Value = serde_json::from_slice(&output.stdout).unwrap();
+    common::assert_sarif(&log);
+    let run = &log["runs"][0];
+    let artifacts = run["artifacts"].as_array().unwrap();
+    let targets: Vec<&str> = artifacts
+        .iter()
+        .filter(|a| a["roles"] == serde_json::json!(["analysisTarget"]))
+        .map(|a| a["location"]["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, files, "{run}");
+    let notifications = &run["invocations"][0]["toolExecutionNotifications"];
+    let located = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(notifications.as_array().unwrap());
+    let mut pointed = Vec::new();
+    for item in located {
+        let location = &item["locations"][0]["physicalLocation"]["artifactLocation"];
+        let index = usize::try_from(location["index"].as_u64().unwrap()).unwrap();
+        assert_eq!(
+            artifacts[index]["location"]["uri"], location["uri"],
+            "{item}"
+        );
+        pointed.push(location["uri"].as_str().unwrap());
+    }
+    assert_eq!(pointed, ["finding.json", "missing.json"]);
+}
+
 /// A scratch project holding a copy of one fixture as `tools.json`.
 fn project(fixture: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

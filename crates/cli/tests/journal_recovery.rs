@@ -1,7 +1,7 @@
 //! The journal and `rollback` under the faults they must survive, through the binary: a
 //! compensator that times out or a server that dies mid-rollback (what was not sent is sent by
 //! the rerun), a client restart (the crashed session is found), two writers on one journal (the
-//! second is refused or waits), results larger than the journal's cap (kept beside it), and
+//! second is refused or waits), large results (kept beside the journal), and
 //! respelled lines (refused by `audit verify` and by the Python verifier of `spec/journal.md`
 //! alike).
 // The demo server is the binary's hidden `demo-server`: without the `demo` feature there is none.
@@ -17,8 +17,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::{
-    audit_verify, bin_in, calls_at_server, code, demo_http, demo_http_with, initialize_params,
-    journal_kinds, run_in, wait_for,
+    audit_verify, big_server, bin_in, calls_at_server, cancelled, code, demo_http, demo_http_with,
+    initialize_params, journal_kinds, run_in, wait_for,
 };
 use serde_json::{Value, json};
 
@@ -407,85 +407,17 @@ fn a_second_writer_of_a_journal_is_refused_or_waits() {
     verified(dir.path(), &journal);
 }
 
-/// A Python MCP server whose `create_order` answers with `PAD` bytes of padding beside the
-/// order id, logging each call.
-const BIG_SERVER: &str = r#"
-import json, sys
-tools = json.load(open(sys.argv[1]))["tools"]
-log = open(sys.argv[2], "a")
-pad = int(sys.argv[3])
-orders = 0
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    method, result = message["method"], {}
-    if method == "initialize":
-        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "big", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": tools}
-    elif method == "tools/call":
-        params = message["params"]
-        log.write(json.dumps({"name": params["name"], "arguments": params.get("arguments")}) + "\n")
-        log.flush()
-        orders += 1
-        order = {"orderId": f"o-{orders}", "padding": "x" * pad}
-        result = {"content": [{"type": "text", "text": "ok"}], "structuredContent": order}
-        if params["name"] == "fail_order":
-            result = {"content": [{"type": "text", "text": "failed"}], "isError": True}
-    else:
-        error = {"code": -32601, "message": "no such method"}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
-        continue
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"#;
-
-/// The command line of [`BIG_SERVER`] with `create_order`, `cancel_order` and `extra` tools,
-/// `pad` bytes of padding and its call log at `log`.
-fn big_server(dir: &Path, extra: &[Value], log: &Path, pad: usize) -> Vec<String> {
-    let tools = dir.join("tools.json");
-    let mut list: Value =
-        serde_json::from_str(&common::order_tools("cancel_order", true, true)).unwrap();
-    list["tools"]
-        .as_array_mut()
-        .unwrap()
-        .extend_from_slice(extra);
-    std::fs::write(&tools, list.to_string()).unwrap();
-    let script = dir.join("big.py");
-    std::fs::write(&script, BIG_SERVER).unwrap();
-    [
-        "python3".to_owned(),
-        script.display().to_string(),
-        tools.display().to_string(),
-        log.display().to_string(),
-        pad.to_string(),
-    ]
-    .to_vec()
-}
-
-/// The order ids `cancel_order` was called with, in order.
-fn cancelled(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|c| c["name"] == "cancel_order")
-        .map(|c| c["arguments"]["orderId"].clone())
-        .collect()
-}
-
-/// Two results of 5 MiB through a proxy whose journal cap is 8 MiB: the journal stays small
-/// (the bodies are beside it, by digest), verifies, opens again, and `rollback` reads the
-/// order id back from the side file to cancel both orders.
+/// Two results of 5 MiB through a proxy whose journal and side files may take 16 MiB: the
+/// journal stays small (the bodies are beside it, by digest), verifies, opens again, and
+/// `rollback` reads the order id back from the side file to cancel both orders.
 #[test]
-fn results_larger_than_the_cap_are_kept_beside_the_journal() {
+fn large_results_are_kept_beside_the_journal() {
     let (dir, journal, log) = setup();
     let owned = big_server(dir.path(), &[], &log, 5 << 20);
     let server: Vec<&str> = owned.iter().map(String::as_str).collect();
     let flags = [
         "--max-file-size",
-        "8M",
+        "16M",
         "--journal",
         journal.to_str().unwrap(),
     ];
@@ -503,7 +435,7 @@ fn results_larger_than_the_cap_are_kept_beside_the_journal() {
         dir.path(),
         &[
             "--max-file-size",
-            "8M",
+            "16M",
             "audit",
             "verify",
             journal.to_str().unwrap(),
@@ -513,7 +445,7 @@ fn results_larger_than_the_cap_are_kept_beside_the_journal() {
     // The next proxy starts on it.
     session(dir.path(), &flags, &server, &[]);
 
-    let mut args = vec!["--max-file-size", "8M", "rollback", "--all"];
+    let mut args = vec!["--max-file-size", "16M", "rollback", "--all"];
     args.extend_from_slice(&["--journal", journal.to_str().unwrap(), "--stdio", "--"]);
     args.extend_from_slice(&server);
     let output = run_in(dir.path(), &args);

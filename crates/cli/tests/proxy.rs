@@ -604,6 +604,70 @@ fn a_killed_proxy_leaves_an_unknown_outcome_that_is_never_compensated() {
     assert_eq!(status, 0, "{out}");
 }
 
+/// A read-only call that timed out has nothing to undo: `rollback` undoes the session's other
+/// effect, reports the read as read-only rather than needing attention, and exits 0.
+#[test]
+fn a_timed_out_read_only_call_needs_no_attention() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "call-timeout-secs = 1\n").unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let (_server, url) = common::demo_http_with(&log, &["--slow", "get_state=60000"]);
+    let mut command = bin_in(dir.path());
+    let journaled = ["--journal", journal.to_str().unwrap(), "--url", &url];
+    command
+        .args(["proxy", "--policy", policy.to_str().unwrap()])
+        .args(journaled);
+    let mut proxy = Proxy::spawn(dir.path(), command);
+    proxy.initialize();
+    proxy.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 2}),
+    );
+    let read = json!({"name": "get_state", "arguments": {}});
+    let answer = proxy.request_within("tools/call", read, Duration::from_secs(10));
+    assert!(answer.get("error").is_some(), "{answer}");
+    proxy.kill();
+    let outcome = kinds(&journal, "call.outcome").pop().unwrap();
+    assert_eq!(outcome["name"], "get_state");
+    assert!(outcome["result"].is_null(), "{outcome}");
+
+    let rollback = [
+        "rollback",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--url",
+        &url,
+    ];
+    let output = run_in(dir.path(), &rollback);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        code(&output),
+        0,
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !stdout.contains("unknown-outcome") && !stdout.contains("attention"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 compensated, 0 already done, 0 failed, 1 skipped"),
+        "{stdout}"
+    );
+    let skipped = kinds(&journal, "compensation.skip");
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["name"], "get_state");
+    assert_eq!(skipped[0]["status"], "read-only");
+    assert_eq!(calls_at_server(&log, "release_inventory"), 1);
+    // Nothing is left: a second run finds no session to roll back.
+    let output = run_in(dir.path(), &rollback);
+    assert_eq!(code(&output), 0);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("has effects left to roll back"), "{stdout}");
+}
+
 /// kill -9 of `rollback` while a compensation is in flight; the rerun never re-sends one whose
 /// outcome was recorded, and re-sends the in-flight one only because it is idempotent.
 #[test]
@@ -1539,6 +1603,50 @@ fn a_batch_on_stdio_is_gated_or_refused_by_revision() {
             assert!(proxy_stderr(dir.path()).contains("batches exist only in MCP 2025-03-26"));
         }
         assert_eq!(verify(dir.path(), &journal).0, 0);
+    }
+}
+
+/// A 2025-03-26 batch whose second call's intent does not fit under `--max-file-size`: the
+/// proxy stops, the first call (forwarded) is answered that its outcome is unknown and the
+/// second that it was not forwarded, each once.
+#[test]
+fn a_batch_cut_short_by_the_journal_tells_each_call_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--max-file-size",
+        "32K",
+    ];
+    let mut wire = Wire::start(dir.path(), &flags, &recording(&[], ""));
+    wire.initialize("2025-03-26");
+    let call = |id: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "reserve_inventory", "arguments": arguments}})
+    };
+    let reserve = json!({"sku": "sku-widget", "quantity": 1});
+    let mut too_big = reserve.clone();
+    too_big["note"] = json!("x".repeat(40 << 10));
+    wire.send(&json!([call("b1", reserve), call("b2", too_big)]).to_string());
+    let elements = |line: &str| match serde_json::from_str(line).unwrap() {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        answers.extend(elements(&wire.next()));
+    }
+    answers.extend(wire.finish().iter().flat_map(|line| elements(line)));
+    assert_eq!(calls_received(dir.path()), ["reserve_inventory"]);
+    for (id, told) in [
+        ("b1", "the call was forwarded and its outcome is unknown"),
+        ("b2", "was not forwarded"),
+    ] {
+        let mine: Vec<&Value> = answers.iter().filter(|a| a["id"] == id).collect();
+        assert_eq!(mine.len(), 1, "{answers:?}");
+        let message = mine[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains(told), "{id}: {message}");
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Running, audit_verify, bin_in, code, demo_http, initialize_params, journal_kinds,
-    journal_records as records,
+    journal_records as records, run_in,
 };
 use mcp_recovery_client::{EventReader, StreamEvent};
 use serde_json::{Value, json};
@@ -340,6 +340,50 @@ fn a_stdio_client_reaches_an_http_server_and_header_values_never_show() {
     let text = std::fs::read_to_string(&journal).unwrap();
     assert!(!text.contains("s3cret"));
     verified(dir.path(), &journal);
+}
+
+/// A URL's query (`?api_key=…`) is never shown: not in the journal, on stderr, in a note on a
+/// failed exchange or in what `rollback` prints; the URL is shown as scheme, host, port, path.
+#[test]
+fn a_query_of_the_upstream_url_is_never_shown() {
+    const KEY: &str = "k3y-in-the-query";
+    let (dir, log, journal, _server, upstream) = behind_demo();
+    let keyed = format!("{upstream}?api_key={KEY}");
+    let journaled = ["--journal", journal.to_str().unwrap(), "--url", &keyed];
+    let mut proxy = StdioProxy::start(dir.path(), &journaled);
+    proxy.ask(1, "initialize", initialize_params());
+    let reserve = json!({"name": "reserve_inventory",
+                         "arguments": {"sku": "sku-widget", "quantity": 1}});
+    proxy.ask(2, "tools/call", reserve);
+    let output = proxy.finish();
+    let mut shown = String::from_utf8_lossy(&output.stderr).into_owned();
+    let start = &journal_kinds(&journal, "session.start")[0];
+    assert_eq!(start["upstream"], upstream.as_str());
+    // Its effect is left: `rollback` names the session and its upstream, and undoes it.
+    let rollback = [
+        "rollback",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--url",
+        &keyed,
+    ];
+    let output = run_in(dir.path(), &rollback);
+    assert_eq!(code(&output), 0, "{output:?}");
+    shown.push_str(&String::from_utf8_lossy(&output.stdout));
+    shown.push_str(&String::from_utf8_lossy(&output.stderr));
+    assert!(shown.contains(&format!("upstream {upstream})")), "{shown}");
+    assert_eq!(calls_named(&log, "release_inventory").len(), 1);
+    // A server that cannot be reached is named in the note on stderr.
+    let closed = "http://127.0.0.1:1/mcp";
+    let unreachable = format!("{closed}?api_key={KEY}");
+    let mut proxy = StdioProxy::start(dir.path(), &["--url", &unreachable]);
+    proxy.ask(1, "initialize", initialize_params());
+    let output = proxy.finish();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(closed), "{stderr}");
+    shown.push_str(&stderr);
+    shown.push_str(&std::fs::read_to_string(&journal).unwrap());
+    assert!(!shown.contains(KEY), "{shown}");
 }
 
 #[test]
@@ -882,25 +926,23 @@ fn a_2026_07_28_client_and_server_pass_through_and_are_rolled_back() {
         "{discovered}"
     );
     assert_eq!(discovered["result"]["resultType"], "complete");
-    // No sessions in 2026-07-28: the proxy names none, and keeps one scope for such clients.
+    // No sessions in 2026-07-28: the proxy names none, and each call is a rollback scope of
+    // its own, so a failure rolls nothing back.
     assert_eq!(client.session, None);
     let listed = client.request("tools/list", json!({}));
     assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
     let (start, end) = failing_workflow(&mut client);
-    assert_eq!(start, end);
-    assert_eq!(calls_named(&log, "release_inventory").len(), 1);
-    assert_eq!(calls_named(&log, "refund_payment").len(), 1);
-    // Every request upstream, the proxy's own compensations included, spoke 2026-07-28.
+    assert_ne!(start, end);
+    assert_eq!(calls_named(&log, "release_inventory").len(), 0);
+    // Every request upstream, the proxy's own included, spoke 2026-07-28.
     let requests = seen.lock().unwrap().clone();
     assert!(
         requests
             .iter()
             .all(|r| r.body.get("method").and_then(Value::as_str) != Some("initialize"))
     );
-    assert!(requests.iter().any(|r| {
-        r.body["params"]["name"] == "release_inventory"
-            && r.headers.get("mcp-protocol-version").map(String::as_str) == Some(MODERN)
-    }));
+    assert!(requests.iter().any(|r| r.body["method"] == "tools/list"
+        && r.headers.get("mcp-protocol-version").map(String::as_str) == Some(MODERN)));
     verified(dir.path(), &journal);
     let classes: Vec<Value> = records(&journal)
         .into_iter()
@@ -948,9 +990,14 @@ fn a_2026_07_28_stdio_client_reaches_a_2026_07_28_http_server() {
     assert_eq!(released.len(), 1);
     assert_eq!(released[0]["arguments"]["reservationId"], reservation);
     assert_eq!(proxy.finish().status.code(), Some(0));
+    // Every request upstream, the proxy's own compensation included, spoke 2026-07-28.
     let requests = seen.lock().unwrap().clone();
     assert!(requests.iter().any(|r| r.body["method"] == "tools/list"
         && r.headers.get("mcp-protocol-version").map(String::as_str) == Some(MODERN)));
+    assert!(requests.iter().any(|r| {
+        r.body["params"]["name"] == "release_inventory"
+            && r.headers.get("mcp-protocol-version").map(String::as_str) == Some(MODERN)
+    }));
 }
 
 #[test]
@@ -1507,12 +1554,7 @@ fn trickling_clients_hold_their_places_only_until_the_request_deadline() {
         &upstream,
     ];
     let (_proxy, url, _stderr) = listen(dir.path(), &flags);
-    let address = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let address = common::address_of(&url);
     let started = Instant::now();
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
@@ -1831,4 +1873,330 @@ fn a_session_the_server_forgot_is_said_to_be_over() {
         message.contains("HTTP status 404: the server no longer knows this session"),
         "{answer}"
     );
+}
+
+/// A session whose journal write fails stops, and says so at once: the call it forwarded gets
+/// an error saying its outcome is unknown (the server ran it), and every later request of the
+/// session is refused saying why.
+#[test]
+fn a_session_stopped_by_its_journal_answers_what_it_owes_at_once() {
+    let (dir, log, journal, _server, upstream) = behind_demo();
+    let journal = journal.to_str().unwrap();
+    // Room for the session's start and the call's intent, not for its outcome, which repeats
+    // the arguments.
+    let flags = [
+        "--url",
+        &upstream,
+        "--journal",
+        journal,
+        "--max-file-size",
+        "24K",
+    ];
+    let (_proxy, url, _stderr) = listen(dir.path(), &flags);
+    let mut client = Client::new(&url);
+    client.initialize();
+    let arguments = json!({"customerId": "c".repeat(16_000), "amount": 1, "currency": "EUR"});
+    let started = Instant::now();
+    let answer = client.request(
+        "tools/call",
+        json!({"name": "charge_payment", "arguments": arguments}),
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "{answer}");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("its outcome is unknown"), "{answer}");
+    assert_eq!(calls_named(&log, "charge_payment").len(), 1);
+    for id in [50, 51] {
+        let later = client.post(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        assert_eq!(later.status, 500, "{:?}", later.messages);
+        let refusal = later.messages[0]["error"]["message"].to_string();
+        assert!(refusal.contains("cannot write its journal"), "{refusal}");
+    }
+    assert_eq!(calls(&log).len(), 1);
+}
+
+/// Clients without a session (2026-07-28) share the proxy's upstream, not a rollback scope: one
+/// client's failing call rolls back nothing another was told had succeeded.
+#[test]
+fn clients_without_a_session_never_roll_back_each_others_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let journal = dir.path().join("journal.jsonl");
+    let flags = [
+        "--journal",
+        journal.to_str().unwrap(),
+        "--on-failure",
+        "rollback",
+        "--",
+        BIN,
+        "demo-server",
+        "--revisions",
+        MODERN,
+        "--call-log",
+        log.to_str().unwrap(),
+    ];
+    let (_proxy, url, _stderr) = listen(dir.path(), &flags);
+    let client = |name: &str| {
+        let mut client = Client::modern(&url);
+        client.meta = Some(json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"},
+        }));
+        client
+    };
+    let (mut x, mut y) = (client("x"), client("y"));
+    x.request("server/discover", json!({}));
+    let listed = x.request("tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"].as_array().map(Vec::len),
+        Some(7),
+        "{listed}"
+    );
+    let kept = x.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 2}),
+    );
+    assert_ne!(kept["isError"], true, "{kept}");
+    let kept = kept["structuredContent"]["reservationId"].clone();
+    let theirs = y.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 1}),
+    );
+    let failed = y.call(
+        "create_shipment",
+        json!({"reservationId": theirs["structuredContent"]["reservationId"],
+               "address": "a", "simulateFailure": true}),
+    );
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert!(
+        failed["_meta"].get("dev.mcp-recovery/rollback").is_none(),
+        "{failed}"
+    );
+    assert_eq!(calls_named(&log, "release_inventory").len(), 0);
+    let state = x.state().to_string();
+    assert!(state.contains(kept.as_str().unwrap()), "{state}");
+    verified(dir.path(), &journal);
+    // Each call is journaled as a session of its own, started and ended, naming the session
+    // whose upstream it shares.
+    let all = records(&journal);
+    let connection = all[0]["session"].as_str().unwrap();
+    let intents: Vec<&Value> = all.iter().filter(|r| r["kind"] == "call.intent").collect();
+    let scopes: std::collections::HashSet<&str> = intents
+        .iter()
+        .map(|r| r["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes.len(), intents.len());
+    for scope in scopes {
+        let kinds: Vec<&str> = all
+            .iter()
+            .filter(|r| r["session"] == scope)
+            .map(|r| r["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "session.start",
+                "call.intent",
+                "call.outcome",
+                "session.end"
+            ]
+        );
+        let start = all.iter().find(|r| r["session"] == scope).unwrap();
+        assert_eq!(start["connection"], connection, "{start}");
+    }
+    assert!(journal_kinds(&journal, "rollback.start").is_empty());
+}
+
+/// The journal id of the session the proxy opened next, from its note on `stderr`.
+fn opened(stderr: &Receiver<String>) -> String {
+    let line = stderr_line(stderr, " opened");
+    let id = line
+        .split("session ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next());
+    id.unwrap_or_else(|| panic!("{line}")).to_owned()
+}
+
+/// The rollback command of a session closed with effects left, behind a `--config` server
+/// whose arguments come from `${env:…}` and `--input`, shows neither value: not on the proxy's
+/// stderr, not at the next start, and the client's 404 holds no command line and no path.
+#[test]
+fn the_rollback_command_of_a_closed_session_shows_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let script = "exec \"$1\" demo-server --call-log calls.jsonl";
+    let config = json!({"mcpServers": {
+        "demo": {"command": "sh", "args": ["-c", script, "${env:PROXY_TEST_KEY}", BIN, "${input:token}"]},
+    }});
+    std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
+    let (key, token) = ("env-secret-271828", "tok-secret-314159");
+    let input = format!("--input=token={token}");
+    let journal_flag = format!("--journal={}", journal.display());
+    let args = ["--config=mcp.json", "--server=demo", &input, &journal_flag];
+    let env = [("PROXY_TEST_KEY", key)];
+    let (mut proxy, url, stderr) = common::listen(
+        dir.path(),
+        &[&["--max-sessions", "1"], &args[..]].concat(),
+        &env,
+    );
+    let mut a = Client::new(&url);
+    a.initialize();
+    let reserved = a.call(
+        "reserve_inventory",
+        json!({"sku": "sku-widget", "quantity": 1}),
+    );
+    assert_ne!(reserved["isError"], true, "{reserved}");
+    // A second session makes room by closing the first, whose effects stay, once the first
+    // has nothing pending (until then it is answered 503).
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                            "params": initialize_params()});
+    common::wait_for("room for a second session", || {
+        Client::new(&url).post(&initialize).status == 200
+    });
+    let named = stderr_line(&stderr, "rolls them back");
+    let gone = a.post(&json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}));
+    assert_eq!(gone.status, 404, "{:?}", gone.messages);
+    let told = gone.messages[0]["error"]["message"].as_str().unwrap();
+    assert!(told.contains("mcp-recovery rollback --session "), "{told}");
+    assert!(
+        !told.contains("journal.jsonl") && !told.contains("sh -c"),
+        "{told}"
+    );
+    proxy.0.kill().unwrap();
+    proxy.0.wait().unwrap();
+    let next = bin_in(dir.path())
+        .env("PROXY_TEST_KEY", key)
+        .arg("proxy")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let next = String::from_utf8_lossy(&next.stderr);
+    assert!(next.contains("rolls them back"), "{next}");
+    for shown in [named.as_str(), told, &next] {
+        assert!(!shown.contains(key) && !shown.contains(token), "{shown}");
+    }
+    for command in [named.as_str(), &next] {
+        assert!(command.contains(" --stdio -- sh -c 'exec "), "{command}");
+    }
+}
+
+/// The `session.end` of journal session `id`, once it is written.
+fn session_end(journal: &Path, id: &str) -> Value {
+    let mut end = None;
+    common::wait_for("the session's end in the journal", || {
+        end = journal_kinds(journal, "session.end")
+            .into_iter()
+            .find(|r| r["session"] == id);
+        end.is_some()
+    });
+    end.unwrap()
+}
+
+/// At `--max-sessions`, a session whose calls left effects is closed to make room only when
+/// every session has some. Closed, its `session.end` says so and which calls' effects stay, its
+/// client's next request is told that they stand and which command undoes them, no rollback
+/// message says nothing else was left in place, and `rollback` names it as closed to make room.
+#[test]
+fn a_session_with_effects_is_closed_last_and_its_client_is_told() {
+    let (dir, _log, journal, _server, upstream) = behind_demo();
+    let flags = [
+        "--max-sessions",
+        "2",
+        "--url",
+        &upstream,
+        "--journal",
+        journal.to_str().unwrap(),
+        "--on-failure",
+        "rollback",
+    ];
+    let (mut proxy, url, stderr) = listen(dir.path(), &flags);
+    let reserve = json!({"sku": "sku-widget", "quantity": 1});
+    let mut a = Client::new(&url);
+    a.initialize();
+    let a_id = opened(&stderr);
+    let reserved = a.call("reserve_inventory", reserve.clone());
+    assert_ne!(reserved["isError"], true, "{reserved}");
+    let mut b = Client::new(&url);
+    b.initialize();
+    let b_id = opened(&stderr);
+    // `a` is the least recently used, but `b` left no effects: `b` makes room.
+    let mut c = Client::new(&url);
+    c.initialize();
+    let closed = stderr_line(&stderr, "closed to make room");
+    assert!(closed.contains(&b_id), "{closed}");
+    let c_id = opened(&stderr);
+    let ping = json!({"jsonrpc": "2.0", "id": 99, "method": "ping"});
+    let ended = b.post(&ping);
+    assert_eq!(ended.status, 404, "{:?}", ended.messages);
+    assert!(!format!("{:?}", ended.messages).contains("left in place"));
+    assert_eq!(session_end(&journal, &b_id)["effectsLeft"], json!([]));
+    assert_eq!(a.request("ping", json!({}))["result"], json!({}));
+    // Every session has effects now: the least recently used, `a`, makes room.
+    let reserved = c.call("reserve_inventory", reserve);
+    assert_ne!(reserved["isError"], true, "{reserved}");
+    let mut d = Client::new(&url);
+    d.initialize();
+    let closed = stderr_line(&stderr, "closed to make room");
+    assert!(closed.contains(&a_id), "{closed}");
+    let named = stderr_line(&stderr, "rolls them back");
+    assert!(
+        named.contains(&format!(
+            "`mcp-recovery rollback --journal {}",
+            journal.display()
+        )) && named.contains(&format!("--session {a_id} --url ")),
+        "{named}"
+    );
+    let end = session_end(&journal, &a_id);
+    let intent = journal_kinds(&journal, "call.intent")
+        .into_iter()
+        .find(|r| r["session"] == a_id.as_str() && r["name"] == "reserve_inventory")
+        .unwrap();
+    assert_eq!(
+        (&end["cause"], &end["effectsLeft"]),
+        (&json!("evicted"), &json!([intent["call"]]))
+    );
+    let gone = a.post(&ping);
+    assert_eq!(gone.status, 404, "{:?}", gone.messages);
+    let told = gone.messages[0]["error"]["message"].as_str().unwrap();
+    for said in [
+        "were left in place, not undone",
+        &format!("`mcp-recovery rollback --session {a_id}` with the journal and the server"),
+        "named on the proxy's stderr",
+    ] {
+        assert!(told.contains(said), "{said} in {told}");
+    }
+    assert!(!told.contains(journal.to_str().unwrap()), "{told}");
+    // The client's next session fails and is rolled back: its message speaks of that session
+    // only, never of nothing else being left while `a`'s effect stands.
+    let mut again = Client::new(&url);
+    again.initialize();
+    let failed = again.call(
+        "create_shipment",
+        json!({"reservationId": "r", "address": "a", "simulateFailure": true}),
+    );
+    let text = failed["content"].to_string();
+    assert!(text.contains("Nothing else of this session"), "{text}");
+    assert!(!text.contains("Nothing else was left in place"), "{text}");
+    proxy.0.kill().unwrap();
+    proxy.0.wait().unwrap();
+    // `rollback` names the session closed to make room, and `c`, cut off by the kill.
+    let journal = journal.to_str().unwrap();
+    let listing = run_in(
+        dir.path(),
+        &["rollback", "--journal", journal, "--url", &upstream],
+    );
+    assert_eq!(code(&listing), 2, "{listing:?}");
+    let stdout = String::from_utf8_lossy(&listing.stdout);
+    for (id, how) in [
+        (&a_id, "; it was closed to make room"),
+        (&c_id, "; it was cut off (the proxy was killed or crashed)"),
+    ] {
+        let line = stdout.lines().find(|l| l.contains(id.as_str()));
+        assert!(
+            line.is_some_and(|l| l.ends_with(how)),
+            "{id} {how} in {stdout}"
+        );
+    }
 }

@@ -178,11 +178,11 @@ fn a_header_or_argument_without_value_comes_from_the_environment() {
                 && error.contains("set MCP_ARG_TOKEN in the environment")),
         "{report}"
     );
-    // Set: both run, and the values, secrets, are never shown.
+    // Set, and the remote's host allowed: both run, and the values, secrets, are never shown.
     let (key, token) = ("key-7a6b5c4d3e", "tok-1f2e3d4c5b");
     let output = run(
         dir.path(),
-        &args,
+        &[&args[..], &["--allow-host", "127.0.0.1"]].concat(),
         &[("MCP_HEADER_X_API_KEY", key), ("MCP_ARG_TOKEN", token)],
     );
     assert_eq!(code(&output), 0, "{}", text(&output.stderr));

@@ -47,7 +47,7 @@
 
 mod connection;
 mod error;
-mod group;
+pub mod group;
 mod header;
 mod http;
 mod jsonrpc;
@@ -71,6 +71,6 @@ pub use options::Options;
 pub use protocol::Negotiation;
 pub use secrets::{MIN_SECRET_CHARS, REDACTED, Secrets};
 pub use sse::{Event as StreamEvent, EventReader};
-pub use target::Target;
+pub use target::{Target, shown_url};
 pub use text::{EXCERPT_CHARS, StderrTail};
 pub use versions::{HANDSHAKE_VERSIONS, LATEST_VERSION, SUPPORTED_VERSIONS};

@@ -26,8 +26,9 @@ pub enum Target {
 }
 
 impl Target {
-    /// The values to hide in everything printed about this target: its header values, the
-    /// environment given in `options` and the further secrets listed there.
+    /// The values to hide in everything printed about this target: its header values, a URL's
+    /// password and query, the environment given in `options` and the further secrets listed
+    /// there.
     pub fn secrets(&self, options: &Options) -> Secrets {
         let mut secrets = Secrets::new(options.env.iter().map(|(_, v)| v.clone()));
         for value in &options.secrets {
@@ -40,13 +41,17 @@ impl Target {
             if let Some(password) = url_password(url) {
                 secrets.add(password);
             }
+            // The query as written (`api_key=…`), should a message quote the URL whole.
+            if let Some((_, query)) = url.split_once('?') {
+                secrets.add(query.split('#').next().unwrap_or_default().to_owned());
+            }
         }
         secrets
     }
 }
 
-/// Shows the command line (shell-quoted) or the URL (without any password), never header values:
-/// suitable as the `file` of a diagnostic.
+/// Shows the command line (shell-quoted) or the URL as [`shown_url`] reduces it, never header
+/// values: suitable as the `file` of a diagnostic.
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -57,7 +62,7 @@ impl fmt::Display for Target {
                 }
                 Ok(())
             }
-            Target::Http { url, .. } => f.write_str(&redact_url(url)),
+            Target::Http { url, .. } => f.write_str(&shown_url(url)),
         }
     }
 }
@@ -79,21 +84,20 @@ fn url_password(url: &str) -> Option<String> {
     userinfo.split_once(':').map(|(_, pw)| pw.to_string())
 }
 
-/// Replaces the password of `scheme://user:password@host` with `***`.
-pub(crate) fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match authority.rfind('@') {
-        Some(at) => match authority[..at].split_once(':') {
-            Some((user, _)) => {
-                format!("{}{user}:***{}", &url[..scheme_end + 3], &rest[at..])
-            }
-            None => url.to_string(),
-        },
-        None => url.to_string(),
+/// `url` reduced to scheme, host, port and path: no user, password, query or fragment, which
+/// may hold credentials (`?api_key=…`). How every URL given to the tool is shown.
+pub fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let rest = &rest[..end];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
     }
 }

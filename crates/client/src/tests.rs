@@ -1,7 +1,6 @@
 use std::time::Duration;
 
-use crate::target::redact_url;
-use crate::{ClientError, Connection, Header, Options, Target};
+use crate::{ClientError, Connection, Header, Options, Target, shown_url};
 
 #[test]
 fn targets_display_without_secrets() {
@@ -20,10 +19,23 @@ fn targets_display_without_secrets() {
         url: "https://u:pw@example.test:8443/mcp?x=1".into(),
         headers: vec![header],
     };
-    assert_eq!(http.to_string(), "https://u:***@example.test:8443/mcp?x=1");
+    assert_eq!(http.to_string(), "https://example.test:8443/mcp");
     assert!(!format!("{http:?}").contains("s3cret"));
-    assert_eq!(redact_url("http://h/p@q"), "http://h/p@q");
-    assert_eq!(redact_url("http://user@h/"), "http://user@h/");
+    for (url, shown) in [
+        (
+            "https://u:pw@h.example:8443/mcp?key=SECRET#frag",
+            "https://h.example:8443/mcp",
+        ),
+        (
+            "http://h.example/mcp/?token=SECRET",
+            "http://h.example/mcp/",
+        ),
+        ("http://tok@h.example", "http://h.example"),
+        ("https://h.example/p@q", "https://h.example/p@q"),
+        ("http://h.example#x?y", "http://h.example"),
+    ] {
+        assert_eq!(shown_url(url), shown, "{url}");
+    }
 }
 
 #[test]

@@ -40,10 +40,12 @@ pub enum JournalError {
         /// How long this writer waited.
         waited: std::time::Duration,
     },
-    /// The record would take the file past the cap every reader and the next writer enforce.
+    /// The record would take the file, with its side files, past the cap every reader and the
+    /// next writer enforce.
     #[error(
-        "journal {path}: the record would take it past the limit of {limit} bytes; nothing more \
-         is written to it (start a new journal)"
+        "journal {path}: the record would take it and its side files ({path}.d) past the limit \
+         of {limit} bytes they share; the record is not written (start a new journal, or give a \
+         larger --max-file-size)"
     )]
     Full {
         /// The file.

@@ -61,16 +61,38 @@ impl Group {
         state.written
     }
 
+    /// Stops the journal: every wait not yet over, and every later one, fails with `error`.
+    pub(crate) fn stop(&self, error: &io::Error) {
+        let mut state = self.lock();
+        state
+            .failed
+            .get_or_insert_with(|| (error.kind(), error.to_string()));
+        wake(&mut state);
+    }
+
+    /// Fails once a sync failed or the journal was stopped: nothing written after that is
+    /// trusted to be durable, so nothing more is written.
+    pub(crate) fn stopped(&self) -> Result<(), JournalError> {
+        match &self.lock().failed {
+            Some(failed) => Err(self.failure(failed)),
+            None => Ok(()),
+        }
+    }
+
+    fn failure(&self, (kind, message): &(io::ErrorKind, String)) -> JournalError {
+        JournalError::Io {
+            path: self.path.clone(),
+            source: io::Error::new(*kind, message.clone()),
+        }
+    }
+
     /// Returns once append `number` is on disk (syncing it when no sync is running).
     fn wait(&self, number: u64) -> Result<(), JournalError> {
         let me = std::thread::current();
         let mut state = self.lock();
         loop {
-            if let Some((kind, message)) = &state.failed {
-                return Err(JournalError::Io {
-                    path: self.path.clone(),
-                    source: io::Error::new(*kind, message.clone()),
-                });
+            if let Some(failed) = &state.failed {
+                return Err(self.failure(failed));
             }
             if state.durable >= number {
                 return Ok(());

@@ -39,12 +39,14 @@ mod group;
 mod hash;
 pub mod keys;
 mod lock;
+mod nofollow;
 mod outside;
 pub mod time;
+mod torn;
 mod verify;
 
 use std::fs::File;
-use std::io::{self, BufReader, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -61,7 +63,8 @@ pub use outside::{
     side_dir,
 };
 use time::rfc3339_now;
-pub use verify::{ReadError, Verification, Verifier, verify, verify_reader};
+pub use torn::SetAside;
+pub use verify::{ReadError, Torn, Verification, Verifier, verify, verify_reader};
 
 /// What a record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,11 +159,16 @@ pub struct Journal {
     head: String,
     sync: bool,
     size: u64,
+    /// The bytes of the side files (every regular file in `JOURNAL.d`), which share `max_bytes`
+    /// with the journal.
+    side_bytes: u64,
     max_bytes: u64,
     /// The key that signs a checkpoint after every record, and who is handed each one.
     signer: Option<Signer>,
     /// The syncs, shared by the records of every writer ([`Journal::append_pending`]).
     group: Arc<group::Group>,
+    /// The incomplete last line moved out of the file when it was opened.
+    set_aside: Option<SetAside>,
     /// The holder file (`JOURNAL.lock`), held open and locked with the journal.
     _lock: File,
 }
@@ -168,9 +176,11 @@ pub struct Journal {
 impl Journal {
     /// Opens (creating when missing) a journal for appending. An existing file is verified
     /// first, one line at a time; a broken one is refused, so a new record never commits to
-    /// tampered history. A file longer than `max_bytes`, or one that is not a regular file, is
-    /// refused before it is read; no append takes it past `max_bytes`. Fails at once when
-    /// another writer holds the journal.
+    /// tampered history. An incomplete last line, and nothing else wrong, is what a crash inside
+    /// a write leaves: it is moved to its own file and the journal cut back to its whole lines
+    /// (see [`Journal::set_aside`]). A file longer than `max_bytes`, or one that is not a
+    /// regular file, is refused before it is read; no append takes it, with its side files,
+    /// past `max_bytes`. Fails at once when another writer holds the journal.
     pub fn open(path: &Path, max_bytes: u64) -> Result<Journal, JournalError> {
         Journal::open_as(path, max_bytes, &Holder::default())
     }
@@ -179,6 +189,33 @@ impl Journal {
     /// `holder.wait` for another writer), whatever path to the file is given, and held until
     /// the journal is dropped.
     pub fn open_as(path: &Path, max_bytes: u64, holder: &Holder) -> Result<Journal, JournalError> {
+        Journal::open_with(path, max_bytes, holder, None)
+    }
+
+    /// [`Journal::open_as`] for a writer that signs with the key whose public half is `key`
+    /// ([`Journal::set_key`]): what the journal holds must be signed by it, as a writer with it
+    /// leaves it (the chain, every checkpoint signed by `key` over the record just before it,
+    /// and every other record followed at once by its checkpoint), else it is refused
+    /// ([`JournalError::NotSigned`]), so its checkpoints never sign records it did not sign:
+    /// records written without the key, a journal rewritten and rehashed with its checkpoints
+    /// left out, one signed by another key. An empty journal passes. An incomplete last line
+    /// that begins as the checkpoint of the one unsigned record before it is set aside with that
+    /// record (see [`Torn::unsigned`]).
+    pub fn open_signed_as(
+        path: &Path,
+        max_bytes: u64,
+        holder: &Holder,
+        key: &keys::PublicKey,
+    ) -> Result<Journal, JournalError> {
+        Journal::open_with(path, max_bytes, holder, Some(key))
+    }
+
+    fn open_with(
+        path: &Path,
+        max_bytes: u64,
+        holder: &Holder,
+        key: Option<&keys::PublicKey>,
+    ) -> Result<Journal, JournalError> {
         let shown = path.display().to_string();
         let io_error = |source| JournalError::Io {
             path: shown.clone(),
@@ -192,6 +229,7 @@ impl Journal {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(e)),
         }
+        nofollow::refuse_link(&side_dir(path)).map_err(io_error)?;
         let (file, lock) = lock::acquire(path, holder)?;
         let too_large = || JournalError::TooLarge {
             path: shown.clone(),
@@ -201,17 +239,42 @@ impl Journal {
         if size > max_bytes {
             return Err(too_large());
         }
-        let report = match verify_reader(BufReader::new(&file), max_bytes, Verifier::new()) {
+        let verifier = match key {
+            Some(key) => Verifier::new()
+                .with_keys(vec![key.clone()])
+                .expecting_each_record_signed(),
+            None => Verifier::new(),
+        };
+        let report = match verify_reader(BufReader::new(&file), max_bytes, verifier) {
             Ok(report) => report,
             Err(ReadError::TooLarge { .. }) => return Err(too_large()),
             Err(ReadError::Io(e)) => return Err(io_error(e)),
         };
-        if let Some(broken) = report.broken {
-            return Err(JournalError::Broken {
-                path: shown,
-                broken,
-            });
-        }
+        let mut size = size;
+        let set_aside = match (report.broken, report.torn) {
+            (_, Some(torn)) => {
+                size = torn.offset;
+                Some(torn::set_aside(&file, path, torn).map_err(io_error)?)
+            }
+            (Some(broken), None) => {
+                return Err(match key {
+                    Some(key) => JournalError::NotSigned {
+                        path: shown,
+                        key: key.id(),
+                        broken,
+                    },
+                    None => JournalError::Broken {
+                        path: shown,
+                        broken,
+                    },
+                });
+            }
+            (None, None) => None,
+        };
+        let side_bytes = outside::side_bytes(path).map_err(|source| JournalError::Io {
+            path: side_dir(path).display().to_string(),
+            source,
+        })?;
         let group = group::Group::new(file.try_clone().map_err(io_error)?, shown);
         Ok(Journal {
             file,
@@ -221,10 +284,19 @@ impl Journal {
             head: report.head.unwrap_or_else(|| GENESIS.to_owned()),
             sync: true,
             size,
+            side_bytes,
             max_bytes,
             signer: None,
+            set_aside,
             _lock: lock,
         })
+    }
+
+    /// The incomplete last line this writer found when it opened the journal, and the file it
+    /// moved it to (with the unsigned record before it, if any): a writer says so, as its
+    /// records follow the whole records before them.
+    pub fn set_aside(&self) -> Option<&SetAside> {
+        self.set_aside.as_ref()
     }
 
     /// Whether every append waits for the data to reach the disk (the default). Turning it off
@@ -233,45 +305,9 @@ impl Journal {
         self.sync = sync;
     }
 
-    /// Checks that everything the journal holds is signed by `key`, as a writer with that key
-    /// leaves it: the chain, every checkpoint signed by `key` over the record just before it,
-    /// and every other record followed at once by its checkpoint. An empty journal passes. A
-    /// writer given a key calls this before [`Journal::set_key`], so that its checkpoints never
-    /// sign records it did not sign before: records written without the key, a journal rewritten
-    /// and rehashed with its checkpoints left out, one signed by another key.
-    pub fn check_signed_by(&self, key: &keys::PublicKey) -> Result<(), JournalError> {
-        let io_error = |source| JournalError::Io {
-            path: self.path.display().to_string(),
-            source,
-        };
-        let mut file = self.file.try_clone().map_err(io_error)?;
-        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
-        let verifier = Verifier::new()
-            .with_keys(vec![key.clone()])
-            .expecting_each_record_signed();
-        let report = match verify_reader(BufReader::new(file), self.max_bytes, verifier) {
-            Ok(report) => report,
-            Err(ReadError::TooLarge { limit }) => {
-                return Err(JournalError::TooLarge {
-                    path: self.path.display().to_string(),
-                    limit,
-                });
-            }
-            Err(ReadError::Io(e)) => return Err(io_error(e)),
-        };
-        match report.broken {
-            None => Ok(()),
-            Some(broken) => Err(JournalError::NotSigned {
-                path: self.path.display().to_string(),
-                key: key.id(),
-                broken,
-            }),
-        }
-    }
-
     /// Signs the chain head with `key` in a `checkpoint` record after every record appended
-    /// from now on, written and synced with it, so no durable record is left unsigned. On a
-    /// journal that holds records, call [`Journal::check_signed_by`] first.
+    /// from now on, written and synced with it, so no durable record is left unsigned. A
+    /// journal that holds records is opened with [`Journal::open_signed_as`] first.
     pub fn set_key(&mut self, key: keys::SecretKey) {
         self.signer = Some(Signer { key, sink: None });
     }
@@ -299,7 +335,7 @@ impl Journal {
     /// (those six replace any member of the same name). A member longer than
     /// [`INLINE_MAX_BYTES`] goes to a side file (see [`side_dir`]). Returns the record as
     /// written, once it is on disk (unless the journal does not sync); a record that would take
-    /// the file past its cap is refused.
+    /// the file and its side files together past the cap is refused, and nothing of it written.
     pub fn append(
         &mut self,
         session: &str,
@@ -327,9 +363,11 @@ impl Journal {
             path: self.path.display().to_string(),
             source,
         };
+        // A writer stopped by bytes it could not cut back writes nothing after them.
+        self.group.stopped()?;
         let mut record = fields;
         record.remove(OUT_OF_LINE);
-        outside::move_out(&mut record, &self.path, &RESERVED).map_err(io_error)?;
+        let side_files = outside::move_out(&mut record, kind.as_str(), &RESERVED);
         let (hash, mut lines, record) =
             self.seal(record, self.seq + 1, session, kind, self.head.clone());
         let line_end = lines.len();
@@ -346,15 +384,33 @@ impl Journal {
             lines.extend_from_slice(&line);
             checkpoint = Some(hash);
         }
-        if self.size.saturating_add(lines.len() as u64) > self.max_bytes {
+        // A side file already there (its name is its content's digest) costs nothing more.
+        let mut new = Vec::new();
+        for side_file in side_files {
+            if !side_file.present(&self.path).map_err(io_error)? {
+                new.push(side_file);
+            }
+        }
+        let added: u64 = new.iter().map(outside::SideFile::len).sum();
+        let total = [self.size, lines.len() as u64, self.side_bytes, added]
+            .into_iter()
+            .fold(0u64, u64::saturating_add);
+        if total > self.max_bytes {
             return Err(JournalError::Full {
                 path: self.path.display().to_string(),
                 limit: self.max_bytes,
             });
         }
+        // Each side file is synced before the record naming it is written.
+        for side_file in new {
+            side_file.write(&self.path, &self.file).map_err(io_error)?;
+            self.side_bytes += side_file.len();
+        }
         // One write per record and its checkpoint: a crash leaves at most one incomplete last
-        // line, which `audit verify` reports as a truncation.
-        self.file.write_all(&lines).map_err(io_error)?;
+        // line, which the next writer sets aside; a write that fails is cut back at once.
+        if let Err(error) = self.file.write_all(&lines) {
+            return Err(self.cut_back(error));
+        }
         let pending = Pending {
             number: self.group.written(),
             group: self.sync.then(|| Arc::clone(&self.group)),
@@ -377,6 +433,38 @@ impl Journal {
             number: 0,
         };
         Ok((record, durable))
+    }
+
+    /// After a write that failed (a full disk, an I/O error): the file cut back to its last
+    /// whole record, synced, and the write's error. When even that fails, the writer stops:
+    /// every wait for a record not yet durable, and every later append, fails, so nothing is
+    /// written or acknowledged after the incomplete bytes.
+    fn cut_back(&self, error: io::Error) -> JournalError {
+        let path = self.path.display().to_string();
+        match self
+            .file
+            .set_len(self.size)
+            .and_then(|()| self.file.sync_all())
+        {
+            Ok(()) => JournalError::Io {
+                path,
+                source: error,
+            },
+            Err(cut) => {
+                let stopped = io::Error::new(
+                    error.kind(),
+                    format!(
+                        "a record could not be written ({error}), nor the incomplete bytes it \
+                         left cut back ({cut}); nothing more is written to the journal"
+                    ),
+                );
+                self.group.stop(&stopped);
+                JournalError::Io {
+                    path,
+                    source: stopped,
+                }
+            }
+        }
     }
 
     /// `fields` as record `seq` after `prev`: its hash, its canonical line with `\n`, and the

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::JournalError;
+use crate::nofollow;
 use crate::time::rfc3339_now;
 
 /// The holder file of the journal at `journal`: `JOURNAL.lock` beside the file's canonical
@@ -130,13 +131,14 @@ fn take(journal: &File, path: &Path) -> io::Result<Option<File>> {
         journal.unlock()?;
         outcome
     };
-    let holder_file = match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-    {
+    let holder_file = match nofollow::open(
+        path,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    ) {
         Ok(file) => file,
         Err(e) => return let_go(Err(e)),
     };
@@ -162,7 +164,7 @@ fn describe_holder(path: &Path) -> String {
          that has not said who it is yet)"
             .to_owned()
     };
-    let Ok(mut file) = File::open(path) else {
+    let Ok(mut file) = nofollow::open(path, OpenOptions::new().read(true)) else {
         return unnamed();
     };
     match file.try_lock_shared() {

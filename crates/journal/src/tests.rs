@@ -16,16 +16,22 @@ fn fields(value: Value) -> Map<String, Value> {
 
 /// A journal of `n` records and its text.
 fn journal(n: u64) -> (tempfile::TempDir, PathBuf, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j.jsonl");
-    let mut journal = Journal::open(&path, 1 << 20).unwrap();
-    journal.set_sync(false);
+    let (dir, path, mut journal) = empty(1 << 20);
     for i in 0..n {
         let record = fields(json!({"call": i, "name": "t", "arguments": {"x": i, "f": 1.5e-7}}));
         journal.append("s", Kind::CallIntent, record).unwrap();
     }
     let text = std::fs::read_to_string(&path).unwrap();
     (dir, path, text)
+}
+
+/// An empty journal in a new directory, at most `cap` bytes with its side files, not syncing.
+fn empty(cap: u64) -> (tempfile::TempDir, PathBuf, Journal) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let mut journal = Journal::open(&path, cap).unwrap();
+    journal.set_sync(false);
+    (dir, path, journal)
 }
 
 fn broken_line(text: &str) -> (usize, String) {
@@ -237,10 +243,7 @@ fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
 /// checked and read back.
 #[test]
 fn big_members_are_kept_out_of_line_and_the_cap_holds() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j.jsonl");
-    let mut journal = Journal::open(&path, 1 << 20).unwrap();
-    journal.set_sync(false);
+    let (_dir, path, mut journal) = empty(1 << 20);
     let big = "x".repeat(2 * INLINE_MAX_BYTES);
     let result = json!({"content": [{"type": "text", "text": big}]});
     let mut record = fields(json!({"call": 1, "name": "t", "arguments": {}}));
@@ -263,10 +266,22 @@ fn big_members_are_kept_out_of_line_and_the_cap_holds() {
         .unwrap()
     };
     assert_eq!(checked(&text).broken, None);
-    let inlined = inline_out_of_line(&text, &path, Some("s"), 1 << 20).unwrap();
+    let all = &mut |_: &Map<String, Value>| true;
+    let inlined = inline_out_of_line(&text, &path, Some("s"), 1 << 20, all).unwrap();
     let first: Value = serde_json::from_str(inlined.lines().next().unwrap()).unwrap();
     assert_eq!(first["result"], result);
-    assert!(inline_out_of_line(&text, &path, None, 1000).is_err());
+    // The side file both records name is read back, and counted, once.
+    let size = files[0].as_ref().unwrap().metadata().unwrap().len();
+    let inlined = inline_out_of_line(&text, &path, None, size, all).unwrap();
+    assert_eq!(inlined.lines().filter(|l| l.contains(&big)).count(), 2);
+    assert!(inline_out_of_line(&text, &path, None, size - 1, all).is_err());
+    // A record not read back names its member present and empty.
+    let skipped = inline_out_of_line(&text, &path, None, 0, &mut |_| false).unwrap();
+    let first: Value = serde_json::from_str(skipped.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (&first["result"], first.get("outOfLine")),
+        (&json!({}), None)
+    );
     // An edited side file breaks the line naming it.
     let side = files[0].as_ref().unwrap().path();
     let edited = std::fs::read_to_string(&side)
@@ -288,6 +303,77 @@ fn big_members_are_kept_out_of_line_and_the_cap_holds() {
     assert!(matches!(error, JournalError::Full { .. }), "{error}");
     drop(journal);
     Journal::open(&path, text.len() as u64 + 200).unwrap();
+}
+
+/// Side files share the journal's cap: those already in `JOURNAL.d` are counted when it is
+/// opened, a new one counts when written, and one already there costs nothing more.
+#[test]
+fn side_files_count_against_the_cap() {
+    let big = |n: u8| {
+        let text = char::from(b'a' + n).to_string().repeat(INLINE_MAX_BYTES);
+        fields(json!({"call": 1, "name": "t", "result": {"text": text}}))
+    };
+    let (_dir, path, mut journal) = empty(3 * INLINE_MAX_BYTES as u64);
+    journal.append("s", Kind::CallOutcome, big(0)).unwrap();
+    journal.append("s", Kind::CallOutcome, big(1)).unwrap();
+    // A third side file would pass the cap, and nothing of the record is written.
+    let error = journal.append("s", Kind::CallOutcome, big(2)).unwrap_err();
+    assert!(matches!(error, JournalError::Full { .. }), "{error}");
+    assert_eq!(std::fs::read_dir(side_dir(&path)).unwrap().count(), 2);
+    // One already there is no new cost.
+    journal.append("s", Kind::CallOutcome, big(1)).unwrap();
+    drop(journal);
+    // Reopened, the side files there count at once: a record that fits the file alone is
+    // refused.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut journal = Journal::open(&path, text.len() as u64 + 2 * 4096).unwrap();
+    let error = journal
+        .append("s", Kind::SessionEnd, Map::new())
+        .unwrap_err();
+    assert!(matches!(error, JournalError::Full { .. }), "{error}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+/// A refused call's approval keeps its arguments' digest and size only, however small, and
+/// verifies with them; a member left unkept anywhere else within the limit is a fault.
+#[test]
+fn a_refused_calls_arguments_are_never_kept() {
+    let (_dir, path, mut journal) = empty(1 << 20);
+    let arguments = json!({"note": "x".repeat(2 * INLINE_MAX_BYTES)});
+    for decision in ["deny", "allow"] {
+        let record = fields(json!({"name": "t", "decision": decision, "arguments": {"a": 1}}));
+        journal.append("s", Kind::Approval, record).unwrap();
+    }
+    let refused = fields(json!({"name": "t", "decision": "deny", "arguments": arguments}));
+    journal.append("s", Kind::Approval, refused).unwrap();
+    assert!(!side_dir(&path).exists());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records = read_records(&text).unwrap();
+    let digest = |value: &Value| {
+        let bytes = canonical(value);
+        json!({"sha256": hex(&Sha256::digest(&bytes)), "bytes": bytes.len(), "kept": false})
+    };
+    assert_eq!(records[0]["arguments"], Value::Null);
+    assert_eq!(
+        records[0]["outOfLine"]["arguments"],
+        digest(&json!({"a": 1}))
+    );
+    assert_eq!(records[1]["arguments"], json!({"a": 1}));
+    assert_eq!(records[2]["outOfLine"]["arguments"], digest(&arguments));
+    let checked = |text: &str| {
+        let verifier = Verifier::new().with_side_files(&path);
+        verify_reader(text.as_bytes(), 1 << 20, verifier).unwrap()
+    };
+    assert_eq!(checked(&text).broken, None);
+    // The same entry on an allowed call is a fault (its line rewritten and rehashed).
+    let mut allowed = records[0].clone();
+    allowed.insert("decision".into(), Value::from("allow"));
+    allowed.remove("hash");
+    let hash = hex(&Sha256::digest(canonical(&Value::Object(allowed.clone()))));
+    allowed.insert("hash".into(), Value::from(hash));
+    let line = String::from_utf8(canonical(&Value::Object(allowed))).unwrap();
+    let broken = checked(&format!("{line}\n")).broken.unwrap();
+    assert!(broken.reason.contains("not kept"), "{}", broken.reason);
 }
 
 #[test]
@@ -454,4 +540,127 @@ fn canonical_form_sorts_by_utf16_and_keeps_number_text() {
         String::from_utf8(crate::canonical(&value)).unwrap(),
         "{\"a\":{\"\u{1f600}\":1,\"\u{ffff}\":2},\"b\":1.50,\"c\":\"\\u001f/\"}"
     );
+}
+
+/// A journal cut inside its last line (a crash inside a write): the next writer moves the line
+/// to `JOURNAL.torn-…`, cuts the journal back to its whole lines and appends after them; a
+/// reader before that names the line. An incomplete line followed by more lines stays a fault.
+#[test]
+fn an_incomplete_last_line_is_set_aside_by_the_next_writer() {
+    let (dir, path, text) = journal(3);
+    let cut = &text[..text.len() - 10];
+    let whole = text[..text.len() - 1].rfind('\n').unwrap() + 1;
+    std::fs::write(&path, cut).unwrap();
+    let report = verify(cut);
+    assert_eq!(report.records, 2);
+    assert_eq!(
+        report.torn,
+        Some(Torn {
+            line: 3,
+            offset: whole as u64,
+            bytes: (cut.len() - whole) as u64,
+            unsigned: None
+        })
+    );
+    assert!(report.broken.unwrap().reason.contains("incomplete"));
+
+    let mut reopened = Journal::open(&path, 1 << 20).unwrap();
+    let aside = reopened.set_aside().unwrap().clone();
+    assert_eq!((aside.line, aside.bytes), (3, (cut.len() - whole) as u64));
+    assert_eq!(aside.path.parent(), Some(dir.path()));
+    assert_eq!(
+        std::fs::read(&aside.path).unwrap(),
+        &cut.as_bytes()[whole..]
+    );
+    reopened.append("s", Kind::SessionEnd, Map::new()).unwrap();
+    drop(reopened);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let report = verify(&text);
+    assert_eq!((report.broken, report.records), (None, 3));
+    assert!(Journal::open(&path, 1 << 20).unwrap().set_aside().is_none());
+
+    let middle = format!("{cut}\n{}", &text[whole..]);
+    let report = verify(&middle);
+    assert_eq!(report.torn, None);
+    assert_eq!(report.broken.unwrap().line, 3);
+}
+
+/// A writer whose incomplete bytes could not be cut back stops: the wait for a record written
+/// before fails, and nothing more is written.
+#[test]
+fn a_stopped_writer_writes_nothing_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let mut journal = Journal::open(&path, 1 << 20).unwrap();
+    let (_, pending) = journal
+        .append_pending("s", Kind::SessionStart, Map::new())
+        .unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    journal.group.stop(&io::Error::other("cannot cut back"));
+    assert!(
+        pending
+            .wait()
+            .unwrap_err()
+            .to_string()
+            .contains("cannot cut back")
+    );
+    let refused = journal.append("s", Kind::SessionEnd, Map::new());
+    assert!(refused.unwrap_err().to_string().contains("cannot cut back"));
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+}
+
+/// A record the file-size limit stops half-way through its write (as a full disk does) is cut
+/// back to the last whole record, and the writer goes on: the journal verifies, and a record
+/// that fits is appended after it. The writing runs in a child process of this test binary,
+/// under the limit, with SIGXFSZ ignored so the write fails instead of killing it.
+#[cfg(unix)]
+#[test]
+fn a_failed_write_is_cut_back_to_the_last_whole_record() {
+    const CHILD: &str = "MCP_RECOVERY_JOURNAL_CUT_BACK";
+    let padded = || fields(json!({"name": "t", "arguments": {"pad": "x".repeat(7000)}}));
+    if let Some(path) = std::env::var_os(CHILD) {
+        let path = PathBuf::from(path);
+        let mut journal = Journal::open(&path, 1 << 20).unwrap();
+        let mut written = 0;
+        let error = loop {
+            match journal.append("s", Kind::CallIntent, padded()) {
+                Ok(_) => written += 1,
+                Err(error) => break error,
+            }
+        };
+        assert!(matches!(error, JournalError::Io { .. }), "{error}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = verify(&text);
+        assert_eq!((report.broken, report.records), (None, written));
+        journal.append("s", Kind::SessionEnd, Map::new()).unwrap();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 32; exec \"$0\" \"$@\"")
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tests::a_failed_write_is_cut_back_to_the_last_whole_record",
+        ])
+        .env(CHILD, &path)
+        // The limit holds for every file the child writes: its output goes to pipes, which it
+        // does not bound, and never to a file the test's own output may be going to.
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        child.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let report = verify(&text);
+    assert_eq!(report.broken, None);
+    assert!(report.records >= 3, "{}", report.records);
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["kind"], "session.end");
 }

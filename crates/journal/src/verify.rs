@@ -20,6 +20,46 @@ pub struct Verification {
     pub head: Option<String>,
     /// The first fault, if any.
     pub broken: Option<Broken>,
+    /// When the only fault is an incomplete last line (no newline: the journal was cut while
+    /// it was written): where it is. `broken` then describes it, and `records` and `head` are
+    /// those of the whole lines before it.
+    pub torn: Option<Torn>,
+}
+
+/// An incomplete last line: its 1-based number and its length, and the byte offset where what
+/// a writer sets aside with it begins (the length of the whole lines it keeps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Torn {
+    /// 1-based line number.
+    pub line: usize,
+    /// Where the bytes set aside begin: the line, or the record before it (see `unsigned`).
+    pub offset: u64,
+    /// The line's length in bytes.
+    pub bytes: u64,
+    /// With keys ([`Verifier::with_keys`]): the `seq` of the record on the line before, when
+    /// that record is the only one no checkpoint signs and the line begins as its checkpoint
+    /// would. A writer with a key writes a record and its checkpoint in one write, so the crash
+    /// that cut the checkpoint cut that write: the record was never acknowledged, and is left
+    /// out and set aside with the line.
+    pub unsigned: Option<u64>,
+}
+
+impl Torn {
+    /// What the line is, in words (without its number).
+    pub fn describe(&self) -> String {
+        let record = match self.unsigned {
+            Some(seq) => format!(
+                "; it begins the checkpoint of record seq {seq} on the line before, written with \
+                 it, so that record is unsigned and was never acknowledged either"
+            ),
+            None => String::new(),
+        };
+        format!(
+            "the last line is incomplete ({} bytes without a newline): the journal was truncated \
+             while it was written, and the line holds no record{record}",
+            self.bytes
+        )
+    }
 }
 
 /// Why [`verify_reader`] could not finish.
@@ -56,6 +96,12 @@ pub struct Verifier {
     each_signed: bool,
     /// The line a fault is reported at when it is not the line at hand.
     fault_line: Option<usize>,
+    /// The bytes of the lines pushed so far.
+    offset: u64,
+    /// Where the last whole line begins, and the head before it.
+    last: (u64, Option<String>),
+    /// A last line without its newline, set aside from the checks.
+    torn: Option<Torn>,
 }
 
 impl Default for Verifier {
@@ -72,6 +118,7 @@ impl Verifier {
                 records: 0,
                 head: None,
                 broken: None,
+                torn: None,
             },
             prev: GENESIS.to_owned(),
             line: 0,
@@ -83,6 +130,9 @@ impl Verifier {
             kept: BTreeMap::new(),
             each_signed: false,
             fault_line: None,
+            offset: 0,
+            last: (0, None),
+            torn: None,
         }
     }
 
@@ -131,15 +181,32 @@ impl Verifier {
     }
 
     /// Checks the next line, with its `\n` when it has one: only the last line of a file can
-    /// lack it, and such a line is reported as a truncation.
+    /// lack it, and such a line is not checked but reported as incomplete (see
+    /// [`Verification::torn`]): every line the writer writes ends with `\n`, in the same write.
     pub fn push(&mut self, line: &[u8]) {
         if self.is_broken() {
             return;
         }
         self.line += 1;
-        let (body, complete) = match line.strip_suffix(b"\n") {
-            Some(body) => (body, true),
-            None => (line, false),
+        if let Some(torn) = self.torn {
+            return self.fail_at(torn.line, "a line without its newline is not the last line");
+        }
+        let offset = self.offset;
+        self.offset += line.len() as u64;
+        let Some(body) = line.strip_suffix(b"\n") else {
+            let seq = self.report.records;
+            let checkpoint = format!("{{\"covers\":{seq},\"hash\":\"");
+            let begins_as_checkpoint = line.iter().zip(checkpoint.bytes()).all(|(a, b)| *a == b);
+            let cut_checkpoint = self.keys.is_some()
+                && self.unsigned == Some((self.line - 1, seq))
+                && begins_as_checkpoint;
+            self.torn = Some(Torn {
+                line: self.line,
+                offset,
+                bytes: line.len() as u64,
+                unsigned: cut_checkpoint.then_some(seq),
+            });
+            return;
         };
         let checked = match std::str::from_utf8(body) {
             Ok(body) => check_line(body, self.report.records + 1, &self.prev),
@@ -149,26 +216,16 @@ impl Verifier {
             )),
         };
         let checked = checked.and_then(|(hash, record)| match &self.side_files {
-            Some(journal) => outside::check(&record, journal, false).map(|_| (hash, record)),
+            Some(journal) => outside::check(&record, journal, None).map(|_| (hash, record)),
             None => Ok((hash, record)),
         });
         let checked = checked.and_then(|(hash, record)| self.signed(&record).map(|_| hash));
         let hash = match checked {
-            Err(reason) if !complete => {
-                let reason =
-                    format!("the last line is incomplete (the journal was truncated): {reason}");
-                return self.fail(reason);
-            }
             Err(reason) => return self.fail(reason),
-            Ok(_) if !complete => {
-                return self.fail(
-                    "the last line has no newline: the journal was truncated while it was written"
-                        .to_owned(),
-                );
-            }
             Ok(hash) => hash,
         };
         self.report.records += 1;
+        self.last = (offset, self.report.head.take());
         if self.saved.as_deref() == Some(hash.as_str()) {
             self.saved_found = true;
         }
@@ -210,11 +267,24 @@ impl Verifier {
 
     fn fail(&mut self, reason: String) {
         let line = self.fault_line.take().unwrap_or(self.line);
+        self.fail_at(line, reason);
+    }
+
+    fn fail_at(&mut self, line: usize, reason: impl Into<String>) {
         self.report.broken = Some(Broken::new(line, reason));
     }
 
     /// The outcome: the first fault, or else a saved head that no record had.
-    pub fn finish(self) -> Verification {
+    pub fn finish(mut self) -> Verification {
+        if self.report.broken.is_none()
+            && let Some(torn) = self.torn.as_mut().filter(|torn| torn.unsigned.is_some())
+        {
+            let (offset, head) = self.last.clone();
+            torn.offset = offset;
+            self.report.records -= 1;
+            self.report.head = head;
+            self.unsigned = None;
+        }
         let mut report = self.report;
         if report.broken.is_none()
             && let Some((line, seq)) = self.unsigned
@@ -256,6 +326,12 @@ impl Verifier {
                     shown(&saved)
                 ),
             ));
+        }
+        if report.broken.is_none()
+            && let Some(torn) = self.torn
+        {
+            report.broken = Some(Broken::new(torn.line, torn.describe()));
+            report.torn = Some(torn);
         }
         report
     }

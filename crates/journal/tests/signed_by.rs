@@ -1,4 +1,4 @@
-//! `Journal::check_signed_by`: a writer given a journal key appends only to a journal that key
+//! `Journal::open_signed_as`: a writer given a journal key appends only to a journal that key
 //! has signed record by record, so its next checkpoint never signs history it did not sign.
 // Test code: a failed expectation is a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use mcp_recovery_journal::keys::{self, PublicKey, SecretKey};
-use mcp_recovery_journal::{Journal, JournalError, Kind, read_records};
+use mcp_recovery_journal::{Holder, Journal, JournalError, Kind, read_records};
 use serde_json::{Map, Value, json};
 
 struct Keys {
@@ -48,11 +48,15 @@ fn append(path: &Path, key: Option<&Path>, calls: std::ops::Range<u64>) {
     }
 }
 
-/// The fault `check_signed_by` reports, `None` when the journal passes.
+/// The journal at `path` opened by a writer whose key's public half is `public`.
+fn open_signed(path: &Path, public: &PublicKey) -> Result<Journal, JournalError> {
+    Journal::open_signed_as(path, 1 << 20, &Holder::default(), public)
+}
+
+/// The fault `open_signed_as` reports, `None` when the journal passes.
 fn fault(path: &Path, public: &PublicKey) -> Option<(usize, String)> {
-    let journal = Journal::open(path, 1 << 20).unwrap();
-    match journal.check_signed_by(public) {
-        Ok(()) => None,
+    match open_signed(path, public) {
+        Ok(_) => None,
         Err(JournalError::NotSigned { broken, key, path }) => {
             assert_eq!(key, public.id());
             assert!(path.ends_with("journal.jsonl"), "{path}");
@@ -71,8 +75,7 @@ fn a_journal_the_key_signed_record_by_record_passes_and_an_empty_one_too() {
     append(&path, Some(&k.key), 4..6);
     assert_eq!(fault(&path, &k.public), None);
     // The check reads from the start and leaves appends at the end.
-    let mut journal = Journal::open(&path, 1 << 20).unwrap();
-    journal.check_signed_by(&k.public).unwrap();
+    let mut journal = open_signed(&path, &k.public).unwrap();
     journal.set_key(SecretKey::read(&k.key).unwrap());
     journal
         .append("s", Kind::CallIntent, fields(json!({"call": 6})))
@@ -133,11 +136,7 @@ fn another_keys_checkpoints_and_a_rewritten_journal_are_refused() {
     drop(journal);
     let (line, reason) = fault(&signed, &k.public).unwrap();
     assert_eq!(line, 1, "{reason}");
-    let error = Journal::open(&signed, 1 << 20)
-        .unwrap()
-        .check_signed_by(&k.public)
-        .unwrap_err()
-        .to_string();
+    let error = open_signed(&signed, &k.public).err().unwrap().to_string();
     assert!(
         error.contains("journal.jsonl: line 1:") && error.contains("refusing to append"),
         "{error}"

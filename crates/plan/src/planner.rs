@@ -22,7 +22,8 @@ mod before;
 /// Precedence, first match wins:
 ///
 /// 1. `result` is null, a task's `CreateTaskResult` or of an unknown `resultType` →
-///    `unknown-outcome` (never compensated automatically);
+///    `read-only` when the tool changes nothing (rule 5's `readonly` or rule 6's
+///    `readOnlyHint`), else `unknown-outcome` (never compensated automatically);
 /// 2. `result.isError` is true, or `resultType` is `input_required` → `failed` (nothing happened
 ///    to undo);
 /// 3. the tool is not in the list → `not-declared`;
@@ -160,10 +161,39 @@ impl<'t> Planner<'t> {
         }
     }
 
+    /// Whether the tool `name` changes nothing, as the plan of a completed call reads it:
+    /// declared `readonly` (by every carrier that declares), or declaring nothing with
+    /// `readOnlyHint: true`; never a tool whose undo comes from a before-image.
+    fn read_only(&self, name: &str) -> bool {
+        let Some(Ok(tool)) = self.tools.get(name).copied() else {
+            return false;
+        };
+        if tool.before_image().is_some() {
+            return false;
+        }
+        match tool.declared_recovery().as_slice() {
+            [] => tool.hint(Hint::ReadOnly) == Some(true),
+            [first, rest @ ..] => {
+                first.reversibility == Reversibility::Readonly
+                    && rest.iter().all(|other| first.agrees_with(other))
+            }
+        }
+    }
+
     /// The step for one traced call.
     pub fn resolve_step(&mut self, call: &TracedCall) -> Step {
         let name = call.name.as_str();
-        match call.completion() {
+        let completion = call.completion();
+        if !matches!(completion, Completion::Complete | Completion::InputRequired)
+            && self.read_only(name)
+        {
+            return Step::new(
+                name,
+                Status::ReadOnly,
+                "its outcome is unknown, and the tool changes nothing: nothing to undo",
+            );
+        }
+        match completion {
             Completion::Complete => {}
             Completion::Unknown => {
                 return Step::new(

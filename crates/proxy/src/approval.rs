@@ -2,6 +2,7 @@
 //! call may run.
 
 use mcp_recovery_base::text::escape_controls;
+use mcp_recovery_client::group;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
@@ -82,6 +83,12 @@ fn ask_terminal(impact: &Value, timeout: Duration) -> Verdict {
             "no controlling terminal to ask on (use --approve-with CMD)",
         );
     };
+    let lines = terminal_lines()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A line typed before this question is shown answers nothing; one typed once it is shown
+    // does, however soon.
+    while lines.try_recv().is_ok() {}
     let prompt = format!(
         "\nmcp-recovery proxy: approval needed\n{}approve? [y/N] ",
         describe(impact)
@@ -93,11 +100,6 @@ fn ask_terminal(impact: &Value, timeout: Duration) -> Verdict {
     {
         return refuse("terminal", "the terminal cannot be written");
     }
-    let lines = terminal_lines()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // A line typed before this question was shown answers nothing.
-    while lines.try_recv().is_ok() {}
     match lines.recv_timeout(timeout) {
         Ok(answer) => {
             let answer = answer.trim().to_ascii_lowercase();
@@ -154,13 +156,16 @@ fn ask_command(command: &str, impact: &Value, timeout: Duration) -> Verdict {
         Ok(fd) => Stdio::from(fd),
         Err(_) => Stdio::null(),
     };
-    let child = Command::new("sh")
+    // In a group of its own, so that what it starts ends with it on a timeout.
+    let mut shell = Command::new("sh");
+    shell
         .arg("-c")
         .arg(command)
         .stdin(Stdio::piped())
         .stdout(stdout)
-        .stderr(Stdio::inherit())
-        .spawn();
+        .stderr(Stdio::inherit());
+    group::isolate(&mut shell);
+    let child = shell.spawn();
     let mut child = match child {
         Ok(child) => child,
         Err(e) => return refuse("command", format!("the approver could not start: {e}")),
@@ -187,6 +192,7 @@ fn ask_command(command: &str, impact: &Value, timeout: Duration) -> Verdict {
                 return refuse("command", format!("the approver refused ({status})"));
             }
             Ok(None) if deadline.is_some_and(|deadline| Instant::now() >= deadline) => {
+                group::kill_group(&child);
                 let _ = child.kill();
                 let _ = child.wait();
                 return refuse(

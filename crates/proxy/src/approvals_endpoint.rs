@@ -136,12 +136,10 @@ pub fn read_capped(request: &mut tiny_http::Request) -> Option<Vec<u8>> {
 /// The HTTP server behind the gate, which accepts from `public`.
 #[cfg(unix)]
 fn gated_server(public: TcpListener) -> std::io::Result<tiny_http::Server> {
-    let dir = tempfile::Builder::new()
-        .prefix("mcp-recovery-approvals-")
-        .tempdir()?;
-    let path = dir.path().join("http.sock");
-    let internal = std::os::unix::net::UnixListener::bind(&path)?;
-    let server = tiny_http::Server::from_listener(internal, None).map_err(std::io::Error::other)?;
+    let (internal, listener) =
+        crate::internal_socket::InternalSocket::bind("mcp-recovery-approvals-")?;
+    let server = tiny_http::Server::from_listener(listener, None).map_err(std::io::Error::other)?;
+    let internal = Arc::new(internal);
     std::thread::spawn(move || {
         let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         for client in public.incoming() {
@@ -150,13 +148,12 @@ fn gated_server(public: TcpListener) -> std::io::Result<tiny_http::Server> {
             else {
                 continue;
             };
-            let path = path.clone();
+            let internal = Arc::clone(&internal);
             std::thread::spawn(move || {
-                gate::relay(client, &path);
+                gate::relay(client, &internal);
                 drop(slot);
             });
         }
-        drop(dir);
     });
     Ok(server)
 }
@@ -173,10 +170,11 @@ fn gated_server(public: TcpListener) -> std::io::Result<tiny_http::Server> {
 mod gate {
     use std::io::{ErrorKind, Read, Write};
     use std::net::{Shutdown, TcpStream};
-    use std::os::unix::net::UnixStream;
     use std::time::{Duration, Instant};
 
     use serde_json::json;
+
+    use crate::internal_socket::InternalSocket;
 
     use super::too_large;
     use crate::webhooks::MAX_DECISION_BYTES;
@@ -193,11 +191,11 @@ mod gate {
 
     /// Takes one request from `client` within [`REQUEST_DEADLINE`], hands it whole to the HTTP
     /// server at `internal`, and writes its answer back within the same time again.
-    pub(super) fn relay(mut client: TcpStream, internal: &std::path::Path) {
+    pub(super) fn relay(mut client: TcpStream, internal: &InternalSocket) {
         let _ = client.set_nodelay(true);
         let deadline = Instant::now() + REQUEST_DEADLINE;
         let answer = match read_request(&mut client, deadline) {
-            Ok(request) => UnixStream::connect(internal).and_then(|mut server| {
+            Ok(request) => internal.connect().and_then(|mut server| {
                 server.write_all(&request)?;
                 server.shutdown(Shutdown::Write)?;
                 server.set_read_timeout(Some(REQUEST_DEADLINE))?;

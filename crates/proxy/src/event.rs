@@ -5,6 +5,7 @@ use std::io::Read;
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
+use crate::settings::Closing;
 use crate::wire::{Line, read_lines};
 
 /// Something that happened on either side.
@@ -20,6 +21,8 @@ pub enum Event {
     MeteredClient(Line, Credit),
     /// A line from the server, its bytes held against the server budget until handled.
     MeteredServer(Line, Credit),
+    /// The proxy closes the session.
+    Close(Closing),
 }
 
 /// Messages buffered between a reader thread and the session (backpressure beyond it).
@@ -137,7 +140,7 @@ pub(crate) fn read_metered(
     input: impl Read,
     events: &SyncSender<Event>,
     budget: &Arc<Budget>,
-    wrap: fn(Line, Credit) -> Event,
+    wrap: impl Fn(Line, Credit) -> Event,
 ) {
     read_lines(input, events, |line| {
         let credit = budget.acquire(weight(&line));

@@ -20,6 +20,9 @@ mod classify;
 mod error;
 mod event;
 mod http_upstream;
+#[cfg(unix)]
+mod internal_socket;
+mod interrupt;
 mod listen;
 mod names;
 mod note;
@@ -33,6 +36,7 @@ mod settings;
 mod slack;
 mod spec;
 mod stdio;
+mod unfinished;
 mod upstream;
 mod webhooks;
 mod wire;
@@ -43,12 +47,13 @@ pub use ask_quorum::ask_quorum;
 pub use classify::{Class, Classification, Source, classify};
 pub use error::{ProxyError, new_session_id};
 pub use event::Event;
+pub use interrupt::interrupt;
 pub use listen::{Limits, Listener, serve};
 pub use names::{fold_name, glob_match};
 pub use overlays::{NamedOverlay, Overlays};
 pub use policy::{
     Action, ApprovalRule, ApproverEntry, ClassActions, Decision, Fetch, Notify, NotifyFormat,
-    OnFailure, Policy, PolicyError, PolicyFile, ToolRule,
+    OnFailure, OnInterrupt, Policy, PolicyError, PolicyFile, ToolRule,
 };
 pub use quorum::{
     Board, DECISION_TYPE, Outcome, Pending, Refusal, call_digest, canonical, parse_rfc3339,
@@ -59,9 +64,10 @@ pub use rollback::{
 };
 pub use scripted::{ScriptRun, run_scripted};
 pub use session::{Session, redacted_record};
-pub use settings::{DEFAULT_ROLLBACK_WINDOW, End, Settings, SharedJournal};
+pub use settings::{Closing, DEFAULT_ROLLBACK_WINDOW, End, Settings, SharedJournal};
 pub use slack::{MAX_AGE_SECS as SLACK_MAX_AGE_SECS, SlackHeaders};
 pub use spec::UpstreamSpec;
 pub use stdio::{run_on_stdio, run_stdio};
+pub use unfinished::{Unfinished, unfinished};
 pub use upstream::{HttpUpstream, Launch, ScriptedUpstream, StdioUpstream, Upstream};
 pub use wire::{Line, REQUEST_METHODS, parse_line, read_lines};

@@ -64,6 +64,18 @@ impl OnFailure {
     }
 }
 
+/// What an interrupt (SIGINT, SIGTERM) does to a session's completed calls before the proxy
+/// ends. Clients stop their servers with SIGTERM as a matter of course, so the default only
+/// records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnInterrupt {
+    /// Journal the session's end (cause `interrupt`) and leave its effects for `rollback`.
+    Record,
+    /// Compensate the session's completed calls, newest first, then end.
+    Rollback,
+}
+
 /// The action per class; a class left out is allowed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -110,6 +122,9 @@ pub struct ToolRule {
 pub struct PolicyFile {
     /// What a failed call does (default `record`).
     pub on_failure: Option<OnFailure>,
+    /// What an interrupt (SIGINT, SIGTERM) of the proxy does to each session's completed calls
+    /// (default `record`).
+    pub on_interrupt: Option<OnInterrupt>,
     /// How long a forwarded request may wait for its answer, in seconds (default 60, at most
     /// 604800: 7 days).
     #[schemars(range(min = 1, max = 604_800))]
@@ -422,6 +437,11 @@ impl Policy {
         self.on_failure
             .or(self.file.on_failure)
             .unwrap_or(OnFailure::Record)
+    }
+
+    /// What an interrupt does.
+    pub fn on_interrupt(&self) -> OnInterrupt {
+        self.file.on_interrupt.unwrap_or(OnInterrupt::Record)
     }
 
     /// What a call to a tool the server did not list does.

@@ -136,7 +136,7 @@ impl Report {
             ));
         }
         if attention.is_empty() {
-            text.push_str(" Nothing else was left in place.");
+            text.push_str(" Nothing else of this session was left in place.");
         } else {
             text.push_str(&format!(
                 " Not undone, so their effects remain: {}.",

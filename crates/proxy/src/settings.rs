@@ -43,6 +43,42 @@ pub enum End {
     ClientClosed,
     /// The server exited or closed its stdout.
     ServerClosed(String),
+    /// The proxy closed it.
+    Closed(Closing),
+}
+
+impl End {
+    /// The `cause` of the session's `session.end` record.
+    pub fn cause(&self) -> &'static str {
+        match self {
+            End::ClientClosed => "client-closed",
+            End::ServerClosed(_) => "server-exited",
+            End::Closed(closing) => closing.cause(),
+        }
+    }
+}
+
+/// Why the proxy closes a session itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closing {
+    /// The proxy was interrupted (SIGINT, SIGTERM): pending calls are given up at once, and
+    /// the policy's `on-interrupt` runs.
+    Interrupt,
+    /// `--listen`: the session was idle past the limit.
+    Idle,
+    /// `--listen`: the session was closed to make room for a new one.
+    Evicted,
+}
+
+impl Closing {
+    /// The spelling in the journal.
+    pub fn cause(self) -> &'static str {
+        match self {
+            Closing::Interrupt => "interrupt",
+            Closing::Idle => "idle",
+            Closing::Evicted => "evicted",
+        }
+    }
 }
 
 /// A journal several sessions append to (the records of each carry its session id).

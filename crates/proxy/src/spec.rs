@@ -24,9 +24,37 @@ pub enum UpstreamSpec {
 }
 
 impl UpstreamSpec {
-    /// The command line or the URL, without secrets (journaled at the start of a session).
+    /// The command line or the URL, shell-quoted, without headers or environment (its words
+    /// may still hold secrets: what is shown or journaled goes through `Secrets::redact`).
     pub fn describe(&self) -> String {
         self.target().to_string()
+    }
+
+    /// The `mcp-recovery rollback` command line that rolls back `session` of `journal` against
+    /// this server, each word shell-quoted, with every one of `secrets` replaced (and without
+    /// its headers or environment, which are never shown).
+    pub fn rollback_command(
+        &self,
+        journal: &std::path::Path,
+        session: &str,
+        secrets: &Secrets,
+    ) -> String {
+        let shown = |word: &str| quoted(&secrets.redact(word));
+        let server = match self {
+            UpstreamSpec::Stdio(launch) => {
+                let words: Vec<String> = std::iter::once(&launch.program)
+                    .chain(&launch.args)
+                    .map(|word| shown(word))
+                    .collect();
+                format!("--stdio -- {}", words.join(" "))
+            }
+            UpstreamSpec::Http { .. } => format!("--url {}", shown(&self.describe())),
+        };
+        format!(
+            "mcp-recovery rollback --journal {} --session {} {server}",
+            quoted(&journal.display().to_string()),
+            quoted(session)
+        )
     }
 
     fn target(&self) -> Target {
@@ -51,7 +79,7 @@ impl UpstreamSpec {
             UpstreamSpec::Stdio(launch) => StdioUpstream::spawn(launch, secrets, events)
                 .map(Upstream::Stdio)
                 .map_err(|source| ProxyError::Spawn {
-                    command: self.describe(),
+                    command: secrets.redact(&self.describe()).into_owned(),
                     source,
                 }),
             UpstreamSpec::Http { url, headers } => Ok(Upstream::Http(HttpUpstream::new(
@@ -62,4 +90,13 @@ impl UpstreamSpec {
             ))),
         }
     }
+}
+
+/// `word` quoted for a POSIX shell where it needs to be.
+fn quoted(word: &str) -> String {
+    Target::Stdio {
+        program: word.to_owned(),
+        args: Vec::new(),
+    }
+    .to_string()
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_recovery_base::text::escape_controls;
-use mcp_recovery_client::Secrets;
+use mcp_recovery_client::{Secrets, group};
 
 use crate::event::{Budget, CLIENT_BYTES, Credit, Event, SERVER_BYTES, read_metered};
 pub use crate::http_upstream::HttpUpstream;
@@ -109,6 +109,9 @@ impl ScriptedUpstream {
 #[derive(Debug)]
 pub struct StdioUpstream {
     child: Child,
+    /// Ends the child's process group if this process ends without closing it.
+    #[cfg(unix)]
+    _reaper: Option<group::Reaper>,
     outgoing: Option<Sender<(Vec<u8>, Credit)>>,
     /// Why writing to the child's stdin failed, once it has.
     failed: Arc<Mutex<Option<String>>>,
@@ -116,8 +119,8 @@ pub struct StdioUpstream {
 }
 
 impl StdioUpstream {
-    /// Starts the server of `launch` (no shell) in its own process group, its stdout read on a
-    /// thread into `events`; its stderr is copied line by line, every secret replaced by `***`
+    /// Starts the server of `launch` (no shell) in its own process group, which ends when this
+    /// process ends however it ends ([`group::Reaper`]), its stdout read on a thread into `events`; its stderr is copied line by line, every secret replaced by `***`
     /// and every unsafe character escaped.
     pub fn spawn(
         launch: &Launch,
@@ -148,12 +151,20 @@ impl StdioUpstream {
         if let Some(cwd) = &launch.cwd {
             command.current_dir(cwd);
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            command.process_group(0);
-        }
+        group::isolate(&mut command);
         let mut child = command.spawn()?;
+        #[cfg(unix)]
+        let reaper = match group::Reaper::watch(&child) {
+            Ok(reaper) => Some(reaper),
+            // The group is empty: the server has already exited, and its session says so.
+            Err(_) if matches!(child.try_wait(), Ok(Some(_))) => None,
+            Err(e) => {
+                group::kill_group(&child);
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
         let failed = Arc::new(Mutex::new(None));
         let outgoing = child.stdin.take().map(|stdin| {
             let (sender, queue) = channel();
@@ -177,6 +188,8 @@ impl StdioUpstream {
         }
         Ok(StdioUpstream {
             child,
+            #[cfg(unix)]
+            _reaper: reaper,
             outgoing,
             failed,
             budget: Budget::new(CLIENT_BYTES),
@@ -236,12 +249,7 @@ impl StdioUpstream {
 
     fn kill_group(&self) {
         // Grandchildren (an `npx` launcher's node, a shell's server) share the group.
-        #[cfg(unix)]
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        group::kill_group(&self.child);
     }
 }
 

@@ -8,13 +8,14 @@ use std::sync::LazyLock;
 
 use mcp_recovery_model::{
     Binding, BodySide, Compensation, DeclaredRecovery, JsonPointer, MapBinding, ParameterBinding,
-    PatternBudget, RuntimeExpression, Tool, escape_token, item_reference,
+    PatternBudget, RuntimeExpression, Tool, ToolAnnotations, ToolMeta, escape_token,
+    item_reference,
 };
 use serde::Deserialize;
 use serde::de::value::MapDeserializer;
 
 use mcp_recovery_schema_reason::{Resolution, resolve_as, resolve_each};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::finding::{Finding, Focus};
 
@@ -50,6 +51,86 @@ pub(crate) struct ToolRef<'a> {
     pub declared: Vec<DeclaredRecovery>,
 }
 
+/// The members of a tool the typed view reads, found in one pass over its few members.
+#[derive(Default)]
+struct Read<'a> {
+    name: Option<&'a Value>,
+    input_schema: Option<&'a Value>,
+    annotations: Option<&'a Value>,
+    meta: Option<&'a Value>,
+}
+
+impl<'a> Read<'a> {
+    fn of(map: &'a Map<String, Value>) -> Self {
+        let mut read = Self::default();
+        for (key, value) in map {
+            let slot = match key.as_str() {
+                "name" => &mut read.name,
+                "inputSchema" => &mut read.input_schema,
+                "annotations" => &mut read.annotations,
+                "_meta" => &mut read.meta,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        read
+    }
+
+    /// The typed tool the view of [`read_through_serde`] gives, read member by member: serde's
+    /// derived reader buffers every member for the tool's catch-all `extra`, which costs more
+    /// than the rest of a small tool's lint. `None` where that reader must speak: a member
+    /// missing or of another type, or annotations or `_meta` it reads with an error.
+    fn directly(&self) -> Option<Tool> {
+        let name = self.name?.as_str()?;
+        self.input_schema?;
+        let annotations = self.annotations.map(ToolAnnotations::deserialize);
+        let meta = self.meta.map(ToolMeta::deserialize);
+        Some(Tool {
+            name: name.to_owned(),
+            title: None,
+            description: None,
+            input_schema: Value::Null,
+            output_schema: None,
+            annotations: annotations.transpose().ok()?,
+            meta: meta.transpose().ok()?,
+            icons: None,
+            execution: None,
+            extra: Map::new(),
+        })
+    }
+}
+
+/// The typed tool read by serde's derived reader from a view of `map` holding only `name`,
+/// `annotations` and `_meta`, with a placeholder `inputSchema`.
+fn read_through_serde(map: &Map<String, Value>) -> Result<Tool, serde_json::Error> {
+    static PLACEHOLDER: LazyLock<Value> = LazyLock::new(|| serde_json::json!({"type": "object"}));
+    Tool::deserialize(MapDeserializer::new(map.iter().filter_map(
+        |(key, value)| match key.as_str() {
+            "name" | "annotations" | "_meta" => Some((key.as_str(), value)),
+            // The schema stage checks the real one.
+            "inputSchema" => Some((key.as_str(), &*PLACEHOLDER)),
+            _ => None,
+        },
+    )))
+}
+
+/// A typed tool without the placeholder schema of its read (the rules read the raw one, and a
+/// lint holds every tool at once), or the error of its read.
+fn without_schema(
+    read: Result<Tool, serde_json::Error>,
+) -> (Option<Tool>, Option<serde_json::Error>) {
+    match read {
+        Ok(tool) => (
+            Some(Tool {
+                input_schema: Value::Null,
+                ..tool
+            }),
+            None,
+        ),
+        Err(error) => (None, Some(error)),
+    }
+}
+
 impl<'a> ToolRef<'a> {
     /// Reads one tool; the typed error is returned for the schema stage to report.
     ///
@@ -63,31 +144,16 @@ impl<'a> ToolRef<'a> {
         pointer: String,
         raw: &'a Value,
     ) -> (Self, Option<serde_json::Error>) {
-        static PLACEHOLDER: LazyLock<Value> =
-            LazyLock::new(|| serde_json::json!({"type": "object"}));
-        let name = raw.get("name").and_then(Value::as_str);
-        let read = match raw {
-            Value::Object(map) => Tool::deserialize(MapDeserializer::new(map.iter().filter_map(
-                |(key, value)| match key.as_str() {
-                    "name" | "annotations" | "_meta" => Some((key.as_str(), value)),
-                    // The schema stage checks the real one.
-                    "inputSchema" => Some((key.as_str(), &*PLACEHOLDER)),
-                    _ => None,
-                },
-            ))),
-            other => Tool::deserialize(other),
-        };
-        let (typed, error) = match read {
-            // The placeholder schema is not kept: the rules read the raw one, and a lint holds
-            // every tool at once.
-            Ok(tool) => (
-                Some(Tool {
-                    input_schema: Value::Null,
-                    ..tool
-                }),
-                None,
-            ),
-            Err(error) => (None, Some(error)),
+        let (name, (typed, error)) = match raw {
+            Value::Object(map) => {
+                let read = Read::of(map);
+                let typed = match read.directly() {
+                    Some(tool) => (Some(tool), None),
+                    None => without_schema(read_through_serde(map)),
+                };
+                (read.name.and_then(Value::as_str), typed)
+            }
+            other => (None, without_schema(Tool::deserialize(other))),
         };
         let declared = typed
             .as_ref()
@@ -202,8 +268,29 @@ impl<'a> List<'a> {
 
     /// Pointer of the tool at `index`.
     pub(crate) fn tool_pointer(&self, index: usize) -> String {
-        format!("{}/{index}", self.pointer)
+        element_pointer(self.pointer, index)
     }
+}
+
+/// The pointer of element `index` of the array at `array`, written without the formatting
+/// machinery, which costs more than the rest of a minimal tool's typed read.
+pub(crate) fn element_pointer(array: &str, index: usize) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = index;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut pointer = String::with_capacity(array.len() + 1 + digits.len() - at);
+    pointer.push_str(array);
+    pointer.push('/');
+    pointer.extend(digits[at..].iter().map(|d| char::from(*d)));
+    pointer
 }
 
 /// A compensator as the whole list uses it.
@@ -504,3 +591,6 @@ pub(crate) fn expression_focus(
         _ => Focus::Value,
     }
 }
+
+#[cfg(test)]
+mod tests;

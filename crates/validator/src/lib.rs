@@ -25,6 +25,8 @@ mod overlaid;
 mod rules;
 mod schema_stage;
 mod span;
+#[cfg(test)]
+mod test_tools;
 
 pub use catalog::{find_rule, rules, rules_markdown};
 pub use config_file::{CONFIG_SCHEMA, ConfigFile, OverrideFile, config_schema};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use mcp_recovery_base::text::escape_controls;
 
 use crate::codes::Rule;
-use crate::context::{Context, List, ToolRef};
+use crate::context::{Context, List, ToolRef, element_pointer};
 use crate::diagnostic::{Diagnostic, Report, Severity, Span};
 use crate::finding::{Finding, Focus};
 use crate::level::{DefaultLevel, Preset};
@@ -259,7 +259,7 @@ impl Linter {
         unavailable_said: &mut bool,
         findings: &mut Vec<Finding>,
     ) -> ToolRef<'a> {
-        let (tool, typed_error) = ToolRef::read(index, format!("{array}/{index}"), raw);
+        let (tool, typed_error) = ToolRef::read(index, element_pointer(array, index), raw);
         if !self.enabled(Rule::SchemaViolation) {
             return tool;
         }

@@ -23,6 +23,7 @@ const TOOL_SCHEMA: &str = include_str!("schema_stage/tool.schema.json");
 /// (`plain`) is passed without it.
 pub(crate) struct SchemaStage {
     schema: Value,
+    plain: plain::Plain,
     validator: OnceLock<Result<Validator, String>>,
 }
 
@@ -44,11 +45,13 @@ pub(crate) struct Violation {
 impl SchemaStage {
     /// The tool schema, not compiled yet.
     pub(crate) fn new() -> Self {
+        // The text is the generated schema (tested); should it ever not parse, the schema is
+        // generated as before.
+        let schema = serde_json::from_str(TOOL_SCHEMA)
+            .unwrap_or_else(|_| mcp_recovery_schema::tool_schema());
         Self {
-            // The text is the generated schema (tested); should it ever not parse, the schema
-            // is generated as before.
-            schema: serde_json::from_str(TOOL_SCHEMA)
-                .unwrap_or_else(|_| mcp_recovery_schema::tool_schema()),
+            plain: plain::Plain::new(&schema),
+            schema,
             validator: OnceLock::new(),
         }
     }
@@ -67,7 +70,7 @@ impl SchemaStage {
     /// The violations of one tool, one per problem, ordered by path; `Err` with the reason when
     /// the tool needs the compiled schema and it cannot be compiled.
     pub(crate) fn check(&self, tool: &Value) -> Result<Vec<Violation>, &str> {
-        if plain::surely_valid(&self.schema, tool) {
+        if self.plain.surely_valid(tool) {
             return Ok(Vec::new());
         }
         let validator = self.compiled().as_ref().map_err(String::as_str)?;

@@ -11,6 +11,7 @@ mod expected;
 mod generate;
 mod recovery;
 mod rng;
+mod shapes;
 mod tables;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 
 pub use config::CorpusConfig;
 pub use generate::generate;
+pub use shapes::{SHAPES, large_file_text};
 pub use verify::verify;
 
 /// `cargo xtask gen-corpus [--servers N] [--seed S] [--verify] OUT`.

@@ -8,6 +8,7 @@ use clap::Args;
 use mcp_recovery_journal::Holder;
 use mcp_recovery_proxy::DEFAULT_ROLLBACK_WINDOW;
 
+use crate::allowed_hosts::{AllowedHost, allowed_host};
 use crate::args::server::ServerArgs;
 use crate::args::values::written_path;
 
@@ -64,6 +65,11 @@ pub struct ProxyArgs {
     /// shown).
     #[arg(long = "input", value_name = "ID=VALUE", requires = "config")]
     pub inputs: Vec<String>,
+    /// Let a value of this environment that the --config entry names (`${env:NAME}`) go into
+    /// the URL or headers of an HTTP server at HOST (any port) or HOST:PORT (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]", requires = "config",
+          value_parser = allowed_host)]
+    pub allow_hosts: Vec<AllowedHost>,
     /// Add a variable to the server's environment, as K=V (repeatable; never shown).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,

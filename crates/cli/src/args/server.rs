@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::allowed_hosts::{AllowedHost, allowed_host};
 use crate::args::values::written_path;
 
 /// Where a live server is reached.
@@ -52,6 +53,12 @@ pub struct ServerArgs {
     #[arg(long = "input", value_name = "ID=VALUE")]
     pub inputs: Vec<String>,
 
+    /// Let a value of this environment that a client config (`${env:NAME}`) or a `server.json`
+    /// remote names go into the URL or headers of an HTTP server at HOST (any port) or HOST:PORT
+    /// (repeatable). Any other such server is not contacted.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]", value_parser = allowed_host)]
+    pub allow_hosts: Vec<AllowedHost>,
+
     /// Also write the fetched tools/list, pretty-printed, to FILE (with several servers, a
     /// directory of one NAME.json per server, two servers never sharing a file).
     #[arg(long, value_name = "FILE", value_parser = written_path)]
@@ -78,6 +85,13 @@ pub struct ConfigServerArgs {
     /// shown).
     #[arg(long = "input", value_name = "ID=VALUE", requires = "live")]
     pub inputs: Vec<String>,
+
+    /// Let a value of this environment that a client config (`${env:NAME}`) or a `server.json`
+    /// remote names go into the URL or headers of an HTTP server at HOST (any port) or HOST:PORT
+    /// (repeatable). Any other such server is not contacted.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]", requires = "fetching",
+          value_parser = allowed_host)]
+    pub allow_hosts: Vec<AllowedHost>,
 
     /// Give up on a request to a server after this many seconds (1 to 86400).
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "fetching",

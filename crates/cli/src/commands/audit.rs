@@ -40,7 +40,10 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
     let report = verify_reader(input.open()?, policy().max_bytes, verifier)
         .map_err(|e| input.failure(inputs::journal_read_error(e)))?;
     let mut out = std::io::stdout().lock();
-    if let Some(broken) = report.broken {
+    // A fault other than an incomplete last line breaks the journal. With that line alone, the
+    // whole records before it are checked and reported, then the line, and the exit status is
+    // 1 until a writer moves it aside.
+    if let (Some(broken), None) = (&report.broken, report.torn) {
         writeln!(
             out,
             "{}: broken at {broken}",
@@ -62,8 +65,12 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
                 mcp_recovery_base::text::escape_controls(&shown)
             ))
         })?;
-        let records =
-            mcp_recovery_journal::read_records(&text).map_err(|e| Failure::Usage(e.to_string()))?;
+        let whole = report
+            .torn
+            .and_then(|torn| text.get(..usize::try_from(torn.offset).ok()?))
+            .unwrap_or(&text);
+        let records = mcp_recovery_journal::read_records(whole)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         let (mut problems, slack) = crate::audit_quorum::check(&records, &policy);
         let (unbound, mut notes) = binding::check(&records, &policy);
         problems.extend(unbound);
@@ -96,6 +103,11 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, Failure> {
             .as_deref()
             .unwrap_or(mcp_recovery_journal::GENESIS)
     )?;
+    if let Some(torn) = &report.torn {
+        let line = format!("{shown}: {}", crate::torn::incomplete(&shown, torn));
+        writeln!(out, "{}", mcp_recovery_base::text::escape_controls(&line))?;
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,6 +8,7 @@ use mcp_recovery_census::{
 };
 use mcp_recovery_model::locate_tools;
 
+use crate::allowed_hosts::AllowedHosts;
 use crate::args::documents::{CensusArgs, CensusFormat};
 use crate::progress::{self, Progress};
 use crate::sources::{Kind, SourceReport, Status};
@@ -25,14 +26,16 @@ pub fn run(args: &CensusArgs) -> Result<ExitCode, Failure> {
     // Every source gets a report: each live server, or each file.
     let mut sources: Option<Vec<SourceReport>> = None;
     let live = args.live.is_some() || args.server_json.is_some();
+    let allowed = AllowedHosts::new(&args.server.allow_hosts);
     let servers = match (&args.live, &args.server_json) {
         (Some(config), _) => Some(crate::live::configured_sources(
             config,
             &args.server.inputs,
+            &allowed,
             &[],
             &args.server.options(),
         )?),
-        (None, Some(path)) => Some(crate::server_json::with_real_host(|host| {
+        (None, Some(path)) => Some(crate::server_json::with_real_host(&allowed, |host| {
             crate::server_json::load(path, &args.server.options(), host)
         })?),
         (None, None) => None,

@@ -54,17 +54,21 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode, Failure> {
             Input::named(&args.trace).display()
         ))
     })?;
+    // A journal whose last line a crash cut is read without it.
+    let report = mcp_recovery_journal::verify(&trace_text);
+    let trace_text = match report.torn {
+        Some(torn) if report.records > 0 => {
+            let shown = Input::named(&args.trace).display();
+            crate::torn::whole_lines(&trace_text, &shown, &torn).to_owned()
+        }
+        _ => trace_text,
+    };
     // A journal keeps big results beside it; the plan binds from them.
     let trace_text = if args.trace.as_os_str() == "-" {
         trace_text
     } else {
-        mcp_recovery_journal::inline_out_of_line(
-            &trace_text,
-            &args.trace,
-            args.session.as_deref(),
-            mcp_recovery_journal::READ_BACK_MAX_BYTES,
-        )
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?
+        crate::read_back::inline(&trace_text, &args.trace, args.session.as_deref(), &tools)
+            .map_err(|e| Failure::Usage(format!("{}: {e}", args.trace.display())))?
     };
     let trace = match &args.session {
         Some(session) => parse_session_trace(&trace_text, session),

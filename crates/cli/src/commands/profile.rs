@@ -12,6 +12,7 @@ use mcp_recovery_model::locate_tools;
 
 use crate::args::server::ServerArgs;
 use crate::inputs::read_json;
+use crate::allowed_hosts::AllowedHosts;
 use crate::live;
 use crate::overlay::{LoadedOverlay, OverlayArg};
 use crate::sources::{SourceReport, Status};
@@ -58,8 +59,10 @@ pub enum ProfileFormat {
 pub fn run(args: &ProfileArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.server_json {
         let base = live::options(&args.server)?;
-        let (servers, sources) =
-            crate::server_json::with_real_host(|host| crate::server_json::load(path, &base, host))?;
+        let allowed = AllowedHosts::new(&args.server.allow_hosts);
+        let (servers, sources) = crate::server_json::with_real_host(&allowed, |host| {
+            crate::server_json::load(path, &base, host)
+        })?;
         // Whatever the format, stderr names every entry not run (a client config says its own).
         sources.iter().for_each(live::tell);
         return run_servers(args, servers, sources);

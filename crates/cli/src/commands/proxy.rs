@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mcp_recovery_base::text::escape_controls;
 
-use mcp_recovery_client::{Options, Target};
+use mcp_recovery_client::{Options, Secrets, Target};
 use mcp_recovery_journal::keys::{PublicKey, SecretKey};
 use mcp_recovery_journal::{Holder, Journal, JournalError};
 use mcp_recovery_proxy::{
@@ -17,7 +17,9 @@ use mcp_recovery_proxy::{
 };
 
 use crate::Failure;
+use crate::allowed_hosts::AllowedHosts;
 use crate::args::proxy::{ActionArg, OnFailureArg, PolicyArgs, ProxyArgs};
+use crate::checkpoints::Shipper;
 use crate::inputs::{self, Input};
 use crate::live::{self, Server};
 use crate::overlay::{LoadedOverlay, OverlayArg};
@@ -51,10 +53,20 @@ impl PolicyArgs {
 
 /// Opens (or creates) the journal at `path` for appending, as its only writer (`holder`),
 /// under the size cap of every input (`--max-file-size`, also the cap no append goes past) and
-/// refused over it with the same error as any other input.
-pub fn open_journal(path: &Path, fsync: bool, holder: &Holder) -> Result<Journal, Failure> {
+/// refused over it with the same error as any other input; with the public half of the
+/// journal key, only a journal that key signed all of ([`Journal::open_signed_as`]).
+fn open_journal(
+    path: &Path,
+    fsync: bool,
+    holder: &Holder,
+    key: Option<&PublicKey>,
+) -> Result<Journal, Failure> {
     let max_bytes = inputs::policy().max_bytes;
-    let mut journal = Journal::open_as(path, max_bytes, holder).map_err(|e| match e {
+    let opened = match key {
+        Some(key) => Journal::open_signed_as(path, max_bytes, holder, key),
+        None => Journal::open_as(path, max_bytes, holder),
+    };
+    let mut journal = opened.map_err(|e| match e {
         JournalError::TooLarge { limit, .. } => {
             Input::File(path.to_owned()).failure(inputs::ReadError::TooLarge { limit })
         }
@@ -63,13 +75,17 @@ pub fn open_journal(path: &Path, fsync: bool, holder: &Holder) -> Result<Journal
         )),
         e => Failure::Usage(e.to_string()),
     })?;
+    if let Some(aside) = journal.set_aside() {
+        crate::torn::note_set_aside(&path.display().to_string(), aside);
+    }
     journal.set_sync(fsync);
     Ok(journal)
 }
 
 /// [`open_journal`], and with a journal key (`--journal-key`) every record appended from now on
-/// signed by it, each checkpoint handed to `ship_to` when given. What the journal already holds
-/// must be signed by that key first ([`Journal::check_signed_by`]), else it is refused: a
+/// signed by it, each checkpoint handed to `ship_to` when given (by the [`Shipper`] returned,
+/// to be finished once the journal is done with). What the journal already holds
+/// must be signed by that key ([`Journal::open_signed_as`]), else it is refused: a
 /// checkpoint signs the chain head, and so everything before it.
 pub fn open_signing(
     path: &Path,
@@ -77,15 +93,13 @@ pub fn open_signing(
     holder: &Holder,
     key: Option<&Path>,
     ship_to: Option<&str>,
-) -> Result<Journal, Failure> {
-    let mut journal = open_journal(path, fsync, holder)?;
-    if let Some(key) = key {
-        journal
-            .check_signed_by(&journal_public_key(key)?)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-        crate::checkpoints::sign_with(&mut journal, key, ship_to)?;
-    }
-    Ok(journal)
+) -> Result<(Journal, Option<Shipper>), Failure> {
+    let Some(key) = key else {
+        return Ok((open_journal(path, fsync, holder, None)?, None));
+    };
+    let mut journal = open_journal(path, fsync, holder, Some(&journal_public_key(key)?))?;
+    let shipper = crate::checkpoints::sign_with(&mut journal, key, ship_to)?;
+    Ok((journal, shipper))
 }
 
 /// The public half of the secret key file `--journal-key` names.
@@ -189,7 +203,9 @@ fn server(args: &ProxyArgs) -> Result<Server, Failure> {
     };
     let servers = match (&args.config, &args.server) {
         (Some(file), Some(name)) => {
-            live::configured(file, &args.inputs, std::slice::from_ref(name), &base)?
+            let allowed = AllowedHosts::new(&args.allow_hosts);
+            let names = std::slice::from_ref(name);
+            live::configured(file, &args.inputs, &allowed, names, &base)?
         }
         _ => match (args.transport.http_target()?, args.command.split_first()) {
             (Some(target), _) => vec![Server::new(target, base)],
@@ -207,8 +223,11 @@ fn server(args: &ProxyArgs) -> Result<Server, Failure> {
 }
 
 /// Runs `proxy`: exit 0 when the client closed the session, 2 when the server could not start
-/// or the journal failed, 1 when the server exited first.
+/// or the journal failed, 1 when the server exited first, 128 + the signal's number after
+/// SIGINT or SIGTERM.
 pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
+    // Before any thread starts, so that none takes them with their default action.
+    let signals = crate::interrupts::block()?;
     let (mut policy, approver) = args.policy.resolve()?;
     policy.unlisted_tools = args.unlisted_tools.map(|a| match a {
         ActionArg::Allow => Action::Allow,
@@ -241,19 +260,20 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
     if args.journal.is_none() && args.journal_key.is_some() {
         return Err(Failure::Usage("--journal-key needs --journal FILE".into()));
     }
-    let journal = args
-        .journal
-        .as_deref()
-        .map(|path| {
-            open_signing(
+    let (journal, shipper) = match args.journal.as_deref() {
+        Some(path) => {
+            let (journal, shipper) = open_signing(
                 path,
                 !args.no_fsync,
                 &args.lock.holder("proxy"),
                 args.journal_key.as_deref(),
                 args.checkpoint_to.as_deref(),
-            )
-        })
-        .transpose()?;
+            )?;
+            name_unfinished(path, &upstream, &secrets);
+            (Some(journal), shipper)
+        }
+        None => (None, None),
+    };
     let approvals = approvals_board(
         &policy,
         args.approvals_listen,
@@ -271,12 +291,20 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
         approvals,
     };
     if let Some(address) = args.transport.listen {
+        // The sessions closed, the checkpoints handed over, the process ends.
+        signals.take(move |code| {
+            drop(shipper);
+            std::process::exit(code);
+        });
         return Err(args
             .transport
             .listen(address, &settings, journal, &upstream));
     }
+    signals.take(|_| {});
+    let _shipper = shipper;
     match run_on_stdio(settings, journal, &upstream) {
         Ok(End::ClientClosed) => Ok(ExitCode::SUCCESS),
+        Ok(End::Closed(_)) => Ok(crate::interrupts::exit_code().unwrap_or(ExitCode::from(1))),
         Ok(End::ServerClosed(reason)) => {
             eprintln!(
                 "mcp-recovery proxy: the server exited: {}",
@@ -288,5 +316,29 @@ pub fn run(args: &ProxyArgs) -> Result<ExitCode, Failure> {
             "cannot start the server {command}: {source}"
         ))),
         Err(e) => Err(Failure::Usage(e.to_string())),
+    }
+}
+
+/// Names on stderr each session of the journal at `path` that ended by an interrupt, was closed
+/// by the proxy, or was cut off (the proxy killed or crashed: its writer is gone, since this one
+/// holds the journal) with calls that may have taken effect and no rollback since, and the
+/// command that rolls it back.
+fn name_unfinished(path: &Path, upstream: &UpstreamSpec, secrets: &Secrets) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let Ok(records) = mcp_recovery_journal::read_records(&text) else {
+        return;
+    };
+    for left in mcp_recovery_proxy::unfinished(&records) {
+        let calls: Vec<String> = left.calls.iter().map(u64::to_string).collect();
+        eprintln!(
+            "mcp-recovery proxy: session {} {} with the effects of calls {} left in place; \
+             `{}` rolls them back",
+            escape_controls(&left.session),
+            left.how(),
+            calls.join(", "),
+            escape_controls(&upstream.rollback_command(path, &left.session, secrets))
+        );
     }
 }

@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use mcp_recovery_base::text::escape_controls;
 use mcp_recovery_client::{ClientError, Connection, Secrets};
-use mcp_recovery_journal::{
-    Journal, JournalError, Kind, READ_BACK_MAX_BYTES, Verifier, inline_out_of_line, read_records,
-};
+use mcp_recovery_journal::{Journal, JournalError, Kind, Verifier, read_records};
 use mcp_recovery_plan::{
     Status, Step, ToolList, TraceError, TracedCall, build_plan, load_tools, parse_session_calls,
 };
@@ -36,16 +34,17 @@ use crate::overlay::OverlayArg;
 pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
     // The writer's lock is taken before the journal is read, so no other writer appends
     // between the reading and the rollback's own records.
-    let mut journal = if args.dry_run {
-        None
+    let (mut journal, _shipper) = if args.dry_run {
+        (None, None)
     } else {
-        Some(open_signing(
+        let (journal, shipper) = open_signing(
             &args.journal,
             true,
             &args.lock.holder("rollback"),
             args.journal_key.as_deref(),
             args.checkpoint_to.as_deref(),
-        )?)
+        )?;
+        (Some(journal), shipper)
     };
     let input = Input::named(&args.journal);
     let shown = input.display();
@@ -56,20 +55,18 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
             e.valid_up_to() + 1
         ))
     })?;
-    if let Some(broken) = verified(text, &args.keys, args.journal_key.as_deref())?.broken {
-        return Err(Failure::Usage(format!(
-            "{shown}: the journal does not verify ({broken}); refusing to act on it"
-        )));
-    }
-    // Big results were written beside the journal; the plan binds from them.
-    let text = inline_out_of_line(
-        text,
-        &args.journal,
-        args.session.as_deref(),
-        READ_BACK_MAX_BYTES,
-    )
-    .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
-    let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    // A writer moved an incomplete last line aside when it opened the journal; a dry run
+    // leaves it where it is, and out.
+    let report = verified(text, &args.keys, args.journal_key.as_deref())?;
+    let text = match (report.torn, report.broken) {
+        (Some(torn), _) => crate::torn::whole_lines(text, &shown, &torn),
+        (None, Some(broken)) => {
+            return Err(Failure::Usage(format!(
+                "{shown}: the journal does not verify ({broken}); refusing to act on it"
+            )));
+        }
+        (None, None) => text,
+    };
     let (policy, approver) = args.policy.resolve()?;
     // A dry run takes no decisions.
     let approvals = if args.dry_run {
@@ -100,6 +97,10 @@ pub fn run(args: &RollbackArgs) -> Result<ExitCode, Failure> {
         overlay.apply(&mut listed)?;
     }
     let tools = load_tools(&listed).map_err(|e| Failure::Usage(format!("server {name}: {e}")))?;
+    // Big results were written beside the journal; the plan binds from them.
+    let text = crate::read_back::inline(text, &args.journal, args.session.as_deref(), &tools)
+        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
+    let records = read_records(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?;
     let sessions = chosen_sessions(args, &shown, &text, &records, &tools)?;
     let mut out = std::io::stdout().lock();
     if args.dry_run {
@@ -245,7 +246,13 @@ impl Recorded {
         Ok(Recorded {
             id: id.to_owned(),
             started: member("time"),
-            upstream: member("upstream"),
+            // A journal written before URLs were reduced holds the whole URL.
+            upstream: match member("upstream") {
+                url if url.starts_with("http://") || url.starts_with("https://") => {
+                    mcp_recovery_client::shown_url(&url)
+                }
+                upstream => upstream,
+            },
             calls,
             prior,
             left,
@@ -319,18 +326,29 @@ fn chosen_sessions(
             open.push(session);
         }
     }
+    // How the sessions that did not end normally ended, as `proxy` names them at its start. A
+    // dry run holds no lock: a session without a `session.end` may still be running.
+    let unfinished = mcp_recovery_proxy::unfinished(records);
+    let how = |id: &str| match unfinished.iter().find(|u| u.session == id) {
+        Some(u) if u.cause.is_none() && args.dry_run => {
+            "; it has no session.end (cut off, or its proxy still runs)".to_owned()
+        }
+        Some(u) => format!("; it {}", u.how()),
+        None => String::new(),
+    };
     if open.len() > 1 && !args.all {
         let mut out = std::io::stdout().lock();
         writeln!(out, "sessions with effects left (newest first):")?;
         for session in &open {
             writeln!(
                 out,
-                "  {}  started {}  upstream {}  {} to compensate, {} needing attention",
+                "  {}  started {}  upstream {}  {} to compensate, {} needing attention{}",
                 escape_controls(&session.id),
                 escape_controls(&session.started),
                 escape_controls(&session.upstream),
                 session.left,
-                session.unreported
+                session.unreported,
+                how(&session.id)
             )?;
         }
         return Err(Failure::Usage(format!(
@@ -344,10 +362,11 @@ fn chosen_sessions(
         [] => writeln!(out, "no session of {shown} has effects left to roll back")?,
         [one] if !args.all => writeln!(
             out,
-            "rolling back session {} (started {}, upstream {}): the only one with effects left",
+            "rolling back session {} (started {}, upstream {}): the only one with effects left{}",
             escape_controls(&one.id),
             escape_controls(&one.started),
-            escape_controls(&one.upstream)
+            escape_controls(&one.upstream),
+            how(&one.id)
         )?,
         _ => {}
     }

@@ -154,7 +154,7 @@ impl Collector {
                 escape_controls(&protocol)
             )));
         }
-        let shown = escape_controls(&crate::live::url_name(&url)).into_owned();
+        let shown = escape_controls(&mcp_recovery_client::shown_url(&url)).into_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(Failure::Usage(format!(
                 "the OTLP endpoint {shown} is not an http:// or https:// URL"

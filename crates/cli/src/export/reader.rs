@@ -318,7 +318,7 @@ fn new_op(kind: OpKind, record: &Map<String, Value>, place: Place) -> Op {
         start: place,
         end: None,
         outcome: Outcome::Missing,
-        arguments: record.get("arguments").map(body),
+        arguments: body(record, "arguments"),
         result: None,
         approvals: Vec::new(),
         rollback: None,
@@ -329,7 +329,7 @@ fn new_op(kind: OpKind, record: &Map<String, Value>, place: Place) -> Op {
 fn finish(op: &mut Op, record: &Map<String, Value>, place: Place) {
     op.end = Some(place);
     let result = record.get("result").filter(|r| !r.is_null());
-    op.result = result.map(body);
+    op.result = body(record, "result");
     op.outcome = if let Some(error) = record.get("error").filter(|e| !e.is_null()) {
         let code = error.get("code").and_then(id_text).unwrap_or_default();
         Outcome::RpcError(code)
@@ -344,13 +344,24 @@ fn finish(op: &mut Op, record: &Map<String, Value>, place: Place) {
     };
 }
 
-fn body(value: &Value) -> Body {
+/// The size and digest of `record`'s member `name`: as its `outOfLine` entry gives them for a
+/// member kept beside the journal or not kept (the same form), else of its value in the line.
+fn body(record: &Map<String, Value>, name: &str) -> Option<Body> {
+    let moved = record
+        .get(mcp_recovery_journal::OUT_OF_LINE)
+        .and_then(|m| m.get(name));
+    if let Some(moved) = moved {
+        return Some(Body {
+            size: moved.get("bytes").and_then(Value::as_u64)?,
+            sha256: moved.get("sha256").and_then(Value::as_str)?.to_owned(),
+        });
+    }
     // The journal's lines are canonical, so this is the value's text as the line holds it.
-    let text = value.to_string();
-    Body {
+    let text = record.get(name).filter(|v| !v.is_null())?.to_string();
+    Some(Body {
         size: text.len() as u64,
         sha256: hex(&Sha256::digest(text.as_bytes())),
-    }
+    })
 }
 
 /// Who decided a quorum approval: each counted decision's approver and key id (`slack:USER`

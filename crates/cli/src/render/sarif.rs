@@ -1,6 +1,7 @@
 //! `--format sarif`: SARIF 2.1.0 (OASIS), one run, the rules that fired as `tool.driver.rules`,
-//! physical locations with code-point regions, the tool name and JSON pointer as a logical
-//! location. GitHub code scanning reads it as is.
+//! every source as an `analysisTarget` of `run.artifacts`, physical locations with code-point
+//! regions, the tool name and JSON pointer as a logical location. GitHub code scanning reads it
+//! as is.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -34,6 +35,11 @@ pub struct Sarif {
     failed: bool,
     /// Whether a source was skipped (`executionSuccessful` is false when nothing was linted).
     skipped: bool,
+    /// `run.artifacts`: every URI a result or a notification names, in order of first
+    /// appearance (which each `artifactLocation.index` points into), and whether it is a source
+    /// of the run (role `analysisTarget`).
+    artifacts: Vec<(String, bool, bool)>,
+    artifact_index: HashMap<String, usize>,
 }
 
 impl Default for Sarif {
@@ -50,6 +56,8 @@ impl Default for Sarif {
             statuses: Vec::new(),
             failed: false,
             skipped: false,
+            artifacts: Vec::new(),
+            artifact_index: HashMap::new(),
         }
     }
 }
@@ -137,7 +145,29 @@ fn rule_descriptor(finding: &Finding) -> Value {
     Value::Object(rule)
 }
 
-fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>, fingerprint: String) -> Value {
+/// The `artifactLocation` of `uri`, the artifact at `index` of `run.artifacts` (`None`: the
+/// location of that artifact itself); a live server's says what it is.
+fn artifact_location(uri: &str, index: Option<usize>, live: bool) -> Map<String, Value> {
+    let mut artifact = Map::new();
+    artifact.insert("uri".into(), json!(uri));
+    if let Some(index) = index {
+        artifact.insert("index".into(), json!(index));
+    }
+    if live {
+        artifact.insert(
+            "description".into(),
+            json!({ "text": "the tools/list of a live MCP server" }),
+        );
+    }
+    artifact
+}
+
+fn result(
+    finding: &Finding,
+    rule_index: usize,
+    artifact: Map<String, Value>,
+    fingerprint: String,
+) -> Value {
     let d = &finding.diagnostic;
     let mut text = d.message.clone();
     if let Some(help) = &d.help {
@@ -145,17 +175,6 @@ fn result(finding: &Finding, rule_index: usize, cwd: Option<&Path>, fingerprint:
         text.push_str(help);
     }
     let mut physical = Map::new();
-    let mut artifact = Map::new();
-    artifact.insert(
-        "uri".into(),
-        json!(artifact_uri(&finding.file, cwd, finding.live)),
-    );
-    if finding.live {
-        artifact.insert(
-            "description".into(),
-            json!({ "text": "the tools/list of a live MCP server" }),
-        );
-    }
     physical.insert("artifactLocation".into(), Value::Object(artifact));
     if let Some(r) = finding.region {
         physical.insert(
@@ -213,6 +232,23 @@ fn notification_descriptor(status: Status) -> Value {
 }
 
 impl Sarif {
+    /// The index in `run.artifacts` of the artifact named `name`, added on first sight; a
+    /// source of the run (`target`) has the role `analysisTarget`.
+    fn artifact(&mut self, name: &str, live: bool, target: bool) -> Map<String, Value> {
+        let uri = artifact_uri(name, self.cwd.as_deref(), live);
+        let index = match self.artifact_index.get(&uri) {
+            Some(&index) => index,
+            None => {
+                self.artifact_index
+                    .insert(uri.clone(), self.artifacts.len());
+                self.artifacts.push((uri.clone(), live, false));
+                self.artifacts.len() - 1
+            }
+        };
+        self.artifacts[index].2 |= target;
+        artifact_location(&uri, Some(index), live)
+    }
+
     /// The notification of a source that was not linted: its status, the reason and where.
     fn notification(&mut self, source: &SourceReport) -> Value {
         let index = match self.statuses.iter().position(|s| *s == source.status) {
@@ -222,7 +258,7 @@ impl Sarif {
                 self.statuses.len() - 1
             }
         };
-        let uri = artifact_uri(&source.name, self.cwd.as_deref(), source.kind.live());
+        let artifact = self.artifact(&source.name, source.kind.live(), true);
         json!({
             "level": if source.status.failed() { "error" } else { "note" },
             "message": {
@@ -235,13 +271,15 @@ impl Sarif {
                 )
             },
             "descriptor": { "id": source.status.as_str(), "index": index },
-            "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri } } }],
+            "locations": [{ "physicalLocation": { "artifactLocation": artifact } }],
         })
     }
 }
 
 impl Renderer for Sarif {
     fn source(&mut self, _out: &mut dyn Write, source: &SourceReport) -> io::Result<()> {
+        // Every source is listed in `run.artifacts`, linted clean or not.
+        self.artifact(&source.name, source.kind.live(), true);
         if source.status != Status::Linted {
             self.failed |= source.status.failed();
             self.skipped |= source.status == Status::Skipped;
@@ -264,7 +302,8 @@ impl Renderer for Sarif {
             rules.len() - 1
         });
         let fingerprint = self.occurrences.fingerprint(finding);
-        let result = result(finding, index, self.cwd.as_deref(), fingerprint);
+        let artifact = self.artifact(&finding.file, finding.live, false);
+        let result = result(finding, index, artifact, fingerprint);
         self.results.push(pretty(&result, "        ", true)?);
         Ok(())
     }
@@ -298,6 +337,21 @@ impl Renderer for Sarif {
             Value::from(SARIF_SCHEMA),
         )?;
         write_array(out, &std::mem::take(&mut self.results), "      ")?;
+        let artifacts: Vec<Value> = self
+            .artifacts
+            .iter()
+            .map(|(uri, live, target)| {
+                let mut artifact = Map::new();
+                let location = artifact_location(uri, None, *live);
+                artifact.insert("location".into(), Value::Object(location));
+                if *target {
+                    artifact.insert("roles".into(), json!(["analysisTarget"]));
+                }
+                Value::Object(artifact)
+            })
+            .collect();
+        let artifacts = pretty(&Value::Array(artifacts), "      ", false)?;
+        write!(out, ",\n      \"artifacts\": {artifacts}")?;
         // Whether every source was linted, and a notification for each that was not.
         let mut invocation = json!({ "executionSuccessful": successful });
         if let (false, Some(object)) = (self.notifications.is_empty(), invocation.as_object_mut()) {

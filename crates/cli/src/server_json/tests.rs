@@ -3,6 +3,8 @@
 use super::*;
 use serde_json::json;
 
+use crate::allowed_hosts::{AllowedHosts, allowed_host};
+
 fn plan(item: Value, env: &[(&str, &str)], docker: bool) -> Result<Planned, NotRun> {
     let lookup = |name: &str| {
         env.iter()
@@ -10,10 +12,13 @@ fn plan(item: Value, env: &[(&str, &str)], docker: bool) -> Result<Planned, NotR
             .map(|(_, v)| (*v).to_owned())
     };
     let docker_fn = || docker;
+    let hosts = ["acme.example.com", "h"].map(|h| allowed_host(h).unwrap());
+    let allowed = AllowedHosts::new(&hosts);
     let host = Host {
         env: &lookup,
         docker: &docker_fn,
         installed: &|_| true,
+        allowed: &allowed,
     };
     match item.get("registryType") {
         Some(_) => package(&item, "/packages/0", &host),
@@ -172,6 +177,7 @@ fn a_runtime_this_machine_lacks_is_skipped() {
         env: &lookup,
         docker: &docker,
         installed: &only_npx,
+        allowed: &AllowedHosts::default(),
     };
     let npm = json!({"registryType": "npm", "identifier": "x", "transport": {"type": "stdio"}});
     assert!(package(&npm, "/packages/0", &host).is_ok());
@@ -212,6 +218,23 @@ fn values_no_entry_gives_come_from_derived_variables() {
     );
     let planned = plan(remote, &[("MCP_HEADER_X_API_KEY", "k-123")], false).unwrap();
     assert_eq!(planned.secrets, ["k-123"]);
+    // To a host not allowed, no value of the environment is sent: the entry is not run.
+    let remote = json!({"type": "streamable-http", "url": "https://other.example/mcp/{T}",
+        "variables": {"T": {}}, "headers": [{"name": "X-Api-Key"}]});
+    let (status, reason) = plan(remote.clone(), &[("T", "t-1")], false).unwrap_err();
+    assert_eq!(status, Status::FailedToStart);
+    assert!(
+        reason.starts_with("/remotes/0/variables/T: the variable T would take its value from")
+            && reason.contains("other.example:443, which --allow-host does not name")
+            && !reason.contains("t-1"),
+        "{reason}"
+    );
+    let (_, reason) = plan(remote.clone(), &[("MCP_HEADER_X_API_KEY", "k")], false).unwrap_err();
+    assert!(
+        reason.starts_with("/remotes/0/headers/0: the header X-Api-Key"),
+        "{reason}"
+    );
+    assert!(plan(remote, &[], false).is_ok());
     let package = json!({"registryType": "npm", "identifier": "s", "transport": {"type": "stdio"},
         "packageArguments": [{"type": "positional", "valueHint": "root dir", "isRequired": true},
                              {"type": "positional", "isRequired": true}]});

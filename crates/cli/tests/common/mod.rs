@@ -266,6 +266,15 @@ pub fn listen(
     }
 }
 
+/// The `HOST:PORT` of an `http://` URL.
+pub fn address_of(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -360,4 +369,71 @@ pub fn assert_sarif(log: &Value) {
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:?}\n{log}");
+}
+
+/// A Python MCP server whose `create_order` answers with `PAD` bytes of padding beside the
+/// order id, logging each call.
+const BIG_SERVER: &str = r#"
+import json, sys
+tools = json.load(open(sys.argv[1]))["tools"]
+log = open(sys.argv[2], "a")
+pad = int(sys.argv[3])
+orders = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, result = message["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "big", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": tools}
+    elif method == "tools/call":
+        params = message["params"]
+        log.write(json.dumps({"name": params["name"], "arguments": params.get("arguments")}) + "\n")
+        log.flush()
+        orders += 1
+        order = {"orderId": f"o-{orders}", "padding": "x" * pad}
+        result = {"content": [{"type": "text", "text": "ok"}], "structuredContent": order}
+        if params["name"] == "fail_order":
+            result = {"content": [{"type": "text", "text": "failed"}], "isError": True}
+    else:
+        error = {"code": -32601, "message": "no such method"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+/// The command line of [`BIG_SERVER`] with `create_order`, `cancel_order` and `extra` tools,
+/// `pad` bytes of padding and its call log at `log`.
+pub fn big_server(dir: &Path, extra: &[Value], log: &Path, pad: usize) -> Vec<String> {
+    let tools = dir.join("tools.json");
+    let mut list: Value = serde_json::from_str(&order_tools("cancel_order", true, true)).unwrap();
+    list["tools"]
+        .as_array_mut()
+        .unwrap()
+        .extend_from_slice(extra);
+    std::fs::write(&tools, list.to_string()).unwrap();
+    let script = dir.join("big.py");
+    std::fs::write(&script, BIG_SERVER).unwrap();
+    [
+        "python3".to_owned(),
+        script.display().to_string(),
+        tools.display().to_string(),
+        log.display().to_string(),
+        pad.to_string(),
+    ]
+    .to_vec()
+}
+
+/// The order ids `cancel_order` was called with, in order.
+pub fn cancelled(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|c| c["name"] == "cancel_order")
+        .map(|c| c["arguments"]["orderId"].clone())
+        .collect()
 }

@@ -1,7 +1,7 @@
 //! The connection cap of `proxy --listen`. The HTTP server spawns a thread for every connection
 //! it accepts, so it never accepts from the network itself: the gate accepts, admits at most
 //! [`Limits::max_connections`](super::Limits) connections at once and relays each to the HTTP
-//! server over a Unix socket in a private directory; a connection beyond the cap is answered
+//! server over an internal Unix socket (`crate::internal_socket`); a connection beyond the cap is answered
 //! `503 Service Unavailable` with `Retry-After` and closed.
 //!
 //! The relay also keeps the I/O bounds: a request must arrive whole (its head, and a body
@@ -18,10 +18,11 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::internal_socket::InternalSocket;
 
 use super::config::Limits;
 use super::workers::Workers;
@@ -56,7 +57,7 @@ impl Drop for Slot {
 
 /// Accepts from `public` until it fails, relaying admitted connections to the HTTP server at
 /// `internal`.
-pub(crate) fn run(public: &TcpListener, internal: &Path, limits: Limits) {
+pub(crate) fn run(public: &TcpListener, internal: &Arc<InternalSocket>, limits: Limits) {
     let open = Arc::new(AtomicUsize::new(0));
     let refusing = Arc::new(AtomicUsize::new(0));
     let max = limits.max_connections.max(1);
@@ -67,7 +68,7 @@ pub(crate) fn run(public: &TcpListener, internal: &Path, limits: Limits) {
         };
         match Slot::take(&open, max) {
             Some(slot) => {
-                let internal = internal.to_path_buf();
+                let internal = Arc::clone(internal);
                 let threads = Arc::clone(&workers);
                 workers.run(move || relay(stream, &internal, limits.io_timeout, slot, &threads));
             }
@@ -308,8 +309,14 @@ fn lock(traffic: &Mutex<Traffic>) -> std::sync::MutexGuard<'_, Traffic> {
 
 /// Relays one admitted connection until either side closes; the slot is held until both
 /// directions are done.
-fn relay(client: TcpStream, internal: &Path, io_timeout: Duration, slot: Slot, workers: &Workers) {
-    let Ok(server) = UnixStream::connect(internal) else {
+fn relay(
+    client: TcpStream,
+    internal: &InternalSocket,
+    io_timeout: Duration,
+    slot: Slot,
+    workers: &Workers,
+) {
+    let Ok(server) = internal.connect() else {
         return;
     };
     let (Ok(client_out), Ok(server_in)) = (client.try_clone(), server.try_clone()) else {
@@ -417,26 +424,6 @@ fn answers_to_client(mut server: UnixStream, mut client: TcpStream, traffic: &Mu
                 }
             }
         }
-    }
-}
-
-/// A private directory (mode 0700) for the HTTP server's socket, removed when dropped.
-pub(crate) struct SocketDir {
-    dir: tempfile::TempDir,
-}
-
-impl SocketDir {
-    /// Creates the directory.
-    pub(crate) fn new() -> std::io::Result<SocketDir> {
-        let dir = tempfile::Builder::new()
-            .prefix("mcp-recovery-proxy-")
-            .tempdir()?;
-        Ok(SocketDir { dir })
-    }
-
-    /// The socket's path.
-    pub(crate) fn socket(&self) -> PathBuf {
-        self.dir.path().join("http.sock")
     }
 }
 

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use crate::event::{Budget, Event};
 use crate::note::note;
-use crate::wire::{Line, id_key, is_response};
+use crate::settings::Closing;
+use crate::wire::{Line, error_response, id_key, is_response};
 
 use super::config::{BACKLOG, BACKLOG_BYTES, RESUMABLE_BYTES, RESUMABLE_EVENTS};
 use super::http::{Body, lock, rpc_error};
@@ -29,6 +30,8 @@ pub(super) struct Downstream {
     pub(super) routes: Mutex<Routes>,
     pub(super) last_used: Mutex<Instant>,
     pub(super) ended: AtomicBool,
+    /// Set while the session has effectful calls no rollback has covered.
+    pub(super) effects: Arc<AtomicBool>,
     /// The protocol revision the server's answer to `initialize` settled, once it passed: a
     /// POST without `MCP-Protocol-Version` is of it.
     pub(super) revision: Mutex<Option<String>>,
@@ -53,6 +56,8 @@ pub(super) struct Routes {
     /// A stream whose connection went away → its requests then still unanswered, for a client
     /// resuming it (bounded).
     pub(super) parked: HashMap<u64, HashSet<String>>,
+    /// The session stopped because its journal could not be written: it takes no request.
+    pub(super) stopped: bool,
 }
 
 /// One event sent on a stream.
@@ -111,6 +116,9 @@ impl Downstream {
         stream: bool,
     ) -> Result<Option<u64>, Body> {
         let mut routes = lock(&self.routes);
+        if routes.stopped {
+            return Err(stopped());
+        }
         let unique: HashSet<&String> = ids.iter().collect();
         if unique.len() < ids.len() || ids.iter().any(|id| routes.waiting.contains_key(id)) {
             return Err(rpc_error(
@@ -167,9 +175,42 @@ impl Downstream {
         routes.waiting.is_empty() && routes.streams.len() <= usize::from(routes.get_open)
     }
 
-    /// Asks the session to finish (it answers what is pending, then closes its upstream).
-    pub(super) fn end(&self) {
+    /// Asks the session to finish: the client closed it (DELETE).
+    pub(super) fn end_by_client(&self) {
         let _ = self.events.try_send(Event::Client(Line::Closed(None)));
+    }
+
+    /// The session is stopping on a journal error: it takes no more requests.
+    pub(super) fn stopping(&self) {
+        lock(&self.routes).stopped = true;
+    }
+
+    /// The session stopped on a journal error, having answered the requests it forwarded:
+    /// every request still waiting was not forwarded, and is told so.
+    pub(super) fn stop(&self) {
+        let mut routes = lock(&self.routes);
+        routes.stopped = true;
+        for (key, (_, outlet)) in routes.waiting.drain() {
+            let Some(id) = key_id(&key) else { continue };
+            let answer = error_response(
+                &id,
+                -32603,
+                "mcp-recovery proxy cannot write its journal, so it stopped this session: the \
+                 request was not forwarded",
+            );
+            let _ = outlet.try_send_answer(answer.to_string());
+        }
+    }
+
+    /// Whether the session stopped on a journal error.
+    pub(super) fn stopped(&self) -> bool {
+        lock(&self.routes).stopped
+    }
+
+    /// Asks the session to finish for `closing` (it answers what is pending, then closes its
+    /// upstream).
+    pub(super) fn end(&self, closing: Closing) {
+        let _ = self.events.try_send(Event::Close(closing));
     }
 
     /// Drops every stream's sender, so open streams end.
@@ -178,6 +219,32 @@ impl Downstream {
         routes.waiting.clear();
         routes.streams.clear();
     }
+}
+
+/// The refusal of a request to a session that stopped on a journal error.
+pub(super) fn stopped() -> Body {
+    rpc_error(
+        500,
+        -32603,
+        "mcp-recovery proxy: this session stopped because the proxy cannot write its journal; \
+         nothing was forwarded; start a new session",
+    )
+}
+
+/// The id whose [`id_key`] is `key`: a string as it was, an integer in plain digits (one too
+/// large for any client to read exactly with its exponent).
+fn key_id(key: &str) -> Option<Value> {
+    if let Some(text) = key.strip_prefix("s:") {
+        return Some(Value::String(text.to_owned()));
+    }
+    let number = key.strip_prefix("n:")?;
+    let text = match number.split_once('e') {
+        Some((digits, exponent)) if exponent.len() <= 2 => {
+            format!("{digits}{}", "0".repeat(exponent.parse().ok()?))
+        }
+        _ => number.to_owned(),
+    };
+    mcp_recovery_model::json::from_str(&text).ok()
 }
 
 /// The session's output: each line is routed to the stream waiting for it.

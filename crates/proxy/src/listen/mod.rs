@@ -35,7 +35,7 @@ mod tests;
 pub(crate) use connections::Slot;
 pub(crate) use http::rebinding_refusal;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -77,6 +77,7 @@ pub fn serve(
         upstream: upstream.clone(),
         sessions: Mutex::new(HashMap::new()),
         opening: Mutex::new(()),
+        closed: Mutex::new(VecDeque::new()),
     });
     ready(bound);
     let server = Arc::new(server);
@@ -101,14 +102,10 @@ fn http_server(
     public: std::net::TcpListener,
     limits: Limits,
 ) -> std::io::Result<tiny_http::Server> {
-    let dir = connections::SocketDir::new()?;
-    let path = dir.socket();
-    let internal = std::os::unix::net::UnixListener::bind(&path)?;
-    let server = tiny_http::Server::from_listener(internal, None).map_err(std::io::Error::other)?;
-    std::thread::spawn(move || {
-        connections::run(&public, &path, limits);
-        drop(dir);
-    });
+    let (internal, listener) = crate::internal_socket::InternalSocket::bind("mcp-recovery-proxy-")?;
+    let server = tiny_http::Server::from_listener(listener, None).map_err(std::io::Error::other)?;
+    let internal = Arc::new(internal);
+    std::thread::spawn(move || connections::run(&public, &internal, limits));
     Ok(server)
 }
 

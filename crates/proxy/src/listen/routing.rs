@@ -17,6 +17,7 @@ use crate::wire::{Line, id_key, is_request, method};
 
 use super::body::{messages, read_body};
 use super::config::{BATCH_REVISION, ENDPOINT};
+use super::downstream::stopped;
 use super::http::{add, answer, header, json_response, lock, plain, rebinding_refusal, rpc_error};
 use super::queue::queue;
 use super::registry::Hub;
@@ -84,10 +85,9 @@ impl Hub {
             Some(id) => match self.find(&id) {
                 Some(downstream) => (downstream, None),
                 None => {
-                    return answer(
-                        request,
-                        rpc_error(404, -32001, "unknown or ended session; start a new one"),
-                    );
+                    let unknown =
+                        || rpc_error(404, -32001, "unknown or ended session; start a new one");
+                    return answer(request, self.gone(&id).unwrap_or_else(unknown));
                 }
             },
             None if messages.iter().any(|m| method(m) == Some("initialize")) => {
@@ -102,6 +102,9 @@ impl Hub {
                 Err(response) => return answer(request, response),
             },
         };
+        if downstream.stopped() {
+            return answer(request, stopped());
+        }
         // Without the header, a POST is of the revision the session settled (the transport's
         // 2025-03-26 only when none is known): a batch in a session of another is refused.
         let batch = body.trim_ascii_start().starts_with(b"[");
@@ -137,6 +140,8 @@ impl Hub {
                 Err(response) => return answer(request, response),
             }
         };
+        // The routes hold the senders: once they drop them (the session ended), the stream ends.
+        drop(sender);
         for message in messages {
             let text = message.to_string();
             // Past the session's bytes in flight, or its queue, the POST is answered busy.
@@ -152,6 +157,9 @@ impl Hub {
                 });
             if !sent {
                 downstream.forget(&ids, stream);
+                if downstream.stopped() {
+                    return answer(request, stopped());
+                }
                 return answer(
                     request,
                     rpc_error(503, -32000, "the session is busy or ended"),
@@ -201,8 +209,12 @@ impl Hub {
             );
         };
         let Some(downstream) = self.find(&id) else {
-            return answer(request, plain(404, "unknown or missing Mcp-Session-Id"));
+            let unknown = || plain(404, "unknown or missing Mcp-Session-Id");
+            return answer(request, self.gone(&id).unwrap_or_else(unknown));
         };
+        if downstream.stopped() {
+            return answer(request, stopped());
+        }
         if let Some(last) = header(&request, "Last-Event-ID") {
             return match Stream::resume(&downstream, &last, self.patience()) {
                 Ok(body) => event_stream(request, body, None, false),
@@ -244,7 +256,7 @@ impl Hub {
         let Some(downstream) = lock(&self.sessions).remove(&id) else {
             return answer(request, plain(404, "unknown session"));
         };
-        downstream.end();
+        downstream.end_by_client();
         answer(request, Response::empty(StatusCode(200)));
     }
 }

@@ -33,12 +33,21 @@ impl<W: Write> Session<W> {
         let classification = self.classification(&name);
         let gated = self.decide(&name, classification.class);
         let base = intent_base(&id, &name, &arguments, classification, &gated.decision.rule);
-        if !self.admit(&id, &name, &arguments, classification, &gated, &base)? {
-            return Ok(());
-        }
-        let call = self.start_call(name, arguments);
-        self.journal_intent(&id, &call, base)?;
-        self.forward_call(key, id, call, text)
+        self.open_scope()?;
+        let handled = match self.admit(&id, &name, &arguments, classification, &gated, &base) {
+            Ok(true) => {
+                let call = self.start_call(name, arguments);
+                self.journal_intent(&id, &call, base)
+                    .and_then(|()| self.forward_call(key, id, call, text))
+            }
+            Ok(false) => match self.scope.clone() {
+                Some(scope) => self.close_scope(&scope, "its call was refused"),
+                None => Ok(()),
+            },
+            Err(e) => Err(e),
+        };
+        self.scope = None;
+        handled
     }
 
     /// Numbers an admitted call and takes the before-image an overlay declares for it.
@@ -55,6 +64,7 @@ impl<W: Write> Session<W> {
             arguments,
             before,
             after: None,
+            scope: self.scope.clone(),
         }
     }
 }

@@ -294,7 +294,11 @@ impl<W: Write> Session<W> {
         match &pending.call {
             // The server need not answer a cancelled request: its outcome is unknown.
             Some(call) => {
-                self.finish_call(call, &pending.id, None, Some("cancelled by the client"))?;
+                let why = Some("cancelled by the client");
+                if let Err(e) = self.finish_call(call, &pending.id, None, why) {
+                    self.unjournaled(&pending.id, pending.batch, true);
+                    return Err(e);
+                }
             }
             None => self.give_up(key, &pending.id, "cancelled by the client"),
         }

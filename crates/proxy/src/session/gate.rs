@@ -136,7 +136,7 @@ impl<W: Write> Session<W> {
             settings.approvals.as_ref(),
             &settings.policy,
             &settings.secrets,
-            &settings.session,
+            self.scope(),
             impact,
             arguments,
             class,

@@ -61,7 +61,7 @@ impl<W: Write> Session<W> {
         });
         let mut impact = json!({
             "type": "call",
-            "session": self.settings.session,
+            "session": self.scope(),
             "tool": name,
             "arguments": {},
             "class": classification.class.as_str(),

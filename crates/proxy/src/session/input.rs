@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::event::{Credit, Event};
+use crate::settings::Closing;
 use crate::wire::{Line, error_response, oversized};
 
 /// The bytes an input holds against its side's budget until it is handled (none for a line
@@ -29,6 +30,8 @@ pub(crate) enum Input {
     Timeout,
     /// Every sender of events is gone.
     Disconnected,
+    /// The proxy closes the session.
+    Close(Closing),
 }
 
 impl Input {
@@ -67,6 +70,7 @@ impl From<Event> for Input {
             Event::Server(line) => Input::from_upstream(line, None),
             Event::MeteredClient(line, credit) => Input::from_client(line, Some(credit)),
             Event::MeteredServer(line, credit) => Input::from_upstream(line, Some(credit)),
+            Event::Close(closing) => Input::Close(closing),
         }
     }
 }

@@ -101,6 +101,7 @@ impl<W: Write> Session<W> {
             note(&format!(
                 "cannot journal the call, so it is not forwarded: {e}"
             ));
+            self.stopping();
             self.reply(&error_response(
                 id,
                 -32603,
@@ -116,13 +117,24 @@ impl<W: Write> Session<W> {
         kind: Kind,
         fields: Map<String, Value>,
     ) -> Result<(), JournalError> {
+        let scope = self.scope().to_owned();
+        self.record_in(&scope, kind, fields)
+    }
+
+    /// Journals a record of the journal session `scope`.
+    pub(super) fn record_in(
+        &mut self,
+        scope: &str,
+        kind: Kind,
+        fields: Map<String, Value>,
+    ) -> Result<(), JournalError> {
         if let Some(journal) = &self.journal {
             let fields = redacted_record(&self.settings.secrets, fields);
             // Written under the lock, synced outside it: one sync covers the records every
             // session writes meanwhile, and this one returns only once its record is on disk.
             let pending = {
                 let mut journal = journal.lock().unwrap_or_else(PoisonError::into_inner);
-                journal.append_pending(&self.settings.session, kind, fields)?
+                journal.append_pending(scope, kind, fields)?
             };
             pending.1.wait()?;
         }
@@ -150,7 +162,10 @@ impl<W: Write> Session<W> {
         let unknown = result.is_none() && error.is_none();
         let record = outcome_record(call, request, result.clone(), reason, error);
         // The outcome is on disk before the client sees the answer.
-        self.record(Kind::CallOutcome, record)?;
+        self.record_of(call, Kind::CallOutcome, record)?;
+        if let Some(scope) = &call.scope {
+            self.close_scope(scope, "its call ended")?;
+        }
         // Given up unanswered while the server is still there: its answer may yet come.
         if unknown
             && self.server_closed.is_none()
@@ -178,11 +193,25 @@ impl<W: Write> Session<W> {
         let error = message.get("error").cloned();
         let mut record = outcome_record(call, request, result.clone(), None, error);
         record.insert("late".into(), Value::from(why));
-        self.record(Kind::CallOutcome, record)?;
+        self.record_of(call, Kind::CallOutcome, record)?;
         let number = Value::from(call.number);
         self.completed.retain(|(kept, _)| *kept != number);
         self.retain(call, result);
         Ok(())
+    }
+
+    /// Journals a record about `call`, in its scope.
+    fn record_of(
+        &mut self,
+        call: &CallContext,
+        kind: Kind,
+        fields: Map<String, Value>,
+    ) -> Result<(), JournalError> {
+        let scope = call
+            .scope
+            .clone()
+            .unwrap_or_else(|| self.settings.session.clone());
+        self.record_in(&scope, kind, fields)
     }
 
     /// True when the tool is classified read-only: its calls are never compensated.
@@ -192,15 +221,17 @@ impl<W: Write> Session<W> {
             .is_some_and(|c| c.class == Class::ReadOnly)
     }
 
-    /// Keeps what a rollback will need of a completed call: nothing for a read-only tool, a
-    /// failed call or one that asked for input (none is ever compensated), else the name, the
+    /// Keeps what a rollback will need of a completed call: nothing for a call that is a scope
+    /// of its own, a read-only tool, a failed call or one that asked for input (none is ever
+    /// compensated), else the name, the
     /// arguments and the parts of the result the planner reads. The oldest retained call leaves
     /// past the window.
     pub(super) fn retain(&mut self, call: &CallContext, result: Option<Map<String, Value>>) {
         let traced = TracedCall::new(call.name.clone(), call.arguments.clone(), result)
             .with_before(call.before.clone())
             .with_after(call.after.clone());
-        if self.read_only(&call.name)
+        if call.scope.is_some()
+            || self.read_only(&call.name)
             || traced.is_error()
             || traced.completion() == Completion::InputRequired
         {
@@ -215,6 +246,11 @@ impl<W: Write> Session<W> {
         });
         self.completed
             .push_back((Value::from(call.number), compact(traced, reads_text)));
+        // Before the client sees the answer: from then on, the session is closed to make room
+        // only after those without effects.
+        if let Some(flag) = &self.effects_flag {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         while self.completed.len() > self.settings.rollback_window {
             let Some((Value::Number(number), _)) = self.completed.pop_front() else {
                 continue;

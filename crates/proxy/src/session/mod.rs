@@ -11,7 +11,7 @@
 //!   it is answered;
 //! * `forward` — messages and the session's own requests to the server;
 //! * `rollback` — the policy's `on-failure` after a failed call (`before` takes the
-//!   before-images a rollback may need).
+//!   before-images a rollback may need), within the call's scope (`scope`).
 //!
 //! `client` and `server` route each side's messages; `output` writes the client's side;
 //! `state` holds what every stage shares.
@@ -28,6 +28,7 @@ mod journal;
 mod output;
 mod rollback;
 mod run;
+mod scope;
 mod server;
 mod state;
 

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::approval::Verdict;
 use crate::classify::Class;
 use crate::note::note;
-use crate::policy::OnFailure;
+use crate::policy::{OnFailure, OnInterrupt};
 use crate::rollback::{Effects, ROLLBACK_META_KEY, Reply, Report, rollback};
 use crate::wire::members;
 
@@ -82,11 +82,19 @@ impl<W: Write> Session<W> {
             .map_err(|e| e.to_string())
             .and_then(|text| {
                 // Big results are beside the journal; the plan binds from them.
+                // Only those of the calls left out of the window are needed.
+                let mut evicted_call = |record: &Map<String, Value>| {
+                    record
+                        .get("call")
+                        .and_then(Value::as_u64)
+                        .is_some_and(|n| (evicted.first..=evicted.last).contains(&n))
+                };
                 mcp_recovery_journal::inline_out_of_line(
                     &text,
                     &path,
                     Some(session),
                     mcp_recovery_journal::READ_BACK_MAX_BYTES,
+                    &mut evicted_call,
                 )
                 .map_err(|e| e.to_string())
             })
@@ -114,10 +122,15 @@ impl<W: Write> Session<W> {
     /// A call failed: the policy's `on-failure` decides what happens to the session's completed
     /// calls. Runs before the failed call's answer is forwarded, so the client sees the state
     /// after the rollback.
-    pub(super) fn on_failure(&mut self, name: &str) -> Result<Option<Report>, JournalError> {
-        if self.rolling_back || self.server_closed.is_some() {
+    /// A call that is a scope of its own has nothing else to roll back.
+    pub(super) fn on_failure(
+        &mut self,
+        call: &CallContext,
+    ) -> Result<Option<Report>, JournalError> {
+        if self.rolling_back || self.server_closed.is_some() || call.scope.is_some() {
             return Ok(None);
         }
+        let name = call.name.as_str();
         let run = match self.settings.policy.on_failure() {
             OnFailure::Record => false,
             OnFailure::Rollback => true,
@@ -145,6 +158,31 @@ impl<W: Write> Session<W> {
         if !run {
             return Ok(None);
         }
+        let said = format!("rolled back after '{name}' failed");
+        self.roll_back(json!({"failed": name}), &said).map(Some)
+    }
+
+    /// The proxy was interrupted: the policy's `on-interrupt` decides whether the session's
+    /// completed calls are rolled back before it ends.
+    pub(super) fn on_interrupt(&mut self) -> Result<(), JournalError> {
+        if self.rolling_back
+            || self.server_closed.is_some()
+            || self.settings.policy.on_interrupt() != OnInterrupt::Rollback
+            || self.effects_left().is_empty()
+        {
+            return Ok(());
+        }
+        let said = format!(
+            "session {} rolled back on the interrupt",
+            self.settings.session
+        );
+        self.roll_back(json!({"interrupt": true}), &said)?;
+        Ok(())
+    }
+
+    /// Rolls back every call a rollback covers, journaling `trigger` as its cause; notes what
+    /// it did, after `said`.
+    fn roll_back(&mut self, trigger: Value, said: &str) -> Result<Report, JournalError> {
         let (calls, beyond) = self.rollback_calls();
         self.completed.clear();
         self.evicted = Evicted::default();
@@ -158,20 +196,20 @@ impl<W: Write> Session<W> {
             &policy,
             &calls,
             &HashMap::new(),
-            json!({"failed": name}),
+            trigger,
             timeout,
             beyond.as_deref(),
         );
         self.rolling_back = false;
         let report = result?;
         note(&format!(
-            "rolled back after '{name}' failed: {} compensated, {} failed, {} skipped",
+            "{said}: {} compensated, {} failed, {} skipped",
             report.compensated, report.failed, report.skipped
         ));
         for line in &report.attention {
             note(&format!("needs attention: {line}"));
         }
-        Ok(Some(report))
+        Ok(report)
     }
 }
 

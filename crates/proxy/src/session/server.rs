@@ -59,8 +59,13 @@ impl<W: Write> Session<W> {
                 (None, None) => None,
             };
             if let Some((call, request)) = call {
-                if self.call_answered(call, request, &mut message)? {
-                    text = message.to_string();
+                match self.call_answered(call, request, &mut message) {
+                    Ok(true) => text = message.to_string(),
+                    Ok(false) => {}
+                    Err(e) => {
+                        self.unjournaled(&pending.id, pending.batch, true);
+                        return Err(e);
+                    }
                 }
             } else if pending.first_page && pending.method == "tools/list" {
                 self.observe_tools(&message);
@@ -176,7 +181,7 @@ impl<W: Write> Session<W> {
         }
         let error = message.get("error").cloned();
         self.finish_call_with(&call, &request, traced.result, None, error)?;
-        if failed && let Some(report) = self.on_failure(&call.name)? {
+        if failed && let Some(report) = self.on_failure(&call)? {
             tell(message, &report.for_client(&call.name));
             return Ok(true);
         }

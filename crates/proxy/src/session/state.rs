@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
@@ -13,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::classify::Classification;
 use crate::event::Event;
 use crate::rollback::Reply;
-use crate::settings::{Settings, SharedJournal};
+use crate::settings::{Closing, Settings, SharedJournal};
 use crate::upstream::Upstream;
 
 use super::input::Input;
@@ -197,6 +199,8 @@ pub(super) struct CallContext {
     pub(super) before: Option<Map<String, Value>>,
     /// The after-image taken once it succeeded, when the overlay's before-image asks for it.
     pub(super) after: Option<Map<String, Value>>,
+    /// The call's own rollback scope, when it is not the session's (see `scope`).
+    pub(super) scope: Option<String>,
 }
 
 /// One session between a client and a server.
@@ -227,6 +231,10 @@ pub struct Session<W: Write> {
     pub(super) own_ids: u64,
     pub(super) client_closed: bool,
     pub(super) server_closed: Option<String>,
+    /// Why the proxy closes the session, once it does.
+    pub(super) closing: Option<Closing>,
+    /// Set while effectful calls no rollback has covered are left, for whoever shares it.
+    pub(super) effects_flag: Option<Arc<AtomicBool>>,
     pub(super) rolling_back: bool,
     /// The negotiated protocol revision: the server's `initialize` result, or a 2026-07-28
     /// client's per-request `_meta`.
@@ -235,12 +243,25 @@ pub struct Session<W: Write> {
     pub(super) next_batch: u64,
     /// While a batch's element is handled: where the proxy's own answer to it goes.
     pub(super) current: Option<Slot>,
+    /// Called once when the journal fails, before the session answers what it forwarded.
+    pub(super) on_stop: Option<Box<dyn FnOnce() + Send>>,
+    /// Each call is a rollback scope of its own (the session's clients send no session id).
+    pub(super) call_scopes: bool,
+    /// The scopes opened so far.
+    pub(super) scopes: u64,
+    /// The scope of the call being gated.
+    pub(super) scope: Option<String>,
 }
 
 /// The prefix of the proxy's own request ids upstream.
 pub(super) const OWN_ID_PREFIX: &str = "mcp-recovery-proxy-";
 
 impl<W: Write> Session<W> {
+    /// Keeps `flag` set while the session has effectful calls no rollback has covered.
+    pub(crate) fn share_effects(&mut self, flag: Arc<AtomicBool>) {
+        self.effects_flag = Some(flag);
+    }
+
     /// A session over an upstream already started; `events` carries both sides' lines.
     pub fn new(
         settings: Settings,
@@ -271,11 +292,31 @@ impl<W: Write> Session<W> {
             own_ids: 0,
             client_closed: false,
             server_closed: None,
+            closing: None,
+            effects_flag: None,
             rolling_back: false,
             revision: None,
             batches: HashMap::new(),
             next_batch: 0,
             current: None,
+            on_stop: None,
+            call_scopes: false,
+            scopes: 0,
+            scope: None,
         }
+    }
+
+    /// Makes each call a rollback scope of its own: for a session shared by clients that send
+    /// no session id, so that no client's failure rolls back another's calls.
+    pub(crate) fn scoped_by_call(mut self) -> Self {
+        self.call_scopes = true;
+        self
+    }
+
+    /// Has `hook` called when the journal fails, before the session answers the requests it
+    /// forwarded and stops.
+    pub(crate) fn on_journal_failure(mut self, hook: impl FnOnce() + Send + 'static) -> Self {
+        self.on_stop = Some(Box::new(hook));
+        self
     }
 }

@@ -142,6 +142,7 @@ fn intent_and_approval_records_share_the_calls_fields() {
         arguments,
         before: Some(members(json!({"name": "stat", "result": null}))),
         after: None,
+        scope: None,
     };
     let intent = intent_record(base, &call);
     assert_eq!(intent["call"], 3);

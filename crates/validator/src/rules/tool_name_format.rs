@@ -33,13 +33,13 @@ fn allowed(c: char) -> bool {
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     for tool in &ctx.tools {
         let Some(name) = tool.name else { continue };
-        let pointer = tool.at("/name");
+        let pointer = || tool.at("/name");
         if name.is_empty() {
-            out.push(empty(pointer));
+            out.push(empty(pointer()));
         } else if let Some((offset, c)) = name.char_indices().find(|(_, c)| !allowed(*c)) {
-            out.push(bad_character(pointer, name, offset, c));
+            out.push(bad_character(pointer(), name, offset, c));
         } else if name.chars().count() > MAX_CHARS {
-            out.push(too_long(pointer, name));
+            out.push(too_long(pointer(), name));
         }
     }
 }

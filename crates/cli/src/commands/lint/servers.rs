@@ -4,6 +4,7 @@
 use mcp_recovery_validator::{Linter, Report};
 
 use crate::Failure;
+use crate::allowed_hosts::AllowedHosts;
 use crate::args::lint::LintArgs;
 use crate::commands::lint::report::{Document, Reporter};
 use crate::live;
@@ -18,7 +19,8 @@ pub fn named(args: &LintArgs) -> Result<Option<live::Servers>, Failure> {
     match &args.server_json {
         Some(path) => {
             let base = live::options(&args.server)?;
-            Ok(Some(server_json::with_real_host(|host| {
+            let allowed = AllowedHosts::new(&args.server.allow_hosts);
+            Ok(Some(server_json::with_real_host(&allowed, |host| {
                 server_json::load(path, &base, host)
             })?))
         }

@@ -136,3 +136,36 @@ fn the_calls_of_one_undo_are_told_apart_by_part() {
     assert_eq!(ops[1].part.as_deref(), Some("1"));
     assert_eq!(ops[1].duration_ms(), Some(1));
 }
+
+/// A member kept out of line, or not kept (the arguments of a refused call), is exported with
+/// the size and digest its `outOfLine` entry gives, never those of the `null` in its place.
+#[test]
+fn members_out_of_line_keep_their_size_and_digest() {
+    let digest = "ab".repeat(32);
+    let moved = |kept: &str| {
+        format!(
+            r#""arguments":null,"outOfLine":{{"arguments":{{"sha256":"{digest}","bytes":70000{kept}}}}}"#
+        )
+    };
+    let text = [
+        format!(
+            r#"{{"seq":1,"session":"s","time":"2026-12-01T08:00:00.001Z","kind":"approval","decision":"deny","by":"policy","request":7,"name":"pay",{}}}"#,
+            moved(r#","kept":false"#)
+        ),
+        format!(
+            r#"{{"seq":2,"session":"s","time":"2026-12-01T08:00:00.002Z","kind":"call.intent","call":1,"request":8,"name":"pay",{}}}"#,
+            moved("")
+        ),
+    ]
+    .join("\n");
+    let (sessions, _, _) = read(&text, false).unwrap();
+    let ops = &sessions[0].ops;
+    assert_eq!(ops[0].outcome, Outcome::Refused);
+    for op in ops {
+        let arguments = op.arguments.as_ref().unwrap();
+        assert_eq!(
+            (arguments.size, arguments.sha256.as_str()),
+            (70000, digest.as_str())
+        );
+    }
+}
